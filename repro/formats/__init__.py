@@ -1,0 +1,1 @@
+"""One module per output format; each exposes ``render(report) -> str``."""

@@ -1,0 +1,47 @@
+"""``--json``: one JSON object, stable keys, for the tracker and other machines."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from repro.oracle import ScenarioResult
+from repro.report import SCHEMA, Report, conclusion
+
+
+def _scenario(result: ScenarioResult) -> dict[str, Any]:
+    return {
+        "api": result.scenario.api,
+        "name": result.scenario.name,
+        "style": result.style,
+        "bug": result.scenario.bug,
+        "verdict": result.verdict,
+        "detail": result.detail,
+        "script": asdict(result.script) if result.script else None,
+        "eager": asdict(result.eager) if result.eager else None,
+    }
+
+
+def as_dict(report: Report) -> dict[str, Any]:
+    env = report.environment
+    return {
+        "schema": SCHEMA,
+        "torch_version": env.torch_version,
+        "python_version": env.python_version,
+        "device": env.device,
+        "torch_npu": env.torch_npu,
+        "outcome": report.outcome,
+        "bug_present": report.bug_present,
+        "cannot_test_reason": report.run.cannot_test,
+        "warnings": report.run.warnings,
+        "scenarios": [_scenario(r) for r in report.run.results],
+        "expected": asdict(report.expected),
+        "matches_expectation": report.matches_expectation,
+        "drift": report.drift,
+        "conclusion": conclusion(report),
+    }
+
+
+def render(report: Report) -> str:
+    return json.dumps(as_dict(report), indent=2)

@@ -1,0 +1,186 @@
+"""The differential oracle: run a scenario on a ScriptModule subclass and on its eager twin.
+
+A verdict is ``match`` only when both twins recorded the same observation (hook calls
+with their arguments, gradients, state dicts); not raising is never enough.
+
+Verdicts: ``match``; ``raises`` (the ScriptModule raised, eager did not); ``differs``
+(both ran, observations differ); ``unavailable`` (this torch's ``nn.Module`` lacks an API
+or keyword the scenario needs, so neither twin can run it); ``error`` (the eager twin
+itself raised: the scenario is not valid on this torch).
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from repro.recorder import Recorder
+from repro.scenarios import SCENARIOS, Scenario
+
+BUG_SIGNATURE = "Could not cast attribute '_is_full_backward_hook'"
+
+
+@dataclass(frozen=True)
+class Side:
+    """What one twin did: its observation, and the error that stopped it, if any."""
+
+    observation: dict[str, Any]
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    scenario: Scenario
+    style: str
+    verdict: str
+    detail: str
+    script: Side | None = None
+    eager: Side | None = None
+
+
+@dataclass(frozen=True)
+class OracleRun:
+    results: list[ScenarioResult]
+    warnings: list[str]  # distinct TorchScript deprecation warnings, reported once
+    cannot_test: str | None  # why TorchScript could not be exercised at all
+
+
+class KnownBug(Exception):
+    """The ScriptModule raised the bug's own error (for ``xfail(raises=...)``)."""
+
+
+class DiffersFromEager(AssertionError):
+    """Both twins ran but the ScriptModule behaved differently."""
+
+
+class ScriptRaised(AssertionError):
+    """The ScriptModule raised something other than the known bug."""
+
+
+class EagerFailed(AssertionError):
+    """The eager twin raised: the scenario itself is broken on this torch."""
+
+
+def missing_needs(scenario: Scenario) -> list[str]:
+    """The APIs or keywords ``scenario`` needs that this torch's ``nn.Module`` lacks."""
+    from torch import nn
+
+    missing = []
+    for need in scenario.needs:
+        api, _, kwarg = need.rstrip(")").partition("(")
+        method = getattr(nn.Module, api, None)
+        if method is None or (kwarg and kwarg not in inspect.signature(method).parameters):
+            missing.append(need)
+    return missing
+
+
+def observe(cls: type, scenario: Scenario, device: str) -> Side:
+    """Build a fresh ``cls`` model, run the scenario body on it, and record everything."""
+    from repro.models import build
+
+    model = build(cls, device)
+    rec = Recorder(model, device)
+    try:
+        scenario.body(model, rec)
+    except Exception as err:  # the error is the observation
+        return Side(rec.observation(), _describe(err))
+    return Side(rec.observation(), None)
+
+
+def judge(script: Side, eager: Side) -> tuple[str, str]:
+    """Compare the twins: (verdict, one-line detail)."""
+    if eager.error:
+        return "error", f"the eager twin raised {eager.error}"
+    if script.error:
+        return "raises", script.error
+    if script.observation == eager.observation:
+        return "match", "same hook calls, arguments, gradients and state"
+    return "differs", _difference(script.observation, eager.observation)
+
+
+def run_scenario(scenario: Scenario, style: str, device: str) -> ScenarioResult:
+    from repro.models import STYLES, EagerNet
+
+    missing = missing_needs(scenario)
+    if missing:
+        return ScenarioResult(scenario, style, "unavailable", f"nn.Module lacks {', '.join(missing)}")
+    script = observe(STYLES[style], scenario, device)
+    eager = observe(EagerNet, scenario, device)
+    verdict, detail = judge(script, eager)
+    return ScenarioResult(scenario, style, verdict, detail, script, eager)
+
+
+def run_all(device: str, scenarios: list[Scenario] = SCENARIOS) -> OracleRun:
+    """Every scenario in both ScriptModule styles, with TorchScript warnings gathered once."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reason = torchscript_problem(device)
+        results = [] if reason else [
+            run_scenario(s, style, device) for style in _styles() for s in scenarios
+        ]
+    return OracleRun(results, _torchscript_warnings(caught), reason)
+
+
+def torchscript_problem(device: str) -> str | None:
+    """Why a ScriptModule subclass cannot be built and scripted here, or None if it can."""
+    try:
+        from repro.models import STYLES, build, is_really_scripted
+
+        for cls in STYLES.values():
+            if not is_really_scripted(build(cls, device)):
+                return "TorchScript is disabled (PYTORCH_JIT=0?): ScriptModule is a plain nn.Module"
+    except Exception as err:
+        return f"TorchScript is unusable here: {_describe(err)}"
+    return None
+
+
+def assert_like_eager(result: ScenarioResult) -> None:
+    """Raise the exception that names how the ScriptModule departed from eager, if it did."""
+    if result.verdict == "raises":
+        raise (KnownBug if BUG_SIGNATURE in result.detail else ScriptRaised)(result.detail)
+    if result.verdict == "differs":
+        raise DiffersFromEager(result.detail)
+    if result.verdict == "error":
+        raise EagerFailed(result.detail)
+
+
+def _styles() -> list[str]:
+    from repro.models import STYLES
+
+    return list(STYLES)
+
+
+def _torchscript_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    seen: dict[str, None] = {}
+    for w in caught:
+        text = str(w.message)
+        if issubclass(w.category, (DeprecationWarning, FutureWarning)) and "jit" in text + w.filename:
+            seen.setdefault(f"{w.category.__name__}: {text}")
+    return list(seen)
+
+
+def _describe(err: BaseException) -> str:
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
+
+
+def _difference(script: dict[str, Any], eager: dict[str, Any]) -> str:
+    """Name the first observation that differs, in terms a reader can act on."""
+    for key in sorted(set(script) | set(eager)):
+        left, right = script.get(key), eager.get(key)
+        if left == right:
+            continue
+        if key == "hook calls":
+            left_labels, right_labels = [c[0] for c in left or []], [c[0] for c in right or []]
+            if left_labels != right_labels:
+                return f"hook calls: ScriptModule {left_labels} vs eager {right_labels}"
+            return "hook calls: same hooks in the same order, different arguments"
+        return f"{key}: ScriptModule {_clip(left)} vs eager {_clip(right)}"
+    return "observations differ"
+
+
+def _clip(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,84 @@
+"""Record what a scenario observes, as plain JSON-like data the two twins can be compared on.
+
+A hook "works" only if its calls, their arguments and their effects match the eager
+twin, so everything a hook sees or changes is written down here in a comparable form:
+tensors as shape and rounded values, the module argument as whether it is the model
+itself, state dicts as key -> tensor summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+INPUT = [[1.0, 2.0], [-3.0, 0.5]]
+
+
+class Recorder:
+    """Collects hook calls (in order) and named facts for one run of one scenario."""
+
+    def __init__(self, model: nn.Module, device: str) -> None:
+        self.model = model
+        self.device = device
+        self.events: list[list[Any]] = []
+        self.facts: dict[str, Any] = {}
+        self._backwards = 0
+
+    def hook(self, label: str, returns: Callable[..., Any] | None = None) -> Callable[..., Any]:
+        """A hook that logs its label and arguments, then returns ``returns(*args)`` or None."""
+
+        def hook(*args: Any) -> Any:
+            self.events.append([label, *(self.summary(a) for a in args)])
+            return returns(*args) if returns else None
+
+        return hook
+
+    def mark(self, label: str) -> Callable[..., None]:
+        """A hook that logs only its label: for order and call-count scenarios."""
+        return lambda *args: self.events.append([label])
+
+    def module_hook(self, label: str) -> Callable[..., None]:
+        """A hook that logs its label and only its first argument, the module it was given."""
+        return lambda module, *rest: self.events.append([label, self.summary(module)])
+
+    def note(self, key: str, value: Any) -> None:
+        self.facts[key] = self.summary(value)
+
+    def input(self, values: Any = INPUT) -> torch.Tensor:
+        return torch.tensor(values, device=self.device, requires_grad=True)
+
+    def backward(self, x: torch.Tensor | None = None) -> None:
+        """Forward, ``.sum().backward()``, then note every gradient it produced."""
+        self._backwards += 1
+        x = self.input() if x is None else x
+        self.model(x).sum().backward()
+        tag = f"backward {self._backwards}"
+        self.note(f"{tag}: input grad", x.grad)
+        for name, param in self.model.named_parameters():
+            self.note(f"{tag}: {name}.grad", param.grad)
+            param.grad = None
+
+    def observation(self) -> dict[str, Any]:
+        return {"hook calls": self.events, **self.facts}
+
+    def summary(self, value: Any) -> Any:
+        if value is self.model:
+            return "<the module itself>"
+        if isinstance(value, nn.Module):
+            return f"<another module: {type(value).__name__}>"
+        if isinstance(value, torch.Tensor):
+            return {
+                "shape": list(value.shape),
+                "values": [round(v, 4) for v in value.detach().cpu().flatten().tolist()],
+                "requires_grad": value.requires_grad,
+            }
+        if isinstance(value, dict):
+            return {str(k): self.summary(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.summary(v) for v in value]
+        if value is None or isinstance(value, (str, int, float, bool)):
+            return value
+        return f"<{type(value).__name__}>"

@@ -1,0 +1,349 @@
+"""The scenario table: one small body per behaviour, run unchanged on both twins.
+
+Each body gets the model and a ``Recorder`` and only *does* things; the oracle compares
+what was recorded. The first 19 entries mirror torch_npu's ``TestScriptModuleHooks``
+(test/test_jit_api.py); the rest cover the legacy hook, forward hooks, ordering across
+hook kinds, ``prepend``, removal, returned values and ``incompatible_keys`` edits, as in
+PyTorch's test/nn/test_module_hooks.py.
+
+``needs`` names the ``nn.Module`` methods a scenario calls, with a keyword argument in
+brackets when it relies on one (``"register_full_backward_hook(prepend)"``); a torch that
+lacks any of them reports the scenario as ``unavailable``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from repro.recorder import Recorder
+
+Body = Callable[[Any, Recorder], None]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    api: str
+    name: str
+    body: Body
+    needs: tuple[str, ...]
+    bug: bool  # affected by the bug: expected to fail while the ledger says "present"
+
+    @property
+    def key(self) -> str:
+        return f"{self.api}: {self.name}"
+
+
+SCENARIOS: list[Scenario] = []
+BUGGY_APIS = ("register_full_backward_hook", "register_backward_hook")
+
+
+def scenario(api: str, name: str, *also: str) -> Callable[[Body], Body]:
+    """Add the decorated body to the table under ``api``; ``also`` lists further needs."""
+
+    def add(body: Body) -> Body:
+        needs = (api, *also)
+        bug = any(need.split("(")[0] in BUGGY_APIS for need in needs)
+        SCENARIOS.append(Scenario(api.split("(")[0], name, body, needs, bug))
+        return body
+
+    return add
+
+
+def _times(factor: float) -> Callable[..., tuple]:
+    """A hook return value: the first gradient argument scaled by ``factor``."""
+    return lambda module, *grads: tuple(g * factor for g in grads[0])
+
+
+def _load_pre(rec: Recorder, label: str = "pre", edit: Callable | None = None) -> Callable:
+    """A load_state_dict pre hook with the 8-argument signature, optionally editing."""
+
+    def hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+        rec.hook(label)(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
+        if edit:
+            edit(state_dict)
+
+    return hook
+
+
+def _zero_all(state_dict: dict) -> None:
+    for key in list(state_dict):
+        state_dict[key] = torch.zeros_like(state_dict[key])
+
+
+# --- register_full_backward_hook: the bug -------------------------------------------
+
+
+@scenario("register_full_backward_hook", "called with grad_input and grad_output")
+def _(m, rec):
+    m.register_full_backward_hook(rec.hook("backward"))
+    rec.backward()
+
+
+@scenario("register_full_backward_hook", "returned grad_input replaces the input gradient")
+def _(m, rec):
+    m.register_full_backward_hook(rec.hook("backward", returns=_times(0.0)))
+    rec.backward()
+
+
+@scenario("register_full_backward_hook(prepend)", "prepend=True runs before earlier hooks")
+def _(m, rec):
+    m.register_full_backward_hook(rec.mark("first registered"))
+    m.register_full_backward_hook(rec.mark("prepended"), prepend=True)
+    rec.backward()
+
+
+@scenario("register_full_backward_hook", "handle.remove() stops the hook")
+def _(m, rec):
+    handle = m.register_full_backward_hook(rec.mark("backward"))
+    rec.backward()
+    handle.remove()
+    rec.backward()
+
+
+@scenario(
+    "register_full_backward_hook",
+    "runs after forward-pre, forward and backward-pre hooks",
+    "register_forward_pre_hook",
+    "register_forward_hook",
+    "register_full_backward_pre_hook",
+)
+def _(m, rec):
+    m.register_full_backward_hook(rec.mark("backward"))
+    m.register_full_backward_pre_hook(rec.mark("backward pre"))
+    m.register_forward_hook(rec.mark("forward"))
+    m.register_forward_pre_hook(rec.mark("forward pre"))
+    rec.backward()
+
+
+# --- register_backward_hook (legacy): same flag, same bug ---------------------------
+
+
+@scenario("register_backward_hook", "called with grad_input and grad_output")
+def _(m, rec):
+    m.register_backward_hook(rec.hook("backward"))
+    rec.backward()
+
+
+@scenario("register_backward_hook", "handle.remove() stops the hook")
+def _(m, rec):
+    handle = m.register_backward_hook(rec.mark("backward"))
+    rec.backward()
+    handle.remove()
+    rec.backward()
+
+
+# --- register_full_backward_pre_hook (downstream: called, modify, prepend, remove) ---
+
+
+@scenario("register_full_backward_pre_hook", "called with grad_output")
+def _(m, rec):
+    m.register_full_backward_pre_hook(rec.hook("backward pre"))
+    rec.backward()
+
+
+@scenario("register_full_backward_pre_hook", "returned grad_output replaces it (zero grad)")
+def _(m, rec):
+    m.register_full_backward_pre_hook(rec.hook("backward pre", returns=_times(0.0)))
+    rec.backward(rec.input([1.0, 1.0]))
+
+
+@scenario("register_full_backward_pre_hook(prepend)", "prepend=True runs before earlier hooks")
+def _(m, rec):
+    m.register_full_backward_pre_hook(rec.mark("first registered"))
+    m.register_full_backward_pre_hook(rec.mark("prepended"), prepend=True)
+    rec.backward()
+
+
+@scenario("register_full_backward_pre_hook", "handle.remove() stops the hook")
+def _(m, rec):
+    handle = m.register_full_backward_pre_hook(rec.mark("backward pre"))
+    rec.backward()
+    handle.remove()
+    rec.backward()
+
+
+@scenario(
+    "register_full_backward_pre_hook",
+    "runs after forward-pre and forward hooks",
+    "register_forward_pre_hook",
+    "register_forward_hook",
+)
+def _(m, rec):
+    m.register_full_backward_pre_hook(rec.mark("backward pre"))
+    m.register_forward_hook(rec.mark("forward"))
+    m.register_forward_pre_hook(rec.mark("forward pre"))
+    rec.backward()
+
+
+# --- forward hooks -------------------------------------------------------------------
+
+
+@scenario("register_forward_pre_hook", "called with the input; returned input replaces it")
+def _(m, rec):
+    m.register_forward_pre_hook(rec.hook("forward pre", returns=_times(2.0)))
+    rec.backward()
+
+
+@scenario("register_forward_pre_hook", "handle.remove() stops the hook")
+def _(m, rec):
+    handle = m.register_forward_pre_hook(rec.mark("forward pre"))
+    rec.backward()
+    handle.remove()
+    rec.backward()
+
+
+@scenario("register_forward_hook", "called with input and output; returned output replaces it")
+def _(m, rec):
+    m.register_forward_hook(rec.hook("forward", returns=lambda mod, args, out: out * 3.0))
+    rec.backward()
+
+
+@scenario("register_forward_hook(prepend)", "prepend=True runs before earlier hooks")
+def _(m, rec):
+    m.register_forward_hook(rec.mark("first registered"))
+    m.register_forward_hook(rec.mark("prepended"), prepend=True)
+    rec.backward()
+
+
+# --- load_state_dict pre/post hooks (downstream: 7 tests) ----------------------------
+
+
+@scenario(
+    "register_load_state_dict_pre_hook",
+    "runs before the post hook",
+    "register_load_state_dict_post_hook",
+)
+def _(m, rec):
+    m.register_load_state_dict_post_hook(rec.mark("post"))
+    m.register_load_state_dict_pre_hook(_load_pre(rec))
+    m.load_state_dict(m.state_dict())
+
+
+@scenario(
+    "register_load_state_dict_pre_hook",
+    "can rewrite the incoming state dict",
+    "register_load_state_dict_post_hook",
+)
+def _(m, rec):
+    m.register_load_state_dict_post_hook(lambda mod, keys: rec.note("weight in post hook", mod.linear.weight))
+    m.register_load_state_dict_pre_hook(_load_pre(rec, edit=_zero_all))
+    m.load_state_dict(m.state_dict())
+    rec.note("state dict after load", m.state_dict())
+
+
+@scenario("register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''")
+def _(m, rec):
+    m.register_load_state_dict_pre_hook(_load_pre(rec))
+    m.load_state_dict(m.state_dict())
+
+
+@scenario("register_load_state_dict_pre_hook", "receives the module itself")
+def _(m, rec):
+    m.register_load_state_dict_pre_hook(rec.module_hook("pre"))
+    m.load_state_dict(m.state_dict())
+
+
+@scenario("register_load_state_dict_pre_hook", "handle.remove() stops the hook")
+def _(m, rec):
+    handle = m.register_load_state_dict_pre_hook(rec.mark("pre"))
+    m.load_state_dict(m.state_dict())
+    handle.remove()
+    m.load_state_dict(m.state_dict())
+
+
+@scenario("register_load_state_dict_post_hook", "called with the module and incompatible_keys")
+def _(m, rec):
+    m.register_load_state_dict_post_hook(rec.hook("post"))
+    m.load_state_dict(m.state_dict())
+
+
+@scenario("register_load_state_dict_post_hook", "receives the module itself")
+def _(m, rec):
+    m.register_load_state_dict_post_hook(rec.module_hook("post"))
+    m.load_state_dict(m.state_dict())
+
+
+@scenario("register_load_state_dict_post_hook", "handle.remove() stops the hook")
+def _(m, rec):
+    handle = m.register_load_state_dict_post_hook(rec.mark("post"))
+    m.load_state_dict(m.state_dict())
+    handle.remove()
+    m.load_state_dict(m.state_dict())
+
+
+@scenario("register_load_state_dict_post_hook", "clearing incompatible_keys lets strict=True pass")
+def _(m, rec):
+    def forgive(module, incompatible_keys):
+        rec.hook("post")(module, incompatible_keys)
+        incompatible_keys.missing_keys.clear()
+        incompatible_keys.unexpected_keys.clear()
+
+    m.register_load_state_dict_post_hook(forgive)
+    partial = {"linear.weight": torch.ones(2, 2), "extra": torch.zeros(1)}
+    rec.note("result", m.load_state_dict(partial, strict=True))
+    rec.note("state dict after load", m.state_dict())
+
+
+# --- state_dict pre/post hooks (downstream: 7 tests) ---------------------------------
+
+
+@scenario("register_state_dict_pre_hook", "runs before the post hook", "register_state_dict_post_hook")
+def _(m, rec):
+    m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: rec.note("keys in post", list(sd)))
+    m.register_state_dict_post_hook(rec.mark("post"))
+    m.register_state_dict_pre_hook(rec.mark("pre"))
+    m.state_dict()
+
+
+@scenario("register_state_dict_pre_hook", "called with module, prefix '' and keep_vars")
+def _(m, rec):
+    m.register_state_dict_pre_hook(rec.hook("pre"))
+    m.state_dict()
+    m.state_dict(keep_vars=True)
+
+
+@scenario("register_state_dict_pre_hook", "receives the module itself")
+def _(m, rec):
+    m.register_state_dict_pre_hook(rec.module_hook("pre"))
+    m.state_dict()
+
+
+@scenario("register_state_dict_pre_hook", "handle.remove() stops the hook")
+def _(m, rec):
+    handle = m.register_state_dict_pre_hook(rec.mark("pre"))
+    m.state_dict()
+    handle.remove()
+    m.state_dict()
+
+
+@scenario("register_state_dict_post_hook", "called with module, state dict, prefix '', metadata")
+def _(m, rec):
+    m.register_state_dict_post_hook(rec.hook("post"))
+    m.state_dict()
+
+
+@scenario("register_state_dict_post_hook", "receives the module itself")
+def _(m, rec):
+    m.register_state_dict_post_hook(rec.module_hook("post"))
+    m.state_dict()
+
+
+@scenario("register_state_dict_post_hook", "handle.remove() stops the hook")
+def _(m, rec):
+    handle = m.register_state_dict_post_hook(rec.mark("post"))
+    m.state_dict()
+    handle.remove()
+    m.state_dict()
+
+
+@scenario("register_state_dict_post_hook", "can edit the returned state dict in place")
+def _(m, rec):
+    def edit(module, state_dict, prefix, local_metadata):
+        state_dict["linear.bias"] = state_dict["linear.bias"] + 1
+
+    m.register_state_dict_post_hook(edit)
+    rec.note("state dict", m.state_dict())
