@@ -44,7 +44,7 @@ def import_torch() -> ModuleType:
     return torch
 
 
-def _npu_status() -> tuple[bool, str]:
+def npu_status() -> tuple[bool, str]:
     """Load torch_npu if it is installed; return (usable, a status line for the header)."""
     try:
         version = importlib.metadata.version("torch_npu")
@@ -70,10 +70,10 @@ def resolve_environment(requested: str) -> Environment:
             f"unknown device {requested!r}; choose one of {', '.join(DEVICE_CHOICES)}."
         )
     torch = import_torch()
-    npu_usable, npu_status = _npu_status()
+    npu_usable, npu_state = npu_status()
     cuda_usable = torch.cuda.is_available()
     if requested == "npu" and not npu_usable:
-        raise EnvironmentProblem(f"--device npu was requested but torch_npu is {npu_status}.")
+        raise EnvironmentProblem(f"--device npu was requested but torch_npu is {npu_state}.")
     if requested == "cuda" and not cuda_usable:
         built = torch.version.cuda or "no CUDA"
         raise EnvironmentProblem(
@@ -86,7 +86,7 @@ def resolve_environment(requested: str) -> Environment:
         torch_version=torch.__version__,
         python_version=platform.python_version(),
         device=requested,
-        torch_npu=npu_status,
+        torch_npu=npu_state,
     )
 
 

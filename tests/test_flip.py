@@ -1,0 +1,38 @@
+"""The expected-failure tests flip with reality: proven both ways on a torch patched in memory.
+
+Each case runs the bug's scenario tests in a subprocess, against a ledger that says the
+bug is present or fixed, on torch as installed or with a candidate fix applied in
+memory (never in site-packages). Exit 0 means pytest agreed with the ledger.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import ROOT, run, write_ledger
+from repro.ledger import release_key
+
+SELECT = ["-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "test_scenarios.py"),
+          "-k", "register_full_backward_hook and called and cpu"]
+
+
+@pytest.mark.parametrize(
+    ("candidate", "ledger_says_fixed", "pytest_exit", "summary"),
+    [
+        (None, False, 0, "2 xfailed"),  # bug present, ledger agrees
+        (None, True, 1, "2 failed"),  # ledger claims a fix the torch lacks: red
+        ("keep-flag-on-wrapper", True, 0, "2 passed"),  # fixed, ledger updated: green
+        ("keep-flag-on-wrapper", False, 1, "2 failed"),  # fixed, ledger stale: strict XPASS is red
+        ("ignored-attributes", False, 0, "2 xfailed"),  # error silenced, hooks still dead: still the bug
+        ("ignored-attributes", True, 1, "2 failed"),  # ...so it is no fix
+    ],
+    ids=["present", "ledger-claims-fix", "fixed", "ledger-stale", "silenced", "silenced-claimed-fixed"],
+)
+def test_bug_tests_follow_ledger_and_torch(tmp_path, candidate, ledger_says_fixed, pytest_exit, summary):
+    ledger = write_ledger(tmp_path / "ledger.json",
+                          fixed_in=release_key(torch.__version__) if ledger_says_fixed else None)
+    prefix = ["-m", "repro.run_patched", candidate] if candidate else []
+    proc = run([*prefix, *SELECT], ledger=ledger)
+    assert proc.returncode == pytest_exit, proc.stdout + proc.stderr
+    assert summary in proc.stdout

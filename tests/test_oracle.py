@@ -1,0 +1,109 @@
+"""The oracle's judgement, one concern per test: only matching behaviour is a match."""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.environment import Environment
+from repro.ledger import Expectation
+from repro.oracle import (
+    DiffersFromEager, EagerFailed, KnownBug, OracleRun, ScenarioResult, ScriptRaised, Side,
+    assert_like_eager, judge, missing_needs, run_scenario,
+)
+from repro.report import build_report, outcome_of
+from repro.scenarios import SCENARIOS, Scenario
+
+RAN = Side({"hook calls": [["backward", "<the module itself>"]], "x.grad": [1.0]}, None)
+BUG_ERROR = "RuntimeError: Could not cast attribute '_is_full_backward_hook' to type NoneType: ..."
+
+
+def _scenario(api="register_forward_hook", bug=False, needs=None):
+    return Scenario(api, "synthetic", lambda m, rec: None, needs or (api,), bug)
+
+
+def _result(verdict, bug=False, detail=""):
+    return ScenarioResult(_scenario(bug=bug), "script_method", verdict, detail)
+
+
+def test_identical_observations_match():
+    assert judge(RAN, RAN)[0] == "match"
+
+
+def test_registering_without_raising_is_not_a_match():
+    silent = Side({"hook calls": [], "x.grad": [1.0]}, None)
+    verdict, detail = judge(silent, RAN)
+    assert verdict == "differs" and "ScriptModule [] vs eager ['backward']" in detail
+
+
+def test_same_hooks_with_other_arguments_differ():
+    other_args = Side({"hook calls": [["backward", "<another module: X>"]], "x.grad": [1.0]}, None)
+    assert judge(other_args, RAN) == ("differs", "hook calls: same hooks in the same order, different arguments")
+
+
+def test_different_gradient_differs_and_names_it():
+    verdict, detail = judge(Side({**RAN.observation, "x.grad": [0.0]}, None), RAN)
+    assert verdict == "differs" and detail.startswith("x.grad:")
+
+
+def test_script_error_raises_and_eager_error_is_an_error():
+    assert judge(Side({}, BUG_ERROR), RAN) == ("raises", BUG_ERROR)
+    assert judge(RAN, Side({}, "TypeError: x"))[0] == "error"
+
+
+@pytest.mark.parametrize("need", ["register_no_such_hook", "register_forward_hook(no_such_keyword)"])
+def test_missing_api_or_keyword_is_unavailable_not_match(need):
+    scenario = _scenario(needs=(need,))
+    assert missing_needs(scenario) == [need]
+    result = run_scenario(scenario, "script_method", "cpu")
+    assert result.verdict == "unavailable" and need in result.detail
+
+
+@pytest.mark.parametrize(
+    ("verdict", "detail", "exception"),
+    [("raises", BUG_ERROR, KnownBug), ("raises", "RuntimeError: other", ScriptRaised),
+     ("differs", "x", DiffersFromEager), ("error", "x", EagerFailed)],
+)
+def test_assert_like_eager_names_the_departure(verdict, detail, exception):
+    with pytest.raises(exception):
+        assert_like_eager(_result(verdict, detail=detail))
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "outcome"),
+    [
+        ([("raises", True), ("match", False)], "present"),
+        ([("differs", True), ("match", False)], "present"),
+        ([("match", True), ("match", False), ("unavailable", False)], "fixed"),
+        ([("match", True), ("differs", False)], "different"),
+        ([("unavailable", True), ("match", False)], "cannot-test"),
+    ],
+)
+def test_outcome_from_verdicts(verdicts, outcome):
+    run = OracleRun([_result(v, bug=b) for v, b in verdicts], [], None)
+    assert outcome_of(run) == outcome
+
+
+def test_torchscript_unusable_is_cannot_test_never_fixed():
+    assert outcome_of(OracleRun([], [], "TorchScript is disabled")) == "cannot-test"
+
+
+def test_report_drift_names_each_departure():
+    env = Environment("2.13.0", "3.11", "cpu", "not installed")
+    run = OracleRun([_result("match", bug=True), _result("differs", detail="x.grad: ...")], [], None)
+    report = build_report(env, run, Expectation("present", "test"))
+    assert report.outcome == "different" and not report.matches_expectation
+    assert report.drift[0] == "outcome: expected present (test), observed different"
+    assert any("expected raises, got match" in d for d in report.drift)
+    assert any("expected match, got differs: x.grad" in d for d in report.drift)
+
+
+def test_table_covers_the_downstream_suite_and_more():
+    apis = {s.api for s in SCENARIOS}
+    assert len(SCENARIOS) >= 21 and len({s.key for s in SCENARIOS}) == len(SCENARIOS)
+    assert apis >= {
+        "register_full_backward_hook", "register_backward_hook", "register_full_backward_pre_hook",
+        "register_forward_hook", "register_forward_pre_hook", "register_state_dict_pre_hook",
+        "register_state_dict_post_hook", "register_load_state_dict_pre_hook",
+        "register_load_state_dict_post_hook",
+    }
+    assert {s.api for s in SCENARIOS if s.bug} == {"register_full_backward_hook", "register_backward_hook"}
