@@ -1,0 +1,108 @@
+"""Static verdict from torch's sources, read with ``ast`` only (never imported or run).
+
+The bug needs three pieces, each checked with file and line as evidence:
+  1. ``torch/jit/_recursive.py``: ``ignored_attributes`` lacks ``_is_full_backward_hook``;
+  2. ``torch/nn/modules/module.py``: ``register_full_backward_hook`` assigns
+     ``self._is_full_backward_hook = True`` through normal attribute assignment;
+  3. ``torch/jit/_script.py``: ``ScriptModule.__setattr__`` forwards to the inner module
+     (``setattr(self._actual_script_module, ...)``) without special-casing the flag.
+All three intact: ``present``. Any differs: ``changed`` (needs a dynamic confirmation).
+``ScriptModule``/``script_method`` gone or made to raise: ``removed``. A file missing or
+unparsable: ``unknown``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+FLAG = "_is_full_backward_hook"
+RECURSIVE, SCRIPT, MODULE = "torch/jit/_recursive.py", "torch/jit/_script.py", "torch/nn/modules/module.py"
+
+
+@dataclass(frozen=True)
+class StaticVerdict:
+    verdict: str  # present | changed | removed | unknown
+    evidence: list[str]
+
+
+def analyse(sources: dict[str, str | None]) -> StaticVerdict:
+    trees: dict[str, ast.Module] = {}
+    for path in (RECURSIVE, SCRIPT, MODULE):
+        text = sources.get(path)
+        if text is None:
+            return StaticVerdict("unknown", [f"{path}: missing from the wheel"])
+        try:
+            trees[path] = ast.parse(text)
+        except SyntaxError as err:
+            return StaticVerdict("unknown", [f"{path}:{err.lineno}: unparsable ({err.msg})"])
+    removed = _torchscript_removed(trees[SCRIPT])
+    if removed:
+        return StaticVerdict("removed", removed)
+    checks = [_ignored_attributes(trees[RECURSIVE]), _module_assigns_flag(trees[MODULE]),
+              _setattr_forwards(trees[SCRIPT])]
+    evidence = [text for _, text in checks]
+    return StaticVerdict("present" if all(ok for ok, _ in checks) else "changed", evidence)
+
+
+def _find(tree: ast.AST, kind: type, name: str) -> ast.AST | None:
+    return next((n for n in ast.walk(tree) if isinstance(n, kind) and n.name == name), None)
+
+
+def _method(tree: ast.AST, cls: str, name: str) -> ast.FunctionDef | None:
+    owner = _find(tree, ast.ClassDef, cls)
+    return _find(owner, ast.FunctionDef, name) if owner else None
+
+
+def _torchscript_removed(tree: ast.Module) -> list[str]:
+    script_module = _find(tree, ast.ClassDef, "ScriptModule")
+    script_method = _find(tree, ast.FunctionDef, "script_method")
+    if script_module is None or script_method is None:
+        missing = " and ".join(n for n, node in (("ScriptModule", script_module),
+                                                 ("script_method", script_method)) if node is None)
+        return [f"{SCRIPT}: {missing} no longer defined"]
+    for node in (script_method, _method(tree, "ScriptMeta", "__init__")):
+        raising = [r for r in ast.walk(node) if isinstance(r, ast.Raise)] if node else []
+        if raising:
+            return [f"{SCRIPT}:{raising[0].lineno}: {node.name} now raises ({ast.unparse(raising[0])[:80]})"]
+    return []
+
+
+def _ignored_attributes(tree: ast.Module) -> tuple[bool, str]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "ignored_attributes" for t in node.targets
+        ):
+            names = [e.value for e in getattr(node.value, "elts", []) if isinstance(e, ast.Constant)]
+            if FLAG in names:
+                return False, f"{RECURSIVE}:{node.lineno}: ignored_attributes now lists {FLAG!r}"
+            return True, f"{RECURSIVE}:{node.lineno}: ignored_attributes lacks {FLAG!r}"
+    return False, f"{RECURSIVE}: no module-level ignored_attributes list"
+
+
+def _module_assigns_flag(tree: ast.Module) -> tuple[bool, str]:
+    method = _method(tree, "Module", "register_full_backward_hook")
+    if method is None:
+        return False, f"{MODULE}: Module.register_full_backward_hook not found"
+    for node in ast.walk(method):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == FLAG and isinstance(t.value, ast.Name)
+            and t.value.id == "self" for t in node.targets
+        ):
+            return True, f"{MODULE}:{node.lineno}: register_full_backward_hook assigns self.{FLAG} = ..."
+    return False, f"{MODULE}:{method.lineno}: register_full_backward_hook no longer assigns self.{FLAG}"
+
+
+def _setattr_forwards(tree: ast.Module) -> tuple[bool, str]:
+    method = _method(tree, "ScriptModule", "__setattr__")
+    if method is None:
+        return False, f"{SCRIPT}: ScriptModule.__setattr__ not found"
+    mentions_flag = any(isinstance(n, ast.Constant) and n.value == FLAG for n in ast.walk(method))
+    for node in ast.walk(method):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+                and node.args and isinstance(node.args[0], ast.Attribute)
+                and node.args[0].attr == "_actual_script_module"):
+            if mentions_flag:
+                return False, f"{SCRIPT}:{method.lineno}: ScriptModule.__setattr__ special-cases {FLAG!r}"
+            return True, f"{SCRIPT}:{node.lineno}: ScriptModule.__setattr__ forwards to _actual_script_module"
+    return False, f"{SCRIPT}:{method.lineno}: ScriptModule.__setattr__ no longer forwards to the inner module"

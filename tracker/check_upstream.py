@@ -1,0 +1,127 @@
+"""Check torch releases for the ScriptModule backward-hook bug and update the ledger.
+
+    python -m tracker.check_upstream [--since 1.8] [--pre] [--recheck] [--install | --confirm]
+    python -m tracker.check_upstream --versions 2.7.1,2.8.0
+
+Exit codes: 0 nothing changed; 3 the bug's status changed (fixed, changed, removed,
+regressed: time to flip the tests); 1 errors (every result obtained before them is saved);
+2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as `python tracker/check_upstream.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from packaging.version import InvalidVersion, Version
+
+from repro import ledger as ledger_io
+from tracker import sweep
+from tracker.http import FetchError, Traffic, check_url, make_session
+from tracker.index import discover
+from tracker.summary import markdown, text
+
+DEFAULT_INDEX = "https://pypi.org"
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED = 0, 1, 2, 3
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="check_upstream", description=__doc__.splitlines()[0],
+                                     epilog="Exit codes: 0 unchanged, 3 status changed, 1 errors, 2 usage.")
+    parser.add_argument("--index-url", default=DEFAULT_INDEX,
+                        help="index root for the JSON API, or a URL ending in /simple (default: %(default)s)")
+    parser.add_argument("--install-index-url", help="where --install/--confirm get torch (default: <index-url>/simple/)")
+    parser.add_argument("--since", type=_version, help="sweep every release from this version on")
+    parser.add_argument("--pre", action="store_true", help="include pre-releases, dev and nightly builds")
+    parser.add_argument("--recheck", action="store_true", help="check releases the ledger has already seen")
+    confirm = parser.add_mutually_exclusive_group()
+    confirm.add_argument("--install", action="store_true", help="run the reproducer on every release probed")
+    confirm.add_argument("--confirm", action="store_true", help="run it where the static verdict is not present")
+    parser.add_argument("--versions", type=_versions, help="comma-separated releases: install each and run the reproducer")
+    parser.add_argument("--full-download", action="store_true", help="download whole wheels where ranges are unsupported")
+    parser.add_argument("--jobs", type=int, default=4, help="concurrent probes (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds per release for dynamic runs")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    args.install_index_url = args.install_index_url or args.index_url.rstrip("/").removesuffix("/simple") + "/simple/"
+    return args
+
+
+def _version(text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise argparse.ArgumentTypeError(f"not a version: {text!r}") from None
+
+
+def _versions(text: str) -> list[Version]:
+    return [_version(part.strip()) for part in text.split(",") if part.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    path = ledger_io.ledger_path()
+    options = sweep.Options(
+        ledger=path, pre=args.pre, since=args.since, recheck=args.recheck, install=args.install,
+        confirm=args.confirm, install_index_url=args.install_index_url, full_download=args.full_download,
+        jobs=args.jobs, timeout=args.timeout,
+    )
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    try:
+        check_url(args.index_url)
+        before = ledger_io.load(path) if path.exists() else ledger_io.new_ledger()
+    except (FetchError, ledger_io.LedgerError) as problem:
+        print(f"check_upstream: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+
+    outcome = sweep.Outcome()
+    if args.versions:
+        for version in args.versions:
+            sweep.confirm_and_record(str(version), options, outcome, progress)
+    else:
+        try:
+            releases = discover(make_session(), args.index_url, Traffic())
+        except FetchError as err:
+            print(f"check_upstream: error: {err}", file=sys.stderr)
+            return EXIT_ERRORS
+        chosen = sweep.select(releases, before["releases"], options)
+        progress(f"{len(releases)} releases listed, {len(chosen)} to check")
+        outcome = sweep.run(chosen, options, progress)
+
+    after = ledger_io.load(path) if path.exists() else before
+    found = sweep.changes(before, after, outcome)
+    print(json.dumps(_as_json(outcome, after, found), indent=2) if args.json else text(outcome, after, found))
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        with open(summary_file, "a", encoding="utf-8") as out:
+            out.write(markdown(outcome, after, found) + "\n")
+    if outcome.errors:
+        return EXIT_ERRORS
+    return EXIT_CHANGED if found else EXIT_OK
+
+
+def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[str]) -> dict:
+    return {
+        "releases": [
+            {"version": v, "yanked": e.get("yanked", False), "static": e.get("static"), "dynamic": e.get("dynamic")}
+            for v, e in outcome.entries.items()
+        ],
+        "fixed_in": ledger.get("fixed_in"),
+        "regressions": ledger.get("regressions", []),
+        "status_changed": bool(found),
+        "changes": found,
+        "errors": outcome.errors,
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

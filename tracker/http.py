@@ -1,0 +1,179 @@
+"""HTTP for the tracker: a retrying session, the URL policy, and a seekable range-reading file.
+
+``RangeFile`` lets the standard library's ``zipfile`` read a remote wheel's central
+directory and a few members without downloading the wheel: every read becomes an
+explicit ``Range`` request (with read-ahead, so a probe stays within a handful of
+requests), and every answer is checked: 206 with the Content-Range we asked for, no
+transparent compression. A server that answers a range with 200 is stopped at once.
+"""
+
+from __future__ import annotations
+
+import io
+import ipaddress
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+TIMEOUT = (5, 30)  # connect, read (seconds)
+READ_AHEAD = 256 * 1024
+TAIL = 64 * 1024  # the zip end record and a zip64 locator sit in the last 64 KiB
+BODY_RETRIES = 3
+
+
+class FetchError(Exception):
+    """The index or a file could not be fetched (one sentence)."""
+
+
+class RangesUnsupported(FetchError):
+    """The server ignored a Range header and started sending the whole file."""
+
+
+@dataclass
+class Traffic:
+    requests: int = 0
+    bytes: int = 0
+
+
+def check_url(url: str) -> None:
+    """Only https, or plain http to a loopback address (for tests)."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return
+    host = parts.hostname or ""
+    loopback = host == "localhost"
+    try:
+        loopback = loopback or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    if not (parts.scheme == "http" and loopback):
+        raise FetchError(f"refusing {url!r}: only https, or http to loopback, is allowed")
+
+
+def make_session(retries: int = 3, backoff: float = 0.2) -> requests.Session:
+    """A session whose 5xx answers, timeouts and resets are retried with backoff by urllib3."""
+    retry = Retry(
+        total=retries, connect=retries, read=retries, status=retries, backoff_factor=backoff,
+        status_forcelist=(500, 502, 503, 504), allowed_methods=frozenset({"GET"}),
+        raise_on_status=False,
+    )
+    session = requests.Session()
+    session.mount("https://", HTTPAdapter(max_retries=retry))
+    session.mount("http://", HTTPAdapter(max_retries=retry))
+    session.headers["User-Agent"] = "scriptmodule-hook-repro-tracker"
+    return session
+
+
+def get(session: requests.Session, url: str, traffic: Traffic, **headers: str) -> requests.Response:
+    """GET a small document (index pages), retried as a whole when the body breaks off."""
+    check_url(url)
+    for attempt in range(BODY_RETRIES):
+        traffic.requests += 1
+        try:
+            response = session.get(url, headers=headers, timeout=TIMEOUT)
+            response.content  # read the body now, inside the retry loop
+        except requests.RequestException as err:
+            if attempt == BODY_RETRIES - 1:
+                raise FetchError(f"GET {url} failed: {err}") from None
+            continue
+        traffic.bytes += len(response.content)
+        if response.status_code != 200:
+            raise FetchError(f"GET {url} answered HTTP {response.status_code}")
+        return response
+    raise AssertionError("unreachable")
+
+
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+
+
+class RangeFile(io.RawIOBase):
+    """A read-only, seekable view of a remote file made of HTTP range requests."""
+
+    def __init__(self, session: requests.Session, url: str, traffic: Traffic) -> None:
+        check_url(url)
+        self.session, self.url, self.traffic = session, url, traffic
+        self.pos = 0
+        self.segments: list[tuple[int, bytes]] = []
+        self.size = self._open()
+
+    def _open(self) -> int:
+        """Learn the size with a suffix range (fetching the tail zipfile reads first);
+        fall back to ``bytes=0-0`` where suffix ranges are rejected."""
+        try:
+            start, data, size = self._fetch(f"bytes=-{TAIL}")
+        except RangesUnsupported:
+            raise
+        except FetchError:
+            start, data, size = self._fetch("bytes=0-0")
+            if size > 1:
+                tail_start = max(0, size - TAIL)
+                start, data, _ = self._fetch(f"bytes={tail_start}-{size - 1}", tail_start)
+        self.segments.append((start, data))
+        return size
+
+    def _fetch(self, spec: str, expect_start: int | None = None) -> tuple[int, bytes, int]:
+        for attempt in range(BODY_RETRIES):
+            self.traffic.requests += 1
+            try:
+                with self.session.get(self.url, timeout=TIMEOUT, stream=True,
+                                      headers={"Range": spec, "Accept-Encoding": "identity"}) as resp:
+                    if resp.status_code == 200:
+                        raise RangesUnsupported(
+                            f"{self.url} ignores Range requests (HTTP 200 with the whole file)")
+                    if resp.status_code != 206:
+                        raise FetchError(f"range {spec} of {self.url} answered HTTP {resp.status_code}")
+                    if resp.headers.get("Content-Encoding", "identity") != "identity":
+                        raise FetchError(f"{self.url} compressed a range response; offsets would shift")
+                    match = _CONTENT_RANGE.fullmatch(resp.headers.get("Content-Range", ""))
+                    if not match or match.group(3) == "*":
+                        raise FetchError(f"range {spec} of {self.url} came without a usable Content-Range")
+                    start, end, size = (int(g) for g in match.groups())
+                    if expect_start is not None and start != expect_start:
+                        raise FetchError(f"asked {self.url} for {spec}, got bytes {start}-{end}")
+                    data = resp.raw.read(decode_content=False)
+            except requests.RequestException as err:
+                if attempt == BODY_RETRIES - 1:
+                    raise FetchError(f"range {spec} of {self.url} failed: {err}") from None
+                continue
+            self.traffic.bytes += len(data)
+            if len(data) != end - start + 1:
+                if attempt == BODY_RETRIES - 1:
+                    raise FetchError(f"range {spec} of {self.url} broke off after {len(data)} bytes")
+                continue
+            return start, data, size
+        raise AssertionError("unreachable")
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.pos, io.SEEK_END: self.size}[whence]
+        self.pos = max(0, base + offset)
+        return self.pos
+
+    def readinto(self, buffer) -> int:
+        want = min(len(buffer), self.size - self.pos)
+        if want <= 0:
+            return 0
+        for start, data in self.segments:
+            if start <= self.pos and self.pos + want <= start + len(data):
+                chunk = data[self.pos - start:self.pos - start + want]
+                break
+        else:
+            end = min(self.size, self.pos + max(want, READ_AHEAD)) - 1
+            start, data, _ = self._fetch(f"bytes={self.pos}-{end}", self.pos)
+            self.segments.append((start, data))
+            chunk = data[:want]
+        buffer[:want] = chunk
+        self.pos += want
+        return want

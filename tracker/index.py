@@ -1,0 +1,112 @@
+"""Release discovery: torch's releases and wheel files from a package index.
+
+``<URL>/pypi/<name>/json`` is read as the JSON API; a URL whose path ends in ``/simple``
+is read as a simple index, PEP 691 JSON or PEP 503 HTML. File URLs may be relative: they
+are resolved against the URL of the response that named them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from urllib.parse import urljoin
+
+import requests
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from tracker.http import FetchError, Traffic, get
+
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+
+
+@dataclass(frozen=True)
+class WheelFile:
+    filename: str
+    url: str
+    size: int | None
+    yanked: bool
+
+
+@dataclass(frozen=True)
+class Release:
+    version: Version
+    wheels: tuple[WheelFile, ...]
+
+    @property
+    def yanked(self) -> bool:
+        return bool(self.wheels) and all(w.yanked for w in self.wheels)
+
+
+def discover(session: requests.Session, index_url: str, traffic: Traffic, name: str = "torch") -> list[Release]:
+    """Every release of ``name`` the index lists, oldest first."""
+    root = index_url.rstrip("/")
+    if root.endswith("/simple"):
+        files = _simple(session, f"{root}/{name}/", traffic)
+    else:
+        files = _json_api(session, f"{root}/pypi/{name}/json", traffic)
+    by_version: dict[Version, list[WheelFile]] = {}
+    for file in files:
+        try:
+            _, version, _, _ = parse_wheel_filename(file.filename)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue  # sdists and oddly named files tell us nothing
+        by_version.setdefault(version, []).append(file)
+    return [Release(v, tuple(by_version[v])) for v in sorted(by_version)]
+
+
+def _json_api(session: requests.Session, url: str, traffic: Traffic) -> list[WheelFile]:
+    response = get(session, url, traffic)
+    data = _parse_json(response)
+    releases = data.get("releases") if isinstance(data, dict) else None
+    if not isinstance(releases, dict):
+        raise FetchError(f"{url} is not a JSON API answer (no 'releases')")
+    return [
+        WheelFile(f["filename"], urljoin(response.url, f["url"]), f.get("size"), bool(f.get("yanked")))
+        for files in releases.values() for f in files
+        if isinstance(f, dict) and "filename" in f and "url" in f
+    ]
+
+
+def _simple(session: requests.Session, url: str, traffic: Traffic) -> list[WheelFile]:
+    response = get(session, url, traffic, Accept=f"{SIMPLE_JSON}, text/html;q=0.1")
+    if response.headers.get("Content-Type", "").startswith(SIMPLE_JSON):
+        data = _parse_json(response)
+        return [
+            WheelFile(f["filename"], urljoin(response.url, f["url"]), f.get("size"), bool(f.get("yanked")))
+            for f in data.get("files", []) if isinstance(f, dict) and "filename" in f and "url" in f
+        ]
+    parser = _Anchors()
+    parser.feed(response.text)
+    return [
+        WheelFile(text, urljoin(response.url, href.split("#")[0]), None, yanked)
+        for href, text, yanked in parser.anchors
+    ]
+
+
+def _parse_json(response: requests.Response) -> dict:
+    try:
+        return json.loads(response.content)
+    except ValueError:
+        raise FetchError(f"{response.url} answered malformed JSON") from None
+
+
+class _Anchors(HTMLParser):
+    """PEP 503: one <a href> per file, ``data-yanked`` marks a yanked one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.anchors: list[tuple[str, str, bool]] = []
+        self._current: tuple[str, bool] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            values = dict(attrs)
+            self._current = (values.get("href") or "", "data-yanked" in values)
+
+    def handle_data(self, data: str) -> None:
+        if self._current and data.strip():
+            href, yanked = self._current
+            self.anchors.append((href, data.strip(), yanked))
+            self._current = None

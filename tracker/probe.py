@@ -1,0 +1,73 @@
+"""Read the few source files the verdict needs out of a remote torch wheel, without installing it.
+
+The wheel is opened with ``zipfile`` over a ``RangeFile``: the central directory, then just
+the members below. The bytes are only decoded and handed to ``analyse``; nothing is imported.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+
+import requests
+from packaging.utils import parse_wheel_filename
+
+from tracker.http import TIMEOUT, RangeFile, Traffic, check_url
+from tracker.index import WheelFile
+
+MEMBERS = (
+    "torch/jit/_recursive.py",
+    "torch/jit/_script.py",
+    "torch/nn/modules/module.py",
+    "torch/version.py",
+)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    wheel: WheelFile
+    wheel_size: int
+    sources: dict[str, str | None]  # member -> text, None when the wheel lacks it
+    problem: str | None  # why the sources could not be read at all
+
+
+def choose_wheel(wheels: tuple[WheelFile, ...]) -> WheelFile | None:
+    """One wheel per release: Linux x86-64 first, then other Linux, then anything."""
+
+    def rank(wheel: WheelFile) -> int:
+        platforms = {tag.platform for tag in parse_wheel_filename(wheel.filename)[3]}
+        if any("linux" in p and "x86_64" in p for p in platforms):
+            return 0
+        return 1 if any("linux" in p for p in platforms) else 2
+
+    usable = [w for w in wheels if not w.yanked]
+    return min(usable, key=lambda w: (rank(w), w.filename)) if usable else None
+
+
+def fetch_sources(session: requests.Session, wheel: WheelFile, traffic: Traffic,
+                  full_download: bool = False) -> Fetched:
+    """Range-read ``MEMBERS`` from ``wheel`` (or, only if asked, download it whole)."""
+    remote = _download(session, wheel.url, traffic) if full_download else RangeFile(session, wheel.url, traffic)
+    size = remote.size if isinstance(remote, RangeFile) else len(remote.getbuffer())
+    try:
+        archive = zipfile.ZipFile(remote)
+    except (zipfile.BadZipFile, OSError, EOFError) as err:
+        return Fetched(wheel, size, {}, f"the wheel's zip directory is unreadable: {err}")
+    sources: dict[str, str | None] = {}
+    names = set(archive.namelist())
+    for member in MEMBERS:
+        try:
+            sources[member] = archive.read(member).decode("utf-8") if member in names else None
+        except (zipfile.BadZipFile, UnicodeDecodeError, OSError, EOFError) as err:
+            return Fetched(wheel, size, sources, f"{member} is unreadable: {err}")
+    return Fetched(wheel, size, sources, None)
+
+
+def _download(session: requests.Session, url: str, traffic: Traffic) -> io.BytesIO:
+    check_url(url)
+    traffic.requests += 1
+    response = session.get(url, timeout=TIMEOUT)
+    response.raise_for_status()
+    traffic.bytes += len(response.content)
+    return io.BytesIO(response.content)
