@@ -23,7 +23,7 @@ from packaging.version import InvalidVersion, Version
 
 from repro import ledger as ledger_io
 from tracker import sweep
-from tracker.http import FetchError, Traffic, check_url, make_session
+from tracker.remote import FetchError, Traffic, check_url, make_session
 from tracker.index import discover
 from tracker.summary import markdown, text
 

@@ -16,7 +16,7 @@ import requests
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from tracker.http import FetchError, Traffic, get
+from tracker.remote import FetchError, Traffic, get
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
@@ -42,11 +42,16 @@ class Release:
 def discover(session: requests.Session, index_url: str, traffic: Traffic, name: str = "torch") -> list[Release]:
     """Every release of ``name`` the index lists, oldest first."""
     root = index_url.rstrip("/")
+    by_version: dict[Version, list[WheelFile]] = {}
     if root.endswith("/simple"):
         files = _simple(session, f"{root}/{name}/", traffic)
     else:
-        files = _json_api(session, f"{root}/pypi/{name}/json", traffic)
-    by_version: dict[Version, list[WheelFile]] = {}
+        listed, files = _json_api(session, f"{root}/pypi/{name}/json", traffic)
+        for text in listed:  # a release with no wheel still counts, as "unknown"
+            try:
+                by_version.setdefault(Version(text), [])
+            except InvalidVersion:
+                continue
     for file in files:
         try:
             _, version, _, _ = parse_wheel_filename(file.filename)
@@ -56,13 +61,13 @@ def discover(session: requests.Session, index_url: str, traffic: Traffic, name: 
     return [Release(v, tuple(by_version[v])) for v in sorted(by_version)]
 
 
-def _json_api(session: requests.Session, url: str, traffic: Traffic) -> list[WheelFile]:
+def _json_api(session: requests.Session, url: str, traffic: Traffic) -> tuple[list[str], list[WheelFile]]:
     response = get(session, url, traffic)
     data = _parse_json(response)
     releases = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(releases, dict):
         raise FetchError(f"{url} is not a JSON API answer (no 'releases')")
-    return [
+    return list(releases), [
         WheelFile(f["filename"], urljoin(response.url, f["url"]), f.get("size"), bool(f.get("yanked")))
         for files in releases.values() for f in files
         if isinstance(f, dict) and "filename" in f and "url" in f

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import requests
 from packaging.utils import parse_wheel_filename
 
-from tracker.http import TIMEOUT, RangeFile, Traffic, check_url
+from tracker.remote import TIMEOUT, RangeFile, Traffic, check_url
 from tracker.index import WheelFile
 
 MEMBERS = (

@@ -19,7 +19,7 @@ from packaging.version import Version
 from repro import ledger as ledger_io
 from tracker.analyse import analyse
 from tracker.confirm import confirm
-from tracker.http import FetchError, Traffic, make_session
+from tracker.remote import FetchError, Traffic, make_session
 from tracker.index import Release
 from tracker.probe import choose_wheel, fetch_sources
 
@@ -83,8 +83,9 @@ def static_entry(release: Release, full_download: bool, session_for: Callable) -
         verdict_name = verdict.verdict if verdict else "unknown"
         evidence = verdict.evidence if verdict else [fetched.problem]
         size = fetched.wheel_size
-    except FetchError as err:
-        verdict_name, evidence, size, error = "unknown", [str(err)], wheel.size, str(err)
+    except Exception as err:  # one release's failure must not end the sweep: record it, retry next run
+        message = str(err) if isinstance(err, FetchError) else f"{type(err).__name__}: {err}"
+        verdict_name, evidence, size, error = "unknown", [message], wheel.size, message
     static = {"verdict": verdict_name, "evidence": evidence, "bytes_fetched": traffic.bytes,
               "wheel_size": size, "requests": traffic.requests, "wheel": wheel.filename}
     entry = {"yanked": False, "static": static, "checked_at": now()}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
@@ -135,7 +136,7 @@ class RangeFile(io.RawIOBase):
                     if expect_start is not None and start != expect_start:
                         raise FetchError(f"asked {self.url} for {spec}, got bytes {start}-{end}")
                     data = resp.raw.read(decode_content=False)
-            except requests.RequestException as err:
+            except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
                 if attempt == BODY_RETRIES - 1:
                     raise FetchError(f"range {spec} of {self.url} failed: {err}") from None
                 continue

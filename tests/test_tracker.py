@@ -1,0 +1,183 @@
+"""The upstream tracker against a real HTTP server on loopback serving wheels built here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import ROOT, run, write_ledger
+from index_server import (BUGGY, FIXED_IGNORED, FIXED_MODULE, FIXED_SETATTR, REMOVED_GONE,
+                          REMOVED_RAISES, Faults, IndexServer, build_wheel, shape)
+from tracker.sweep import recompute
+
+TAG = "cp311-cp311-manylinux_2_28_x86_64"
+
+
+def wheel_name(version: str, tag: str = TAG) -> str:
+    return f"torch-{version}-{tag}.whl"
+
+
+@pytest.fixture
+def index():
+    server = IndexServer()
+    server.url = server.start()
+    yield server
+    server.stop()
+
+
+def check(index: IndexServer, tmp_path, *args: str, url: str | None = None, env=None):
+    """Run the tracker as a user would; return (exit code, JSON report, ledger, stderr)."""
+    ledger = tmp_path / "ledger.json"
+    if not ledger.exists():
+        write_ledger(ledger)
+    proc = run(["-m", "tracker.check_upstream", "--index-url", url or index.url, "--json", *args],
+               ledger=ledger, env=env)
+    report = json.loads(proc.stdout) if proc.stdout.strip() else None
+    return proc.returncode, report, json.loads(ledger.read_text()), proc.stderr
+
+
+def verdicts(report) -> dict[str, str]:
+    return {r["version"]: (r["static"] or {}).get("verdict", "yanked") for r in report["releases"]}
+
+
+def test_buggy_release_is_present_from_a_sliver_of_the_wheel(index, tmp_path):
+    index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY, padding=16 * 1024 * 1024)
+    code, report, ledger, _ = check(index, tmp_path)
+    assert code == 0 and report["status_changed"] is False
+    static = report["releases"][0]["static"]
+    assert static["verdict"] == "present" and static["requests"] <= 10
+    assert static["bytes_fetched"] <= 0.01 * static["wheel_size"]
+    assert any("_recursive.py:1" in e for e in static["evidence"])
+    assert ledger["releases"]["2.13.0"]["static"]["verdict"] == "present" and ledger["fixed_in"] is None
+
+
+@pytest.mark.parametrize(
+    ("sources", "verdict", "evidence"),
+    [
+        (FIXED_IGNORED, "changed", "ignored_attributes now lists"),
+        (FIXED_SETATTR, "changed", "special-cases"),
+        (FIXED_MODULE, "changed", "no longer assigns"),
+        (REMOVED_RAISES, "removed", "script_method now raises"),
+        (REMOVED_GONE, "removed", "no longer defined"),
+        (shape(**{"torch/jit/_script.py": ""}), "unknown", "missing from the wheel"),
+        (shape(**{"torch/nn/modules/module.py": "def broken(:\n"}), "unknown", "unparsable"),
+    ],
+    ids=["fixed-ignored", "fixed-setattr", "fixed-module", "removed-raises", "removed-gone",
+         "member-missing", "unparsable"],
+)
+def test_static_verdicts_with_evidence(index, tmp_path, sources, verdict, evidence):
+    index.wheels[wheel_name("2.16.0")] = build_wheel(sources)
+    code, report, ledger, _ = check(index, tmp_path)
+    static = report["releases"][0]["static"]
+    assert static["verdict"] == verdict and any(evidence in e for e in static["evidence"])
+    assert code == (3 if verdict in ("changed", "removed") else 0)
+    assert ledger["fixed_in"] is None  # never "fixed" on static evidence alone
+
+
+def test_second_run_makes_no_wheel_requests(index, tmp_path):
+    index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY)
+    check(index, tmp_path)
+    wheel_hits = sum(n for path, n in index.hits.items() if path.startswith("/files/"))
+    code, report, _, _ = check(index, tmp_path)
+    assert code == 0 and report["releases"] == []
+    assert sum(n for path, n in index.hits.items() if path.startswith("/files/")) == wheel_hits
+    check(index, tmp_path, "--recheck")
+    assert sum(n for path, n in index.hits.items() if path.startswith("/files/")) > wheel_hits
+
+
+@pytest.mark.parametrize("simple", ["json", "html"])
+def test_simple_index_yanked_and_pre_releases(index, tmp_path, simple):
+    for version in ("2.12.0", "2.13.0", "2.14.0rc1"):
+        index.wheels[wheel_name(version)] = build_wheel(BUGGY, padding=1024)
+    index.yanked.add(wheel_name("2.12.0"))
+    index.html_only = simple == "html"
+    code, report, ledger, _ = check(index, tmp_path, url=f"{index.url}/simple/")
+    assert verdicts(report) == {"2.12.0": "yanked", "2.13.0": "present"}
+    assert ledger["releases"]["2.12.0"]["yanked"] is True
+    code, report, _, _ = check(index, tmp_path, "--pre", url=f"{index.url}/simple")
+    assert verdicts(report) == {"2.14.0rc1": "present"}
+
+
+def test_since_limits_the_sweep(index, tmp_path):
+    for version in ("1.7.1", "1.8.0", "2.0.0"):
+        index.wheels[wheel_name(version)] = build_wheel(BUGGY, padding=1024)
+    _, report, _, _ = check(index, tmp_path, "--since", "1.8")
+    assert set(verdicts(report)) == {"1.8.0", "2.0.0"}
+
+
+def test_prefers_linux_x86_64_wheel(index, tmp_path):
+    index.wheels[wheel_name("2.13.0", "cp311-none-macosx_11_0_arm64")] = build_wheel(FIXED_IGNORED, 1024)
+    index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY, 1024)
+    _, report, _, _ = check(index, tmp_path)
+    assert report["releases"][0]["static"]["wheel"] == wheel_name("2.13.0")
+
+
+def test_release_without_wheel_is_unknown(index, tmp_path):
+    index.extra["2.13.0"] = ["torch-2.13.0.tar.gz"]
+    code, report, _, _ = check(index, tmp_path)
+    assert verdicts(report) == {"2.13.0": "unknown"} and code == 0
+
+
+def test_ranges_unsupported_stops_at_once_unless_full_download_allowed(index, tmp_path):
+    index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY)
+    index.faults = Faults(ranges=False)
+    code, report, ledger, _ = check(index, tmp_path)
+    static = report["releases"][0]["static"]
+    assert code == 1 and static["verdict"] == "unknown" and "ignores Range" in static["evidence"][0]
+    assert static["bytes_fetched"] < 1024 * 1024  # stopped, not downloaded
+    assert "2.13.0" in ledger["releases"]  # recorded, and retried next time
+    code, report, _, _ = check(index, tmp_path, "--full-download")
+    assert code == 0 and verdicts(report) == {"2.13.0": "present"}
+
+
+@pytest.mark.parametrize(
+    ("faults", "code", "verdict"),
+    [(Faults(suffix=False), 0, "present"), (Faults(fail_first=2), 0, "present"),
+     (Faults(reset_once=True), 0, "present"), (Faults(gzip=True), 1, "unknown")],
+    ids=["suffix-rejected", "503-retried", "reset-retried", "gzip-refused"],
+)
+def test_server_faults(index, tmp_path, faults, code, verdict):
+    index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY)
+    index.faults = faults
+    got, report, _, _ = check(index, tmp_path)
+    assert (got, verdicts(report)["2.13.0"]) == (code, verdict)
+
+
+def test_broken_central_directory_is_unknown(index, tmp_path):
+    data = bytearray(build_wheel(BUGGY, padding=1024))
+    end = data.rfind(b"PK\x05\x06")
+    data[end + 16:end + 20] = (len(data) + 999).to_bytes(4, "little")  # directory offset past the end
+    index.wheels[wheel_name("2.13.0")] = bytes(data)
+    code, report, _, _ = check(index, tmp_path)
+    static = report["releases"][0]["static"]
+    assert static["verdict"] == "unknown" and "unreadable" in static["evidence"][0]
+
+
+def test_malformed_index_json_is_one_sentence_exit_1(index, tmp_path):
+    index.raw_index = b"{not json"
+    code, report, _, stderr = check(index, tmp_path)
+    assert code == 1 and report is None and "malformed JSON" in stderr and "Traceback" not in stderr
+
+
+def test_non_loopback_http_is_refused(tmp_path):
+    write_ledger(tmp_path / "ledger.json")
+    proc = run(["-m", "tracker.check_upstream", "--index-url", "http://example.com"], ledger=tmp_path / "ledger.json")
+    assert proc.returncode == 2 and "only https" in proc.stderr
+
+
+def test_runs_as_a_script_and_writes_the_step_summary(index, tmp_path):
+    index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY, padding=1024)
+    summary = tmp_path / "summary.md"
+    write_ledger(tmp_path / "ledger.json")
+    proc = run([str(ROOT / "tracker" / "check_upstream.py"), "--index-url", index.url],
+               ledger=tmp_path / "ledger.json", env={"GITHUB_STEP_SUMMARY": str(summary)}, cwd=tmp_path)
+    assert proc.returncode == 0 and "2.13.0" in proc.stdout and "[1/1] 2.13.0: present" in proc.stderr
+    assert "| 2.13.0 | present |" in summary.read_text()
+
+
+def test_fixed_in_is_the_lowest_confirmed_fix_and_regressions_are_recorded():
+    data = {"releases": {v: {"dynamic": {"verdict": d}} for v, d in
+                         [("2.13.0", "present"), ("2.16.0", "fixed"), ("2.17.0", "present"), ("2.18.0", "fixed")]}}
+    recompute(data)
+    assert data["fixed_in"] == "2.16.0" and data["regressions"] == ["2.17.0"]
