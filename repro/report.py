@@ -54,8 +54,10 @@ def drift_of(run: OracleRun, outcome: str, expected: Expectation) -> list[str]:
     drift = []
     if outcome != expected.outcome:
         drift.append(f"outcome: expected {expected.outcome} ({expected.reason}), observed {outcome}")
-    if run.cannot_test:
-        return drift + [f"cannot test: {run.cannot_test}"] if drift else []
+    if run.cannot_test:  # nothing ran; only the outcome can disagree
+        if drift:
+            drift.append(f"cannot test: {run.cannot_test}")
+        return drift
     for r in run.results:
         want = expected_verdict(r, expected)
         if r.verdict not in (want, "unavailable"):

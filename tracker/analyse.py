@@ -14,6 +14,7 @@ unparsable: ``unknown``.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
 FLAG = "_is_full_backward_hook"
@@ -68,11 +69,13 @@ def _torchscript_removed(tree: ast.Module) -> list[str]:
     return []
 
 
+def _assigns(node: ast.AST, target: Callable[[ast.expr], bool]) -> bool:
+    return isinstance(node, ast.Assign) and any(target(t) for t in node.targets)
+
+
 def _ignored_attributes(tree: ast.Module) -> tuple[bool, str]:
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "ignored_attributes" for t in node.targets
-        ):
+        if _assigns(node, lambda t: isinstance(t, ast.Name) and t.id == "ignored_attributes"):
             names = [e.value for e in getattr(node.value, "elts", []) if isinstance(e, ast.Constant)]
             if FLAG in names:
                 return False, f"{RECURSIVE}:{node.lineno}: ignored_attributes now lists {FLAG!r}"
@@ -85,10 +88,8 @@ def _module_assigns_flag(tree: ast.Module) -> tuple[bool, str]:
     if method is None:
         return False, f"{MODULE}: Module.register_full_backward_hook not found"
     for node in ast.walk(method):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Attribute) and t.attr == FLAG and isinstance(t.value, ast.Name)
-            and t.value.id == "self" for t in node.targets
-        ):
+        if _assigns(node, lambda t: isinstance(t, ast.Attribute) and t.attr == FLAG
+                    and isinstance(t.value, ast.Name) and t.value.id == "self"):
             return True, f"{MODULE}:{node.lineno}: register_full_backward_hook assigns self.{FLAG} = ..."
     return False, f"{MODULE}:{method.lineno}: register_full_backward_hook no longer assigns self.{FLAG}"
 

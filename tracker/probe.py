@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import requests
 from packaging.utils import parse_wheel_filename
 
-from tracker.remote import TIMEOUT, RangeFile, Traffic, check_url
+from tracker.remote import RangeFile, Traffic, get
 from tracker.index import WheelFile
 
 MEMBERS = (
@@ -48,8 +48,12 @@ def choose_wheel(wheels: tuple[WheelFile, ...]) -> WheelFile | None:
 def fetch_sources(session: requests.Session, wheel: WheelFile, traffic: Traffic,
                   full_download: bool = False) -> Fetched:
     """Range-read ``MEMBERS`` from ``wheel`` (or, only if asked, download it whole)."""
-    remote = _download(session, wheel.url, traffic) if full_download else RangeFile(session, wheel.url, traffic)
-    size = remote.size if isinstance(remote, RangeFile) else len(remote.getbuffer())
+    if full_download:
+        remote: io.IOBase = io.BytesIO(get(session, wheel.url, traffic).content)
+        size = len(remote.getbuffer())
+    else:
+        remote = RangeFile(session, wheel.url, traffic)
+        size = remote.size
     try:
         archive = zipfile.ZipFile(remote)
     except (zipfile.BadZipFile, OSError, EOFError) as err:
@@ -64,10 +68,3 @@ def fetch_sources(session: requests.Session, wheel: WheelFile, traffic: Traffic,
     return Fetched(wheel, size, sources, None)
 
 
-def _download(session: requests.Session, url: str, traffic: Traffic) -> io.BytesIO:
-    check_url(url)
-    traffic.requests += 1
-    response = session.get(url, timeout=TIMEOUT)
-    response.raise_for_status()
-    traffic.bytes += len(response.content)
-    return io.BytesIO(response.content)

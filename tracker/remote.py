@@ -108,7 +108,7 @@ class RangeFile(io.RawIOBase):
             start, data, size = self._fetch(f"bytes=-{TAIL}")
         except RangesUnsupported:
             raise
-        except FetchError:
+        except FetchError:  # e.g. 416: this server rejects suffix ranges
             start, data, size = self._fetch("bytes=0-0")
             if size > 1:
                 tail_start = max(0, size - TAIL)

@@ -68,9 +68,9 @@ def select(releases: list[Release], known: dict[str, Any], options: Options) -> 
 
 def static_entry(release: Release, full_download: bool, session_for: Callable) -> dict[str, Any]:
     """The ledger entry for one release from its wheel's sources, with what it cost."""
-    wheel = choose_wheel(release.wheels)
     if release.yanked:
         return {"yanked": True, "static": None, "checked_at": now()}
+    wheel = choose_wheel(release.wheels)
     if wheel is None:
         static = {"verdict": "unknown", "evidence": ["the release has no wheel"], "bytes_fetched": 0,
                   "wheel_size": None, "requests": 0}
@@ -113,6 +113,16 @@ def record(path: Path, version: str, change: Callable[[dict[str, Any]], None]) -
     return ledger_io.update(path, apply)
 
 
+def _replace_static(entry: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    """Overwrite the static part of a ledger entry, keeping an earlier dynamic verdict."""
+
+    def change(existing: dict[str, Any]) -> None:
+        existing.pop("error", None)
+        existing.update(entry)
+
+    return change
+
+
 def run(releases: list[Release], options: Options, progress: Callable[[str], None]) -> Outcome:
     outcome = Outcome()
     local = threading.local()
@@ -127,7 +137,7 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
 
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         for done, (version, entry) in enumerate(pool.map(probe, releases), start=1):
-            record(options.ledger, version, lambda e, entry=entry: (e.pop("error", None), e.update(entry)))
+            record(options.ledger, version, _replace_static(entry))
             outcome.entries[version] = entry
             if entry.get("error"):
                 outcome.errors.append(f"{version}: {entry['error']}")
