@@ -34,8 +34,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)  # argparse exits with 2 on bad usage
     try:
+        ledger = load(ledger_path())  # before importing torch: bad input fails fast
         environment = resolve_environment(args.device)
-        expected = expectation_for(load(ledger_path()), environment.torch_version)
+        expected = expectation_for(ledger, environment.torch_version)
     except (EnvironmentProblem, LedgerError) as problem:
         print(f"repro: error: {problem}", file=sys.stderr)
         return EXIT_ENVIRONMENT

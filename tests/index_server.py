@@ -6,7 +6,9 @@ ranges rejected, gzip applied to ranges, a number of 503s first, a reset mid-bod
 
 from __future__ import annotations
 
+import base64
 import gzip
+import hashlib
 import io
 import json
 import os
@@ -60,6 +62,24 @@ def build_wheel(sources: dict[str, str], padding: int = 4 * 1024 * 1024) -> byte
     return out.getvalue()
 
 
+def build_pure_wheel(name: str, version: str, files: dict[str, bytes]) -> tuple[str, bytes]:
+    """An installable pure-Python wheel (for pip in the tracker's throwaway environments)."""
+    info = f"{name}-{version}.dist-info"
+    files = {**files, f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+             f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = [f"{path},sha256={_digest(data)},{len(data)}" for path, data in files.items()]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+        archive.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+    return f"{name}-{version}-py3-none-any.whl", out.getvalue()
+
+
+def _digest(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
 @dataclass
 class Faults:
     ranges: bool = True
@@ -89,9 +109,9 @@ class IndexServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def files(self) -> list[tuple[str, str]]:
+    def files(self, project: str = "torch") -> list[tuple[str, str]]:
         version_of = lambda name: name.split("-")[1]
-        rows = [(version_of(n), n) for n in self.wheels]
+        rows = [(version_of(n), n) for n in self.wheels if n.split("-")[0].lower() == project]
         return rows + [(v, n) for v, names in self.extra.items() for n in names]
 
     def json_api(self) -> bytes:
@@ -102,14 +122,15 @@ class IndexServer:
                  "yanked": name in self.yanked})
         return json.dumps({"info": {"name": "torch"}, "releases": releases}).encode()
 
-    def simple_json(self) -> bytes:
-        return json.dumps({"meta": {"api-version": "1.0"}, "name": "torch", "files": [
-            {"filename": n, "url": f"../../files/{n}", "yanked": n in self.yanked} for _, n in self.files()]}).encode()
+    def simple_json(self, project: str = "torch") -> bytes:
+        return json.dumps({"meta": {"api-version": "1.0"}, "name": project, "files": [
+            {"filename": n, "url": f"../../files/{n}", "yanked": n in self.yanked}
+            for _, n in self.files(project)]}).encode()
 
-    def simple_html(self) -> bytes:
+    def simple_html(self, project: str = "torch") -> bytes:
         mark = ' data-yanked=""'
         links = "".join(f'<a href="../../files/{n}"{mark if n in self.yanked else ""}>{n}</a><br>'
-                        for _, n in self.files())
+                        for _, n in self.files(project))
         return f"<!DOCTYPE html><html><body>{links}</body></html>".encode()
 
 
@@ -127,10 +148,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(503, b"busy")
         if path == "/pypi/torch/json":
             return self._send(200, index.raw_index or index.json_api(), "application/json")
-        if path == "/simple/torch/":
+        simple = re.fullmatch(r"/simple/([a-z0-9._-]+)/", path)
+        if simple:
+            project = simple.group(1)
             if not index.html_only and "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", ""):
-                return self._send(200, index.simple_json(), "application/vnd.pypi.simple.v1+json")
-            return self._send(200, index.simple_html(), "text/html")
+                return self._send(200, index.simple_json(project), "application/vnd.pypi.simple.v1+json")
+            return self._send(200, index.simple_html(project), "text/html")
         name = path.rsplit("/", 1)[-1]
         if path.startswith("/files/") and name in index.wheels:
             return self._file(index.wheels[name])

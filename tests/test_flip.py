@@ -13,7 +13,8 @@ import torch
 from helpers import ROOT, run, write_ledger
 from repro.ledger import release_key
 
-SELECT = ["-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "test_scenarios.py"),
+SELECT = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",  # one process: the patch lives in it
+          str(ROOT / "tests" / "test_scenarios.py"),
           "-k", "register_full_backward_hook and called and cpu"]
 
 

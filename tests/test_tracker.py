@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from helpers import ROOT, run, write_ledger
 from index_server import (BUGGY, FIXED_IGNORED, FIXED_MODULE, FIXED_SETATTR, REMOVED_GONE,
-                          REMOVED_RAISES, Faults, IndexServer, build_wheel, shape)
+                          REMOVED_RAISES, Faults, IndexServer, build_pure_wheel, build_wheel, shape)
 from tracker.sweep import recompute
 
 TAG = "cp311-cp311-manylinux_2_28_x86_64"
@@ -181,3 +182,36 @@ def test_fixed_in_is_the_lowest_confirmed_fix_and_regressions_are_recorded():
                          [("2.13.0", "present"), ("2.16.0", "fixed"), ("2.17.0", "present"), ("2.18.0", "fixed")]}}
     recompute(data)
     assert data["fixed_in"] == "2.16.0" and data["regressions"] == ["2.17.0"]
+
+
+def _packaging_wheel() -> tuple[str, bytes]:
+    """The installed packaging, rebuilt as a wheel, so the throwaway environment needs no other index."""
+    import packaging
+
+    root = Path(packaging.__file__).parent
+    files = {f"packaging/{p.relative_to(root)}": p.read_bytes() for p in root.rglob("*.py")}
+    return build_pure_wheel("packaging", packaging.__version__, files)
+
+
+def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path):
+    """The dynamic path end to end: venv, pip from the loopback index, the reproducer, cleanup.
+
+    The torch served here cannot be imported, so the reproducer reports an environment error
+    and the release is recorded as cannot-test, never as fixed; a version the index lacks
+    fails to install and is recorded the same way.
+    """
+    for name, data in (_packaging_wheel(), build_pure_wheel(
+            "torch", "9.9.9", {"torch/__init__.py": b"raise ImportError('a torch that cannot load')\n"})):
+        index.wheels[name] = data
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    code, report, ledger, stderr = check(
+        index, tmp_path, "--versions", "9.9.9,9.9.8", "--install-index-url", f"{index.url}/simple/",
+        env={"TMPDIR": str(scratch)})
+    assert code == 0, stderr
+    dynamic = {r["version"]: r["dynamic"] for r in report["releases"]}
+    assert dynamic["9.9.9"]["verdict"] == "cannot-test"
+    assert "torch cannot be imported: ImportError: a torch that cannot load" in dynamic["9.9.9"]["detail"]
+    assert dynamic["9.9.8"]["verdict"] == "cannot-test" and "installing torch 9.9.8 failed" in dynamic["9.9.8"]["detail"]
+    assert ledger["releases"]["9.9.9"]["dynamic"]["verdict"] == "cannot-test" and ledger["fixed_in"] is None
+    assert list(scratch.iterdir()) == []  # environments removed

@@ -52,7 +52,7 @@ def confirm(version: str, index_url: str, timeout: float) -> Dynamic:
 def _create(env_dir: Path, version: str, index_url: str, timeout: float) -> Path:
     python = env_dir / "bin" / "python"
     env = {**os.environ, "PIP_CONSTRAINT": "/dev/null"}  # a machine-wide torch cap must not apply
-    requirement = [f"torch=={version}", "packaging", "requests"]
+    requirement = [f"torch=={version}", "packaging"]  # all `python -m repro` imports
     if shutil.which("uv"):
         commands = [["uv", "venv", "-q", "--python", sys.executable, str(env_dir)],
                     ["uv", "pip", "install", "-q", "--python", str(python), "--index-url", index_url,

