@@ -1,64 +1,131 @@
-"""Candidate fixes for the bug, applied to the imported torch in memory only.
+"""Candidate fixes, each applied in memory in a process of its own, and judged by the oracle.
 
-Each ``apply`` function patches the running process (never site-packages), so it must
-run before any ScriptModule subclass is instantiated and in a process of its own. The
-oracle then judges whether the candidate makes every scenario match eager or merely
-silences the error.
+``apply`` runs before the candidate's process imports torch (``python -m repro.run_patched``)
+and imports torch itself. A candidate counts as a fix only when every scenario then matches
+eager; one that lets registration succeed while hooks still misbehave only hides the error.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 
-FLAG = "_is_full_backward_hook"
+from repro.environment import import_torch
+from repro.source_checks import FLAG
+
+FULL_HOOK_CALLED = "register_full_backward_hook: called with grad_input and grad_output"
 
 
 def add_flag_to_ignored_attributes() -> None:
-    """The one-line fix most people propose: keep the flag out of the C++ class."""
+    """(a) The one-line fix most people propose: keep the flag out of the C++ class."""
+    import_torch()
     import torch.jit._recursive
 
     if FLAG not in torch.jit._recursive.ignored_attributes:
         torch.jit._recursive.ignored_attributes.append(FLAG)
 
 
-def keep_flag_on_wrapper() -> None:
-    """Ignore the flag when scripting *and* store it on the Python wrapper, where
-    ``Module._get_backward_hooks`` reads it back."""
-    import torch.jit._script
+def declare_jit_ignored_attributes() -> None:
+    """(b) User side: each ScriptModule subclass declares ``__jit_ignored_attributes__``."""
+    import_torch()
+    from repro.models import STYLES
 
-    add_flag_to_ignored_attributes()
-    script_module = torch.jit._script.ScriptModule
-    forward_to_inner = script_module.__setattr__
+    for cls in STYLES.values():
+        cls.__jit_ignored_attributes__ = [FLAG]
 
-    def __setattr__(self, attr, value):
-        if attr == FLAG:
-            object.__setattr__(self, attr, value)
-        else:
-            forward_to_inner(self, attr, value)
 
-    script_module.__setattr__ = __setattr__
+def apply_upstream_patch() -> None:
+    """(c) The proposed upstream diff (``--patch``), loaded from generated source files."""
+    from repro.source_import import import_from
+    from repro.source_checks import installed_sources
+    from repro.upstream_patch import patched_sources
+
+    directory = Path(tempfile.mkdtemp(prefix="repro-upstream-patch-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    for path, text in patched_sources(installed_sources()).items():
+        (directory / path).parent.mkdir(parents=True, exist_ok=True)
+        (directory / path).write_text(text, encoding="utf-8")
+    import_from(directory)
+    import_torch()
+
+
+def use_workaround() -> None:
+    """(d) User side: call ``repro.workaround`` instead of the two methods."""
+    import_torch()
+    import torch
+
+    from repro import workaround
+
+    torch.jit.ScriptModule.register_full_backward_hook = (
+        lambda self, hook, prepend=False: workaround.register_full_backward_hook(self, hook, prepend=prepend))
+    torch.jit.ScriptModule.register_backward_hook = workaround.register_backward_hook
 
 
 @dataclass(frozen=True)
 class Candidate:
     name: str
+    side: str  # "upstream" or "user"
     summary: str
     apply: Callable[[], None]
 
 
-CANDIDATES = {
-    c.name: c
-    for c in (
-        Candidate(
-            "ignored-attributes",
-            "add '_is_full_backward_hook' to torch.jit._recursive.ignored_attributes",
-            add_flag_to_ignored_attributes,
-        ),
-        Candidate(
-            "keep-flag-on-wrapper",
-            "ignored_attributes plus ScriptModule.__setattr__ keeping the flag on the wrapper",
-            keep_flag_on_wrapper,
-        ),
+CANDIDATES = {c.name: c for c in (
+    Candidate("ignored-attributes", "upstream", "add the flag to torch.jit._recursive.ignored_attributes",
+              add_flag_to_ignored_attributes),
+    Candidate("jit-ignored-attributes", "user", "declare __jit_ignored_attributes__ = ['_is_full_backward_hook']",
+              declare_jit_ignored_attributes),
+    Candidate("upstream-patch", "upstream", "ignored_attributes plus ScriptModule.__setattr__ keeping the flag "
+              "on the wrapper (python -m repro --patch)", apply_upstream_patch),
+    Candidate("workaround", "user", "repro.workaround.register_full_backward_hook / register_backward_hook",
+              use_workaround),
+)}
+
+
+@dataclass(frozen=True)
+class CandidateResult:
+    candidate: Candidate
+    registers: bool | None  # the bug's registrations no longer raise
+    hook_fires: bool | None  # the full backward hook is called as on eager
+    matches: int
+    total: int
+    verdict: str  # "fix" | "hides the error" | "no effect" | "cannot judge"
+    detail: str
+
+
+def judge(candidate: Candidate, device: str) -> CandidateResult:
+    """Run every scenario with ``candidate`` applied, in a subprocess of its own."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "repro.run_patched", candidate.name, "-m", "repro", "--json", "--device", device],
+        capture_output=True, text=True, timeout=600,
     )
-}
+    try:
+        scenarios = json.loads(proc.stdout)["scenarios"]
+    except (ValueError, KeyError):
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return CandidateResult(candidate, None, None, 0, 0, "cannot judge", last)
+    bug = [s for s in scenarios if s["bug"]]
+    registers = all(s["verdict"] != "raises" for s in bug)
+    hook_fires = all(s["verdict"] == "match" for s in bug if f"{s['api']}: {s['name']}" == FULL_HOOK_CALLED)
+    judged = [s for s in scenarios if s["verdict"] != "unavailable"]
+    matches = sum(s["verdict"] == "match" for s in judged)
+    if matches == len(judged):
+        verdict, detail = "fix", "every scenario matches eager"
+    elif registers:
+        departing = next(s for s in judged if s["verdict"] != "match")
+        verdict, detail = "hides the error", f"{departing['api']}: {departing['name']}: {departing['detail']}"
+    else:
+        verdict, detail = "no effect", next(s["detail"] for s in bug if s["verdict"] == "raises")
+    return CandidateResult(candidate, registers, hook_fires, matches, len(judged), verdict, detail)
+
+
+def judge_all(device: str) -> list[CandidateResult]:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda c: judge(c, device), CANDIDATES.values()))

@@ -1,7 +1,8 @@
 """``python -m repro``: wire environment -> oracle -> report -> format, and pick the exit code.
 
-Exit codes: 0 every observation matches the ledger's expectation for this torch;
-1 drift (printed); 2 usage or environment error, or TorchScript cannot be exercised here.
+Exit codes: 0 every observation matches the ledger's expectation for this torch (and
+--explain, --candidates, --patch succeeded); 1 drift (printed); 2 usage or environment
+error, or TorchScript cannot be exercised here.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         epilog="Exit codes: 0 as the ledger expects, 1 drift, 2 usage or environment error. "
         "REPRO_LEDGER=/path reads another ledger.",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--json", action="store_true", help="print one JSON object")
+    mode.add_argument("--markdown", action="store_true", help="print a ready-to-file upstream issue body")
+    mode.add_argument("--explain", action="store_true", help="print the root cause measured on this torch")
+    mode.add_argument("--candidates", action="store_true",
+                      help="judge each candidate fix by running every scenario with it applied")
+    mode.add_argument("--patch", action="store_true",
+                      help="print the proposed upstream diff (with a regression test) for this torch")
     parser.add_argument(
         "--device", choices=DEVICE_CHOICES, default="auto",
         help="where to run (default: the accelerator if present, else cpu)",
@@ -33,6 +41,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)  # argparse exits with 2 on bad usage
+    if args.patch:
+        return _patch()
     try:
         ledger = load(ledger_path())  # before importing torch: bad input fails fast
         environment = resolve_environment(args.device)
@@ -41,18 +51,70 @@ def main(argv: list[str] | None = None) -> int:
         print(f"repro: error: {problem}", file=sys.stderr)
         return EXIT_ENVIRONMENT
 
-    from repro.formats import json as json_format, text
+    if args.explain:
+        print(explanation(environment))
+        return EXIT_OK
+    if args.candidates:
+        print(candidates_table(environment))
+        return EXIT_OK
+
+    from repro.explain import explain
+    from repro.formats import json as json_format, markdown, text
     from repro.oracle import run_all
     from repro.report import build_report
 
     report = build_report(environment, run_all(environment.device), expected)
-    print((json_format if args.json else text).render(report))
+    if args.json:
+        print(json_format.render(report, explain()))
+    elif args.markdown:
+        from repro.filing import gather
+
+        print(markdown.render(report, explain(), gather(environment.torch_npu, environment.device)))
+    else:
+        print(text.render(report))
     if report.matches_expectation:
         return EXIT_OK
     if report.outcome == "cannot-test":
         print(f"repro: error: {report.run.cannot_test or 'nothing to test'}", file=sys.stderr)
         return EXIT_ENVIRONMENT
     return EXIT_DRIFT
+
+
+def _patch() -> int:
+    from repro.upstream_patch import PatchError, proposed_diff
+
+    try:
+        print(proposed_diff(), end="")
+    except (PatchError, FileNotFoundError) as problem:
+        print(f"repro: error: {problem}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    return EXIT_OK
+
+
+def explanation(environment) -> str:
+    from repro.explain import explain
+
+    cause = explain()
+    steps = [f"{i}. {step}" for i, step in enumerate(cause.chain(), start=1)]
+    return "\n".join([f"Root cause on torch {environment.torch_version}:", *steps])
+
+
+def candidates_table(environment) -> str:
+    from repro.candidates import judge_all
+
+    lines = [f"Candidate fixes on torch {environment.torch_version}, each judged by every scenario "
+             f"in a process of its own (device {environment.device}):", ""]
+    for r in judge_all(environment.device):
+        yes_no = {True: "yes", False: "no", None: "?"}
+        lines += [
+            f"{r.candidate.name} ({r.candidate.side} side): {r.candidate.summary}",
+            f"  registration succeeds: {yes_no[r.registers]}; full backward hook fires: {yes_no[r.hook_fires]}; "
+            f"{r.matches}/{r.total} scenarios match eager",
+            f"  verdict: {r.verdict.upper()}: {r.detail}",
+        ]
+    lines += ["", "Only a candidate whose every scenario matches eager counts as a fix; "
+              "'hides the error' means registration succeeds but hooks still misbehave."]
+    return "\n".join(lines)
 
 
 def main_entry() -> None:

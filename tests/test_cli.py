@@ -63,11 +63,11 @@ def test_ledger_claiming_a_fix_is_drift(tmp_path):
 
 
 def test_fixed_torch_is_drift_until_the_ledger_follows(ledger, tmp_path):
-    code, report = run_json(["-m", "repro.run_patched", "keep-flag-on-wrapper", "-m", "repro"], ledger=ledger)
+    code, report = run_json(["-m", "repro.run_patched", "upstream-patch", "-m", "repro"], ledger=ledger)
     assert (code, report["outcome"], report["bug_present"]) == (1, "fixed", False)
     assert any("expected raises, got match" in d for d in report["drift"])
     updated = write_ledger(tmp_path / "u.json", fixed_in=release_key(torch.__version__))
-    code, report = run_json(["-m", "repro.run_patched", "keep-flag-on-wrapper", "-m", "repro"], ledger=updated)
+    code, report = run_json(["-m", "repro.run_patched", "upstream-patch", "-m", "repro"], ledger=updated)
     assert (code, report["matches_expectation"]) == (0, True)
 
 
@@ -132,7 +132,7 @@ def test_minimal_script_exits_1_while_the_bug_is_present(tmp_path):
 
 
 @pytest.mark.parametrize(("candidate", "code", "says"),
-                         [("keep-flag-on-wrapper", 0, "OK:"), ("ignored-attributes", 1, "hook misbehaved")])
+                         [("upstream-patch", 0, "OK:"), ("ignored-attributes", 1, "hook misbehaved")])
 def test_minimal_script_judges_behaviour_not_registration(candidate, code, says):
     proc = run(["-m", "repro.run_patched", candidate, SCRIPT])
     assert proc.returncode == code and says in proc.stdout

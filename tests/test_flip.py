@@ -23,8 +23,8 @@ SELECT = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",  # one proc
     [
         (None, False, 0, "2 xfailed"),  # bug present, ledger agrees
         (None, True, 1, "2 failed"),  # ledger claims a fix the torch lacks: red
-        ("keep-flag-on-wrapper", True, 0, "2 passed"),  # fixed, ledger updated: green
-        ("keep-flag-on-wrapper", False, 1, "2 failed"),  # fixed, ledger stale: strict XPASS is red
+        ("upstream-patch", True, 0, "2 passed"),  # fixed, ledger updated: green
+        ("upstream-patch", False, 1, "2 failed"),  # fixed, ledger stale: strict XPASS is red
         ("ignored-attributes", False, 0, "2 xfailed"),  # error silenced, hooks still dead: still the bug
         ("ignored-attributes", True, 1, "2 failed"),  # ...so it is no fix
     ],

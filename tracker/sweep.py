@@ -17,7 +17,7 @@ from typing import Any
 from packaging.version import Version
 
 from repro import ledger as ledger_io
-from tracker.analyse import analyse
+from repro.source_checks import analyse
 from tracker.confirm import confirm
 from tracker.remote import FetchError, Traffic, make_session
 from tracker.index import Release

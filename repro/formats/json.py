@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from repro.explain import RootCause
 from repro.oracle import ScenarioResult
 from repro.report import SCHEMA, Report, conclusion
 
@@ -23,7 +24,17 @@ def _scenario(result: ScenarioResult) -> dict[str, Any]:
     }
 
 
-def as_dict(report: Report) -> dict[str, Any]:
+def _root_cause(cause: RootCause) -> dict[str, Any]:
+    return {
+        "flag_cpp_type": cause.flag_type,
+        "flag_on_wrapper": cause.flag_on_wrapper,
+        "static_verdict": cause.static.verdict,
+        "evidence": cause.static.evidence,
+        "chain": cause.chain(),
+    }
+
+
+def as_dict(report: Report, cause: RootCause) -> dict[str, Any]:
     env = report.environment
     return {
         "schema": SCHEMA,
@@ -40,8 +51,9 @@ def as_dict(report: Report) -> dict[str, Any]:
         "matches_expectation": report.matches_expectation,
         "drift": report.drift,
         "conclusion": conclusion(report),
+        "root_cause": _root_cause(cause),
     }
 
 
-def render(report: Report) -> str:
-    return json.dumps(as_dict(report), indent=2)
+def render(report: Report, cause: RootCause) -> str:
+    return json.dumps(as_dict(report, cause), indent=2)

@@ -27,7 +27,7 @@ def _cell(results: list[ScenarioResult], text) -> str:
     return ", ".join(f"{style}: {value}" for style, value in values.items())
 
 
-def _rows(report: Report) -> list[tuple[str, ...]]:
+def rows(report: Report) -> list[tuple[str, ...]]:
     by_scenario: dict[str, list[ScenarioResult]] = defaultdict(list)
     for result in report.run.results:
         by_scenario[result.scenario.key].append(result)
@@ -57,7 +57,7 @@ def render(report: Report) -> str:
         "",
     ]
     if report.run.results:
-        lines += _table(_rows(report))
+        lines += _table(rows(report))
         details = Counter(
             f"{r.verdict}: {r.detail}" for r in report.run.results if r.verdict not in ("match",)
         )

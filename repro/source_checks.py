@@ -1,5 +1,8 @@
 """Static verdict from torch's sources, read with ``ast`` only (never imported or run).
 
+Used on sources read out of remote wheels by the tracker, and on the installed torch's
+files by ``python -m repro --explain``.
+
 The bug needs three pieces, each checked with file and line as evidence:
   1. ``torch/jit/_recursive.py``: ``ignored_attributes`` lacks ``_is_full_backward_hook``;
   2. ``torch/nn/modules/module.py``: ``register_full_backward_hook`` assigns
@@ -14,8 +17,10 @@ unparsable: ``unknown``.
 from __future__ import annotations
 
 import ast
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 FLAG = "_is_full_backward_hook"
 RECURSIVE, SCRIPT, MODULE = "torch/jit/_recursive.py", "torch/jit/_script.py", "torch/nn/modules/module.py"
@@ -25,6 +30,20 @@ RECURSIVE, SCRIPT, MODULE = "torch/jit/_recursive.py", "torch/jit/_script.py", "
 class StaticVerdict:
     verdict: str  # present | changed | removed | unknown
     evidence: list[str]
+
+
+def installed_torch_root() -> Path:
+    """The folder holding the installed ``torch`` package, found without importing it."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("torch is not installed")
+    return Path(next(iter(spec.submodule_search_locations))).parent
+
+
+def installed_sources(paths: tuple[str, ...] = (RECURSIVE, SCRIPT, MODULE)) -> dict[str, str | None]:
+    """The installed torch's files, keyed as in a wheel or a PyTorch checkout."""
+    root = installed_torch_root()
+    return {p: (root / p).read_text(encoding="utf-8") if (root / p).is_file() else None for p in paths}
 
 
 def analyse(sources: dict[str, str | None]) -> StaticVerdict:

@@ -1,0 +1,77 @@
+"""``--markdown``: an issue body in the shape of PyTorch's bug template, ready to paste."""
+
+from __future__ import annotations
+
+from repro.explain import RootCause
+from repro.filing import DOWNSTREAM_TEST, UPSTREAM_ISSUE, Filing
+from repro.formats.text import COLUMNS, rows
+from repro.report import Report, conclusion
+
+
+def _table(report: Report) -> list[str]:
+    def line(cells: tuple[str, ...]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return [line(COLUMNS), "|" + "---|" * len(COLUMNS), *(line(row) for row in rows(report))]
+
+
+def render(report: Report, cause: RootCause, filing: Filing) -> str:
+    env = report.environment
+    lines = [
+        "### 🐛 Describe the bug",
+        "",
+        "On a subclass of `torch.jit.ScriptModule`, `register_full_backward_hook` (and the legacy "
+        "`register_backward_hook`) raises `RuntimeError: Could not cast attribute '_is_full_backward_hook' "
+        "to type NoneType`, while the other hook APIs behave like on `nn.Module`. "
+        f"Previously reported as {UPSTREAM_ISSUE} (closed without a fix); a downstream test asserts the "
+        f"error today: {DOWNSTREAM_TEST}.",
+        "",
+        "Minimal reproducer (torch only; exit 1 = bug present, 0 = fixed, 125 = cannot test):",
+        "",
+        "```python",
+        filing.script_source.rstrip(),
+        "```",
+        "",
+        f"Output on torch {env.torch_version} (exit code {filing.script_exit}):",
+        "",
+        "```",
+        filing.script_output,
+        "```",
+        "",
+        "Traceback:",
+        "",
+        "```",
+        filing.traceback,
+        "```",
+        "",
+        f"Every hook API on a ScriptModule subclass versus an eager `nn.Module` twin (device {env.device}; "
+        "both `@torch.jit.script_method` and plain `def forward`):",
+        "",
+        *_table(report),
+        "",
+        conclusion(report).split(" This is ")[0],
+        "",
+        "Root cause, as measured on this torch:",
+        "",
+        *(f"{i}. {step}" for i, step in enumerate(cause.chain(), start=1)),
+        "",
+        "Candidate fixes, each applied in memory and judged by every scenario above:",
+        "",
+        "| candidate | side | scenarios matching eager | verdict |",
+        "|---|---|---|---|",
+        *(f"| {r.candidate.summary} | {r.candidate.side} | {r.matches}/{r.total} | {r.verdict} |"
+          for r in filing.candidates),
+        "",
+        "Proposed fix (the `upstream-patch` candidate), with a regression test:",
+        "",
+        "```diff",
+        filing.patch.rstrip(),
+        "```",
+        "",
+        "### Versions",
+        "",
+        "```",
+        filing.versions.strip(),
+        "```",
+    ]
+    return "\n".join(lines)

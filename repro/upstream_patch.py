@@ -1,0 +1,155 @@
+"""The proposed upstream fix, generated as a unified diff from the installed torch's own files.
+
+Two hunks, with paths as in a PyTorch checkout:
+  * ``torch/jit/_recursive.py``: add the flag to ``ignored_attributes``, so scripting does
+    not turn it into a C++ attribute typed ``NoneType`` (and does not delete the wrapper's copy);
+  * ``torch/jit/_script.py``: ``ScriptModule.__setattr__`` stores the flag on the Python
+    wrapper, where ``Module._get_backward_hooks`` reads it, instead of forwarding it.
+plus a new regression test file in upstream's style. Lines are located with ``ast``, so
+the diff applies to whichever release is installed.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+
+from repro.source_checks import FLAG, RECURSIVE, SCRIPT, installed_sources
+
+TEST_PATH = "test/jit/test_script_module_backward_hooks.py"
+
+SETATTR_BRANCH = [
+    f'if attr == "{FLAG}":',
+    "    # Module's backward-hook mode lives on the Python wrapper, where",
+    "    # Module._get_backward_hooks reads it; the scripted module has no slot for it.",
+    "    return super().__setattr__(attr, value)",
+]
+
+REGRESSION_TEST = '''# Owner(s): ["oncall: jit"]
+# Regression test for https://github.com/pytorch/pytorch/issues/181473
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class M(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class TestScriptModuleBackwardHooks(TestCase):
+    def _backward_with(self, register):
+        m = M()
+        calls = []
+        register(m, lambda mod, grad_input, grad_output: calls.append((mod, grad_input, grad_output)))
+        x = torch.ones(1, 2, requires_grad=True)
+        m(x).sum().backward()
+        return m, calls
+
+    def test_full_backward_hook_fires_with_gradients(self):
+        m, calls = self._backward_with(lambda m, hook: m.register_full_backward_hook(hook))
+        self.assertEqual(len(calls), 1)
+        self.assertIs(calls[0][0], m)
+        self.assertEqual(calls[0][1][0], torch.ones(1, 2) @ m.linear.weight)
+        self.assertEqual(calls[0][2][0], torch.ones(1, 2))
+
+    def test_legacy_backward_hook_fires(self):
+        _, calls = self._backward_with(lambda m, hook: m.register_backward_hook(hook))
+        self.assertEqual(len(calls), 1)
+
+    def test_full_backward_hook_removed(self):
+        m = M()
+        calls = []
+        handle = m.register_full_backward_hook(lambda *args: calls.append(args))
+        handle.remove()
+        m(torch.ones(1, 2, requires_grad=True)).sum().backward()
+        self.assertEqual(calls, [])
+
+
+if __name__ == "__main__":
+    run_tests()
+'''
+
+
+class PatchError(Exception):
+    """The installed sources do not have the shape the patch expects (one sentence)."""
+
+
+def patched_sources(sources: dict[str, str]) -> dict[str, str]:
+    """``sources`` with the fix applied (only the two torch files)."""
+    return {RECURSIVE: _patch_recursive(sources[RECURSIVE]), SCRIPT: _patch_script(sources[SCRIPT])}
+
+
+def _insert(text: str, before_line: int, new_lines: list[str], indent: str) -> str:
+    lines = text.splitlines(keepends=True)
+    lines[before_line - 1:before_line - 1] = [f"{indent}{line}".rstrip() + "\n" for line in new_lines]
+    return "".join(lines)
+
+
+def _indent_of(text: str, lineno: int) -> str:
+    line = text.splitlines()[lineno - 1]
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _patch_recursive(text: str) -> str:
+    for node in ast.parse(text).body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.List) and node.value.elts
+                and any(isinstance(t, ast.Name) and t.id == "ignored_attributes" for t in node.targets)):
+            if any(isinstance(e, ast.Constant) and e.value == FLAG for e in node.value.elts):
+                raise PatchError(f"{RECURSIVE} already lists {FLAG!r} in ignored_attributes.")
+            last = node.value.elts[-1]
+            if last.end_lineno == node.lineno:
+                raise PatchError(f"{RECURSIVE}: ignored_attributes is on one line; edit it by hand.")
+            lines = text.splitlines(keepends=True)
+            end = lines[last.end_lineno - 1]
+            if not end.rstrip().endswith(","):  # keep the list valid: no implicit concatenation
+                lines[last.end_lineno - 1] = end.rstrip() + ",\n"
+            return _insert("".join(lines), last.end_lineno + 1, [f'"{FLAG}",'], _indent_of(text, last.lineno))
+    raise PatchError(f"{RECURSIVE} has no module-level ignored_attributes list.")
+
+
+def _patch_script(text: str) -> str:
+    tree = ast.parse(text)
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef) and cls.name == "ScriptModule":
+            for fn in cls.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "__setattr__":
+                    return _patch_setattr(text, fn)
+    raise PatchError(f"{SCRIPT} has no ScriptModule.__setattr__.")
+
+
+def _patch_setattr(text: str, fn: ast.FunctionDef) -> str:
+    if any(isinstance(n, ast.Constant) and n.value == FLAG for n in ast.walk(fn)):
+        raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ already special-cases {FLAG!r}.")
+    for stmt in ast.walk(fn):
+        if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                and getattr(stmt.value.func, "id", None) == "setattr"
+                and getattr(stmt.value.args[0], "attr", None) == "_actual_script_module"):
+            return _insert(text, stmt.lineno, SETATTR_BRANCH, _indent_of(text, stmt.lineno))
+    raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
+
+
+def unified_diff(before: dict[str, str], after: dict[str, str]) -> str:
+    """A ``git apply``/``patch -p1`` diff; a file absent from ``before`` is created."""
+    chunks = []
+    for path in after:
+        old = before.get(path)
+        chunks += difflib.unified_diff(
+            (old or "").splitlines(keepends=True), after[path].splitlines(keepends=True),
+            fromfile=f"a/{path}" if old is not None else "/dev/null", tofile=f"b/{path}",
+        )
+    return "".join(chunks)
+
+
+def proposed_diff() -> str:
+    """The whole proposal for the installed torch: the fix and its regression test."""
+    sources = installed_sources((RECURSIVE, SCRIPT))
+    missing = [path for path, text in sources.items() if text is None]
+    if missing:
+        raise PatchError(f"the installed torch lacks {', '.join(missing)}.")
+    return unified_diff(sources, {**patched_sources(sources), TEST_PATH: REGRESSION_TEST})
