@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-from repro.source_checks import FLAG, StaticVerdict, analyse, installed_sources
+from repro.source_checks import FLAG, StaticVerdict, analyse, loaded_sources
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class RootCause:
 
 def explain() -> RootCause:
     """Measure the chain on the installed torch (call after ``environment.import_torch``)."""
-    static = analyse(installed_sources())
+    static = analyse(loaded_sources())
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

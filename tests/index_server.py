@@ -87,6 +87,7 @@ class Faults:
     gzip: bool = False
     fail_first: int = 0  # answer this many requests with 503 first
     reset_once: bool = False  # cut the first range body short, once
+    reset_index_once: bool = False  # cut the first index answer short, once
 
 
 @dataclass
@@ -98,6 +99,8 @@ class IndexServer:
     hits: Counter = field(default_factory=Counter)
     raw_index: bytes | None = None  # serve this instead of a valid JSON API answer
     html_only: bool = False  # a PEP 503 mirror that ignores the Accept header
+    issues: dict[str, dict] = field(default_factory=dict)  # GitHub API path -> issue JSON
+    authorizations: list[str | None] = field(default_factory=list)
 
     def start(self) -> str:
         handler = type("Handler", (_Handler,), {"index": self})
@@ -146,8 +149,15 @@ class _Handler(BaseHTTPRequestHandler):
         if index.faults.fail_first > 0:
             index.faults.fail_first -= 1
             return self._send(503, b"busy")
+        if path in index.issues:
+            index.authorizations.append(self.headers.get("Authorization"))
+            return self._send(200, json.dumps(index.issues[path]).encode(), "application/json")
         if path == "/pypi/torch/json":
-            return self._send(200, index.raw_index or index.json_api(), "application/json")
+            body = index.raw_index or index.json_api()
+            if index.faults.reset_index_once:
+                index.faults.reset_index_once = False
+                return self._cut_short(200, body, {})
+            return self._send(200, body, "application/json")
         simple = re.fullmatch(r"/simple/([a-z0-9._-]+)/", path)
         if simple:
             project = simple.group(1)
@@ -176,16 +186,19 @@ class _Handler(BaseHTTPRequestHandler):
             body, headers["Content-Encoding"] = gzip.compress(body), "gzip"
         if faults.reset_once and len(body) > 1000:
             faults.reset_once = False
-            self.send_response(206)
-            self.send_header("Content-Length", str(len(body)))
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(body[:500])
-            self.wfile.flush()
-            self.connection.shutdown(2)
-            return
+            return self._cut_short(206, body, headers)
         self._send(206, body, "application/octet-stream", headers)
+
+    def _cut_short(self, status: int, body: bytes, headers: dict) -> None:
+        """Promise the whole body, send a little of it, and drop the connection."""
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body[: min(100, len(body) // 2)])
+        self.wfile.flush()
+        self.connection.shutdown(2)
 
     def _send(self, status: int, body: bytes, kind: str = "text/plain", headers: dict | None = None) -> None:
         self.send_response(status)

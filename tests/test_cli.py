@@ -17,8 +17,7 @@ def ledger(tmp_path):
     return write_ledger(tmp_path / "ledger.json")
 
 
-@pytest.fixture
-def broken_npu(tmp_path):
+def fake_broken_npu(tmp_path) -> dict[str, str]:
     """A torch_npu that torch's backend autoload finds and fails to load, as without CANN."""
     site = tmp_path / "site"
     (site / "torch_npu").mkdir(parents=True)
@@ -29,6 +28,11 @@ def broken_npu(tmp_path):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch_npu\nVersion: 2.13.0\n")
     (info / "entry_points.txt").write_text("[torch.backends]\ntorch_npu = torch_npu:_autoload\n")
     return {"PYTHONPATH": f"{ROOT}:{site}"}
+
+
+@pytest.fixture
+def broken_npu(tmp_path):
+    return fake_broken_npu(tmp_path)
 
 
 def test_json_report_shows_the_bug_next_to_working_apis(ledger):

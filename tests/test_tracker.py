@@ -135,8 +135,9 @@ def test_ranges_unsupported_stops_at_once_unless_full_download_allowed(index, tm
 @pytest.mark.parametrize(
     ("faults", "code", "verdict"),
     [(Faults(suffix=False), 0, "present"), (Faults(fail_first=2), 0, "present"),
-     (Faults(reset_once=True), 0, "present"), (Faults(gzip=True), 1, "unknown")],
-    ids=["suffix-rejected", "503-retried", "reset-retried", "gzip-refused"],
+     (Faults(reset_once=True), 0, "present"), (Faults(reset_index_once=True), 0, "present"),
+     (Faults(gzip=True), 1, "unknown")],
+    ids=["suffix-rejected", "503-retried", "reset-retried", "index-reset-retried", "gzip-refused"],
 )
 def test_server_faults(index, tmp_path, faults, code, verdict):
     index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY)
@@ -215,3 +216,29 @@ def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path)
     assert dynamic["9.9.8"]["verdict"] == "cannot-test" and "installing torch 9.9.8 failed" in dynamic["9.9.8"]["detail"]
     assert ledger["releases"]["9.9.9"]["dynamic"]["verdict"] == "cannot-test" and ledger["fixed_in"] is None
     assert list(scratch.iterdir()) == []  # environments removed
+
+
+def test_upstream_issue_state_is_recorded_and_the_token_never_shown(index, tmp_path):
+    index.issues["/repos/pytorch/pytorch/issues/181473"] = {
+        "state": "closed", "state_reason": "not_planned", "closed_at": "2026-08-07T00:00:00Z", "title": "bug"}
+    code, report, ledger, stderr = check(
+        index, tmp_path, "--upstream-issue", "pytorch/pytorch#181473", "--github-api-url", index.url,
+        env={"GITHUB_TOKEN": "s3cr3t-token"})
+    state = ledger["upstream_issues"]["pytorch/pytorch#181473"]
+    assert code == 0 and (state["state"], state["state_reason"]) == ("closed", "not_planned")
+    assert index.authorizations == ["Bearer s3cr3t-token"]
+    assert "s3cr3t-token" not in stderr + json.dumps(report) + json.dumps(ledger)
+
+
+@pytest.mark.parametrize(("api", "error"), [(None, "404"), ("http://127.0.0.1:9", "failed")],
+                         ids=["not-found", "refused"])
+def test_unreachable_upstream_issue_is_unknown_not_an_error(index, tmp_path, api, error):
+    code, report, ledger, _ = check(
+        index, tmp_path, "--upstream-issue", "pytorch/pytorch#1", "--github-api-url", api or index.url)
+    assert code == 0 and ledger["upstream_issues"]["pytorch/pytorch#1"]["state"] == "unknown"
+    assert error in ledger["upstream_issues"]["pytorch/pytorch#1"]["error"]
+
+
+def test_bad_issue_reference_is_usage(index, tmp_path):
+    code, _, _, stderr = check(index, tmp_path, "--upstream-issue", "181473")
+    assert code == 2 and "owner/repo#123" in stderr

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as `python tracker/check_upstream.py`
@@ -26,6 +27,7 @@ from tracker import sweep
 from tracker.remote import FetchError, Traffic, check_url, make_session
 from tracker.index import discover
 from tracker.summary import markdown, text
+from tracker.upstream_issue import DEFAULT_API, issue_state, parse_ref
 
 DEFAULT_INDEX = "https://pypi.org"
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED = 0, 1, 2, 3
@@ -48,6 +50,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=4, help="concurrent probes (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per release for dynamic runs")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--upstream-issue", type=_issue_ref, metavar="OWNER/REPO#N",
+                        help="also record that GitHub issue's state (token from GITHUB_TOKEN if set)")
+    parser.add_argument("--github-api-url", default=DEFAULT_API, help="GitHub REST API root (default: %(default)s)")
     args = parser.parse_args(argv)
     args.install_index_url = args.install_index_url or args.index_url.rstrip("/").removesuffix("/simple") + "/simple/"
     return args
@@ -58,6 +63,14 @@ def _version(text: str) -> Version:
         return Version(text)
     except InvalidVersion:
         raise argparse.ArgumentTypeError(f"not a version: {text!r}") from None
+
+
+def _issue_ref(text: str) -> str:
+    try:
+        parse_ref(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
 
 
 def _versions(text: str) -> list[Version]:
@@ -78,10 +91,18 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         check_url(args.index_url)
+        if args.upstream_issue:
+            check_url(args.github_api_url)
         before = ledger_io.load(path) if path.exists() else ledger_io.new_ledger()
     except (FetchError, ledger_io.LedgerError) as problem:
         print(f"check_upstream: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
+
+    if args.upstream_issue:
+        state = issue_state(make_session(), args.github_api_url, args.upstream_issue, sweep.now())
+        ledger_io.update(path, _record_issue(args.upstream_issue, state))
+        progress(f"{args.upstream_issue}: {state['state']}"
+                 + (f" ({state['state_reason']})" if state.get("state_reason") else ""))
 
     outcome = sweep.Outcome()
     if args.versions:
@@ -109,6 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_CHANGED if found else EXIT_OK
 
 
+def _record_issue(ref: str, state: dict) -> Callable[[dict], None]:
+    def change(data: dict) -> None:
+        data.setdefault("upstream_issues", {})[ref] = state
+
+    return change
+
+
 def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[str]) -> dict:
     return {
         "releases": [
@@ -120,6 +148,7 @@ def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[str]) -> dict:
         "status_changed": bool(found),
         "changes": found,
         "errors": outcome.errors,
+        "upstream_issues": ledger.get("upstream_issues", {}),
     }
 
 

@@ -70,16 +70,20 @@ def make_session(retries: int = 3, backoff: float = 0.2) -> requests.Session:
 
 
 def get(session: requests.Session, url: str, traffic: Traffic, **headers: str) -> requests.Response:
-    """GET a small document (index pages), retried as a whole when the body breaks off."""
+    """GET a small document (index pages). Connecting and 5xx answers are retried by urllib3;
+    a body that breaks off afterwards is retried here, as a whole."""
     check_url(url)
     for attempt in range(BODY_RETRIES):
         traffic.requests += 1
         try:
-            response = session.get(url, headers=headers, timeout=TIMEOUT)
-            response.content  # read the body now, inside the retry loop
+            response = session.get(url, headers=headers, timeout=TIMEOUT, stream=True)
         except requests.RequestException as err:
+            raise FetchError(f"GET {url} failed: {err}") from None
+        try:
+            response.content  # the body, read apart from the urllib3-retried request
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
             if attempt == BODY_RETRIES - 1:
-                raise FetchError(f"GET {url} failed: {err}") from None
+                raise FetchError(f"GET {url} broke off: {err}") from None
             continue
         traffic.bytes += len(response.content)
         if response.status_code != 200:

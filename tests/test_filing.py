@@ -1,0 +1,141 @@
+"""The filing kit: root cause, candidate fixes, the upstream patch, the workaround, the issue body."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+import torch
+
+from helpers import ROOT, run, run_json, write_ledger
+from repro.ledger import release_key
+from repro.models import STYLES, EagerNet, build
+from repro.source_checks import RECURSIVE, SCRIPT, installed_sources, installed_torch_root
+from repro.upstream_patch import TEST_PATH, PatchError, patched_sources
+from repro import workaround
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    return write_ledger(tmp_path / "ledger.json")
+
+
+def _cited_line(evidence: str) -> str:
+    path, line = evidence.split(":")[:2]
+    return (installed_torch_root() / path).read_text().splitlines()[int(line) - 1]
+
+
+def test_root_cause_is_measured_on_the_installed_torch(ledger):
+    code, report = run_json(["-m", "repro"], ledger=ledger)
+    cause = report["root_cause"]
+    assert (cause["flag_cpp_type"], cause["flag_on_wrapper"], cause["static_verdict"]) == ("NoneType", False, "present")
+    ignored, assigns, forwards = cause["evidence"]
+    assert "ignored_attributes" in _cited_line(ignored)
+    assert "self._is_full_backward_hook = True" in _cited_line(assigns)
+    assert "setattr(self._actual_script_module" in _cited_line(forwards)
+    assert len(cause["chain"]) == 4 and "NoneType" in cause["chain"][1]
+
+
+def test_root_cause_changes_with_the_fix():
+    proc = run(["-m", "repro.run_patched", "upstream-patch", "-m", "repro", "--explain"])
+    assert proc.returncode == 0
+    assert "typed nothing (not an attribute of the C++ class)" in proc.stdout and "still holds" in proc.stdout
+    assert "ignored_attributes now lists" in proc.stdout
+
+
+def test_candidates_separate_fixes_from_silencers(ledger):
+    proc = run(["-m", "repro", "--candidates"], ledger=ledger)
+    assert proc.returncode == 0, proc.stderr
+    verdicts = dict(line.split(" (", 1)[0:1] + [next_line.split("verdict: ")[1].split(":")[0]]
+                    for line, next_line in zip(proc.stdout.splitlines(), proc.stdout.splitlines()[2:])
+                    if line and not line.startswith(" ") and next_line.startswith("  verdict:"))
+    assert verdicts == {"ignored-attributes": "HIDES THE ERROR", "jit-ignored-attributes": "HIDES THE ERROR",
+                        "upstream-patch": "FIX", "workaround": "FIX"}
+
+
+@pytest.fixture
+def patched_copy(tmp_path):
+    """The installed torch's two files copied out, and ``python -m repro --patch`` applied with patch -p1."""
+    if shutil.which("patch") is None:
+        pytest.skip("needs GNU patch")
+    for path in (RECURSIVE, SCRIPT):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(installed_torch_root() / path, tmp_path / path)
+    diff = run(["-m", "repro", "--patch"])
+    assert diff.returncode == 0 and diff.stdout.startswith("--- a/torch/jit/_recursive.py")
+    applied = subprocess.run(["patch", "-p1", "--forward"], input=diff.stdout, cwd=tmp_path,
+                             capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    return tmp_path
+
+
+def test_patch_applies_and_every_scenario_matches_eager(patched_copy, tmp_path):
+    fixed = write_ledger(tmp_path / "fixed.json", fixed_in=release_key(torch.__version__))
+    code, report = run_json(["-m", "repro.run_patched", "--sources", str(patched_copy), "-m", "repro"], ledger=fixed)
+    assert report["outcome"] == "fixed" and code == 0
+    assert {s["verdict"] for s in report["scenarios"]} == {"match"}
+
+
+def test_regression_test_fails_before_the_patch_and_passes_after(patched_copy):
+    test_file = str(patched_copy / TEST_PATH)
+    before = run([test_file])
+    after = run(["-m", "repro.run_patched", "--sources", str(patched_copy), test_file])
+    assert before.returncode != 0 and "Could not cast attribute" in before.stderr
+    assert after.returncode == 0, after.stderr
+    assert "Ran 3 tests" in after.stderr and "OK" in after.stderr
+
+
+def test_patch_refuses_sources_that_are_already_fixed():
+    once = patched_sources(installed_sources((RECURSIVE, SCRIPT)))
+    with pytest.raises(PatchError, match="already lists"):
+        patched_sources(once)
+
+
+def test_patch_keeps_a_list_without_trailing_comma_valid():
+    sources = installed_sources((RECURSIVE, SCRIPT))
+    sources[RECURSIVE] = 'ignored_attributes = [\n    "_version",\n    "_modules"\n]\n'
+    namespace: dict = {}
+    exec(patched_sources(sources)[RECURSIVE], namespace)  # our own generated text, not downloaded code
+    assert namespace["ignored_attributes"] == ["_version", "_modules", "_is_full_backward_hook"]
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+def test_workaround_makes_the_full_backward_hook_fire(style):
+    calls, eager_calls = [], []
+    model, eager = build(STYLES[style], "cpu"), build(EagerNet, "cpu")
+    handle = workaround.register_full_backward_hook(model, lambda m, gi, go: calls.append((m, gi[0], go[0])))
+    workaround.register_full_backward_hook(eager, lambda m, gi, go: eager_calls.append((m, gi[0], go[0])))
+    for net in (model, eager):
+        net(torch.ones(1, 2, requires_grad=True)).sum().backward()
+    assert len(calls) == 1 and calls[0][0] is model
+    assert torch.equal(calls[0][1], eager_calls[0][1]) and torch.equal(calls[0][2], eager_calls[0][2])
+    handle.remove()
+    model(torch.ones(1, 2, requires_grad=True)).sum().backward()
+    assert len(calls) == 1
+
+
+def test_workaround_keeps_the_mixing_rule():
+    model = build(STYLES["plain_forward"], "cpu")
+    workaround.register_backward_hook(model, lambda *args: None)
+    with pytest.raises(RuntimeError, match="Cannot use both"):
+        workaround.register_full_backward_hook(model, lambda *args: None)
+
+
+def test_markdown_issue_body_is_ready_to_paste(tmp_path, ledger):
+    from test_cli import fake_broken_npu
+
+    proc = run(["-m", "repro", "--markdown"], ledger=ledger, env=fake_broken_npu(tmp_path))
+    body = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert body.startswith("### 🐛 Describe the bug") and "### Versions" in body
+    assert (ROOT / "repro" / "full_backward_hook_bug.py").read_text().rstrip() in body
+    assert "(exit code 1)" in body and "BUG: register_full_backward_hook raised RuntimeError" in body
+    assert "Traceback (most recent call last):" in body and "self._c.setattr(attr, value)" in body
+    assert "pytorch/pytorch#181473" in body and "test_register_full_backward_hook_raises" in body
+    assert "| register_full_backward_hook | called with grad_input and grad_output |" in body
+    assert "PyTorch version: " + torch.__version__ in body  # torch.utils.collect_env
+    assert "torch_npu: 2.13.0 installed but cannot load" in body and "CANN: not found" in body
+    assert "+                return super().__setattr__(attr, value)" in body
+    assert "| 66/66 | fix |" in body and "| 52/66 | hides the error |" in body
