@@ -101,14 +101,33 @@ def _assigns(node: ast.AST, target: Callable[[ast.expr], bool]) -> bool:
     return isinstance(node, ast.Assign) and any(target(t) for t in node.targets)
 
 
+def mentions_flag(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Constant) and n.value == FLAG for n in ast.walk(node))
+
+
+def ignored_attributes_node(tree: ast.Module) -> ast.Assign | None:
+    """The module-level ``ignored_attributes = [...]`` of torch/jit/_recursive.py."""
+    return next((node for node in tree.body
+                 if _assigns(node, lambda t: isinstance(t, ast.Name) and t.id == "ignored_attributes")), None)
+
+
+def forwarding_call(tree: ast.Module) -> tuple[ast.FunctionDef | None, ast.Call | None]:
+    """``ScriptModule.__setattr__`` and its ``setattr(self._actual_script_module, ...)`` call."""
+    method = _method(tree, "ScriptModule", "__setattr__")
+    calls = (node for node in ast.walk(method) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Name) and node.func.id == "setattr" and node.args
+             and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "_actual_script_module"
+             ) if method else ()
+    return method, next(calls, None)
+
+
 def _ignored_attributes(tree: ast.Module) -> tuple[bool, str]:
-    for node in tree.body:
-        if _assigns(node, lambda t: isinstance(t, ast.Name) and t.id == "ignored_attributes"):
-            names = [e.value for e in getattr(node.value, "elts", []) if isinstance(e, ast.Constant)]
-            if FLAG in names:
-                return False, f"{RECURSIVE}:{node.lineno}: ignored_attributes now lists {FLAG!r}"
-            return True, f"{RECURSIVE}:{node.lineno}: ignored_attributes lacks {FLAG!r}"
-    return False, f"{RECURSIVE}: no module-level ignored_attributes list"
+    node = ignored_attributes_node(tree)
+    if node is None:
+        return False, f"{RECURSIVE}: no module-level ignored_attributes list"
+    if mentions_flag(node):
+        return False, f"{RECURSIVE}:{node.lineno}: ignored_attributes now lists {FLAG!r}"
+    return True, f"{RECURSIVE}:{node.lineno}: ignored_attributes lacks {FLAG!r}"
 
 
 def _module_assigns_flag(tree: ast.Module) -> tuple[bool, str]:
@@ -123,15 +142,11 @@ def _module_assigns_flag(tree: ast.Module) -> tuple[bool, str]:
 
 
 def _setattr_forwards(tree: ast.Module) -> tuple[bool, str]:
-    method = _method(tree, "ScriptModule", "__setattr__")
+    method, call = forwarding_call(tree)
     if method is None:
         return False, f"{SCRIPT}: ScriptModule.__setattr__ not found"
-    mentions_flag = any(isinstance(n, ast.Constant) and n.value == FLAG for n in ast.walk(method))
-    for node in ast.walk(method):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
-                and node.args and isinstance(node.args[0], ast.Attribute)
-                and node.args[0].attr == "_actual_script_module"):
-            if mentions_flag:
-                return False, f"{SCRIPT}:{method.lineno}: ScriptModule.__setattr__ special-cases {FLAG!r}"
-            return True, f"{SCRIPT}:{node.lineno}: ScriptModule.__setattr__ forwards to _actual_script_module"
-    return False, f"{SCRIPT}:{method.lineno}: ScriptModule.__setattr__ no longer forwards to the inner module"
+    if call is None:
+        return False, f"{SCRIPT}:{method.lineno}: ScriptModule.__setattr__ no longer forwards to the inner module"
+    if mentions_flag(method):
+        return False, f"{SCRIPT}:{method.lineno}: ScriptModule.__setattr__ special-cases {FLAG!r}"
+    return True, f"{SCRIPT}:{call.lineno}: ScriptModule.__setattr__ forwards to _actual_script_module"

@@ -14,7 +14,8 @@ from __future__ import annotations
 import ast
 import difflib
 
-from repro.source_checks import FLAG, RECURSIVE, SCRIPT, installed_sources
+from repro.source_checks import (FLAG, RECURSIVE, SCRIPT, forwarding_call, ignored_attributes_node,
+                                  installed_sources, mentions_flag)
 
 TEST_PATH = "test/jit/test_script_module_backward_hooks.py"
 
@@ -97,41 +98,28 @@ def _indent_of(text: str, lineno: int) -> str:
 
 
 def _patch_recursive(text: str) -> str:
-    for node in ast.parse(text).body:
-        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.List) and node.value.elts
-                and any(isinstance(t, ast.Name) and t.id == "ignored_attributes" for t in node.targets)):
-            if any(isinstance(e, ast.Constant) and e.value == FLAG for e in node.value.elts):
-                raise PatchError(f"{RECURSIVE} already lists {FLAG!r} in ignored_attributes.")
-            last = node.value.elts[-1]
-            if last.end_lineno == node.lineno:
-                raise PatchError(f"{RECURSIVE}: ignored_attributes is on one line; edit it by hand.")
-            lines = text.splitlines(keepends=True)
-            end = lines[last.end_lineno - 1]
-            if not end.rstrip().endswith(","):  # keep the list valid: no implicit concatenation
-                lines[last.end_lineno - 1] = end.rstrip() + ",\n"
-            return _insert("".join(lines), last.end_lineno + 1, [f'"{FLAG}",'], _indent_of(text, last.lineno))
-    raise PatchError(f"{RECURSIVE} has no module-level ignored_attributes list.")
+    node = ignored_attributes_node(ast.parse(text))
+    if node is None or not isinstance(node.value, ast.List) or not node.value.elts:
+        raise PatchError(f"{RECURSIVE} has no module-level ignored_attributes list.")
+    if mentions_flag(node):
+        raise PatchError(f"{RECURSIVE} already lists {FLAG!r} in ignored_attributes.")
+    last = node.value.elts[-1]
+    if last.end_lineno == node.lineno:
+        raise PatchError(f"{RECURSIVE}: ignored_attributes is on one line; edit it by hand.")
+    lines = text.splitlines(keepends=True)
+    end = lines[last.end_lineno - 1]
+    if not end.rstrip().endswith(","):  # keep the list valid: no implicit concatenation
+        lines[last.end_lineno - 1] = end.rstrip() + ",\n"
+    return _insert("".join(lines), last.end_lineno + 1, [f'"{FLAG}",'], _indent_of(text, last.lineno))
 
 
 def _patch_script(text: str) -> str:
-    tree = ast.parse(text)
-    for cls in ast.walk(tree):
-        if isinstance(cls, ast.ClassDef) and cls.name == "ScriptModule":
-            for fn in cls.body:
-                if isinstance(fn, ast.FunctionDef) and fn.name == "__setattr__":
-                    return _patch_setattr(text, fn)
-    raise PatchError(f"{SCRIPT} has no ScriptModule.__setattr__.")
-
-
-def _patch_setattr(text: str, fn: ast.FunctionDef) -> str:
-    if any(isinstance(n, ast.Constant) and n.value == FLAG for n in ast.walk(fn)):
+    method, call = forwarding_call(ast.parse(text))
+    if method is None or call is None:
+        raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
+    if mentions_flag(method):
         raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ already special-cases {FLAG!r}.")
-    for stmt in ast.walk(fn):
-        if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-                and getattr(stmt.value.func, "id", None) == "setattr"
-                and getattr(stmt.value.args[0], "attr", None) == "_actual_script_module"):
-            return _insert(text, stmt.lineno, SETATTR_BRANCH, _indent_of(text, stmt.lineno))
-    raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
+    return _insert(text, call.lineno, SETATTR_BRANCH, _indent_of(text, call.lineno))
 
 
 def unified_diff(before: dict[str, str], after: dict[str, str]) -> str:
