@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import re
 import shutil
 import subprocess
 
@@ -48,9 +48,8 @@ def test_root_cause_changes_with_the_fix():
 def test_candidates_separate_fixes_from_silencers(ledger):
     proc = run(["-m", "repro", "--candidates"], ledger=ledger)
     assert proc.returncode == 0, proc.stderr
-    verdicts = dict(line.split(" (", 1)[0:1] + [next_line.split("verdict: ")[1].split(":")[0]]
-                    for line, next_line in zip(proc.stdout.splitlines(), proc.stdout.splitlines()[2:])
-                    if line and not line.startswith(" ") and next_line.startswith("  verdict:"))
+    verdicts = dict(re.findall(r"^(\S+) \((?:upstream|user) side\).*\n.*\n  verdict: ([A-Z ]+):",
+                               proc.stdout, re.MULTILINE))
     assert verdicts == {"ignored-attributes": "HIDES THE ERROR", "jit-ignored-attributes": "HIDES THE ERROR",
                         "upstream-patch": "FIX", "workaround": "FIX"}
 
