@@ -105,7 +105,8 @@ class IndexServer:
     def start(self) -> str:
         handler = type("Handler", (_Handler,), {"index": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        # shutdown() waits for the next poll; the default 0.5 s would add that much to every test.
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         return f"http://127.0.0.1:{self.httpd.server_port}"
 
     def stop(self) -> None:

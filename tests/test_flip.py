@@ -2,7 +2,9 @@
 
 Each case runs the bug's scenario tests in a subprocess, against a ledger that says the
 bug is present or fixed, on torch as installed or with a candidate fix applied in
-memory (never in site-packages). Exit 0 means pytest agreed with the ledger.
+memory (never in site-packages). Exit 0 means pytest agreed with the ledger. The
+remaining case, the bug present and the ledger agreeing, is the main suite itself:
+its run shows those tests as xfailed.
 """
 
 from __future__ import annotations
@@ -21,14 +23,13 @@ SELECT = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",  # one proc
 @pytest.mark.parametrize(
     ("candidate", "ledger_says_fixed", "pytest_exit", "summary"),
     [
-        (None, False, 0, "2 xfailed"),  # bug present, ledger agrees
         (None, True, 1, "2 failed"),  # ledger claims a fix the torch lacks: red
         ("upstream-patch", True, 0, "2 passed"),  # fixed, ledger updated: green
         ("upstream-patch", False, 1, "2 failed"),  # fixed, ledger stale: strict XPASS is red
         ("ignored-attributes", False, 0, "2 xfailed"),  # error silenced, hooks still dead: still the bug
         ("ignored-attributes", True, 1, "2 failed"),  # ...so it is no fix
     ],
-    ids=["present", "ledger-claims-fix", "fixed", "ledger-stale", "silenced", "silenced-claimed-fixed"],
+    ids=["ledger-claims-fix", "fixed", "ledger-stale", "silenced", "silenced-claimed-fixed"],
 )
 def test_bug_tests_follow_ledger_and_torch(tmp_path, candidate, ledger_says_fixed, pytest_exit, summary):
     ledger = write_ledger(tmp_path / "ledger.json",
