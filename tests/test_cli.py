@@ -17,8 +17,11 @@ def ledger(tmp_path):
     return write_ledger(tmp_path / "ledger.json")
 
 
+REAL_TORCH_NPU = ROOT / ".tools" / "torch_npu"  # pip install --no-deps --target .tools/torch_npu torch_npu==2.13.0
+
+
 def fake_broken_npu(tmp_path) -> dict[str, str]:
-    """A torch_npu that torch's backend autoload finds and fails to load, as without CANN."""
+    """A torch_npu that torch's backend autoload finds and fails to load as the real one does without CANN."""
     site = tmp_path / "site"
     (site / "torch_npu").mkdir(parents=True)
     (site / "torch_npu" / "__init__.py").write_text(
@@ -30,9 +33,14 @@ def fake_broken_npu(tmp_path) -> dict[str, str]:
     return {"PYTHONPATH": f"{ROOT}:{site}"}
 
 
-@pytest.fixture
-def broken_npu(tmp_path):
-    return fake_broken_npu(tmp_path)
+@pytest.fixture(params=["simulated", "torch_npu-2.13.0"])
+def broken_npu(request, tmp_path):
+    """torch_npu installed without its CANN runtime: the simulation, and the real wheel where installed."""
+    if request.param == "simulated":
+        return fake_broken_npu(tmp_path)
+    if not (REAL_TORCH_NPU / "torch_npu").is_dir():
+        pytest.skip("needs `pip install --no-deps --target .tools/torch_npu torch_npu==2.13.0` (.ci/run does it)")
+    return {"PYTHONPATH": f"{ROOT}:{REAL_TORCH_NPU}"}
 
 
 def test_json_report_shows_the_bug_next_to_working_apis(ledger):
