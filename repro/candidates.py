@@ -111,6 +111,11 @@ def judge(candidate: Candidate, device: str) -> CandidateResult:
     except (ValueError, KeyError):
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return CandidateResult(candidate, None, None, 0, 0, "cannot judge", last)
+    return classify(candidate, scenarios)
+
+
+def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
+    """Judge a candidate from the scenarios of ``python -m repro --json`` run with it applied."""
     bug = [s for s in scenarios if s["bug"]]
     registers = all(s["verdict"] != "raises" for s in bug)
     hook_fires = all(s["verdict"] == "match" for s in bug if f"{s['api']}: {s['name']}" == FULL_HOOK_CALLED)

@@ -51,15 +51,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"repro: error: {problem}", file=sys.stderr)
         return EXIT_ENVIRONMENT
 
-    if args.explain:
-        print(explanation(environment))
-        return EXIT_OK
-    if args.candidates:
-        print(candidates_table(environment))
-        return EXIT_OK
-
     from repro.explain import explain
     from repro.formats import json as json_format, markdown, text
+
+    if args.explain:
+        print(text.render_explanation(environment.torch_version, explain()))
+        return EXIT_OK
+    if args.candidates:
+        from repro.candidates import judge_all
+
+        print(text.render_candidates(environment.torch_version, environment.device, judge_all(environment.device)))
+        return EXIT_OK
+
     from repro.oracle import run_all
     from repro.report import build_report
 
@@ -89,32 +92,6 @@ def _patch() -> int:
         print(f"repro: error: {problem}", file=sys.stderr)
         return EXIT_ENVIRONMENT
     return EXIT_OK
-
-
-def explanation(environment) -> str:
-    from repro.explain import explain
-
-    cause = explain()
-    steps = [f"{i}. {step}" for i, step in enumerate(cause.chain(), start=1)]
-    return "\n".join([f"Root cause on torch {environment.torch_version}:", *steps])
-
-
-def candidates_table(environment) -> str:
-    from repro.candidates import judge_all
-
-    lines = [f"Candidate fixes on torch {environment.torch_version}, each judged by every scenario "
-             f"in a process of its own (device {environment.device}):", ""]
-    for r in judge_all(environment.device):
-        yes_no = {True: "yes", False: "no", None: "?"}
-        lines += [
-            f"{r.candidate.name} ({r.candidate.side} side): {r.candidate.summary}",
-            f"  registration succeeds: {yes_no[r.registers]}; full backward hook fires: {yes_no[r.hook_fires]}; "
-            f"{r.matches}/{r.total} scenarios match eager",
-            f"  verdict: {r.verdict.upper()}: {r.detail}",
-        ]
-    lines += ["", "Only a candidate whose every scenario matches eager counts as a fix; "
-              "'hides the error' means registration succeeds but hooks still misbehave."]
-    return "\n".join(lines)
 
 
 def main_entry() -> None:

@@ -54,6 +54,7 @@ def test_json_report_shows_the_bug_next_to_working_apis(ledger):
     assert {api for api, v in verdicts if v != "match"} == BUG_APIS
     assert all("_is_full_backward_hook" in s["detail"] for s in report["scenarios"] if s["bug"])
     assert {s["style"] for s in report["scenarios"]} == {"script_method", "plain_forward"}
+    assert report["root_cause"]["flag_cpp_type"] == "NoneType" and len(report["root_cause"]["evidence"]) == 3
 
 
 def test_text_report_has_header_table_and_conclusion(ledger):

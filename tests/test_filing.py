@@ -11,6 +11,9 @@ import torch
 
 from helpers import ROOT, run, run_json, write_ledger
 from repro.ledger import release_key
+from repro.candidates import CANDIDATES, Candidate, classify, judge
+from repro.explain import explain
+from repro.formats.text import render_candidates
 from repro.models import STYLES, EagerNet, build
 from repro.source_checks import RECURSIVE, SCRIPT, installed_sources, installed_torch_root
 from repro.upstream_patch import TEST_PATH, PatchError, patched_sources
@@ -27,15 +30,14 @@ def _cited_line(evidence: str) -> str:
     return (installed_torch_root() / path).read_text().splitlines()[int(line) - 1]
 
 
-def test_root_cause_is_measured_on_the_installed_torch(ledger):
-    code, report = run_json(["-m", "repro"], ledger=ledger)
-    cause = report["root_cause"]
-    assert (cause["flag_cpp_type"], cause["flag_on_wrapper"], cause["static_verdict"]) == ("NoneType", False, "present")
-    ignored, assigns, forwards = cause["evidence"]
+def test_root_cause_is_measured_on_the_installed_torch():
+    cause = explain()  # in this process, on the torch the suite runs
+    assert (cause.flag_type, cause.flag_on_wrapper, cause.static.verdict) == ("NoneType", False, "present")
+    ignored, assigns, forwards = cause.static.evidence
     assert "ignored_attributes" in _cited_line(ignored)
     assert "self._is_full_backward_hook = True" in _cited_line(assigns)
     assert "setattr(self._actual_script_module" in _cited_line(forwards)
-    assert len(cause["chain"]) == 4 and "NoneType" in cause["chain"][1]
+    assert len(cause.chain()) == 4 and "NoneType" in cause.chain()[1]
 
 
 def test_root_cause_changes_with_the_fix():
@@ -45,13 +47,41 @@ def test_root_cause_changes_with_the_fix():
     assert "ignored_attributes now lists" in proc.stdout
 
 
-def test_candidates_separate_fixes_from_silencers(ledger):
-    proc = run(["-m", "repro", "--candidates"], ledger=ledger)
-    assert proc.returncode == 0, proc.stderr
-    verdicts = dict(re.findall(r"^(\S+) \((?:upstream|user) side\).*\n.*\n  verdict: ([A-Z ]+):",
-                               proc.stdout, re.MULTILINE))
-    assert verdicts == {"ignored-attributes": "HIDES THE ERROR", "jit-ignored-attributes": "HIDES THE ERROR",
-                        "upstream-patch": "FIX", "workaround": "FIX"}
+def _scenario(api: str, name: str, verdict: str, bug: bool = True) -> dict:
+    return {"api": api, "name": name, "verdict": verdict, "bug": bug, "detail": "what the oracle saw"}
+
+
+FULL_CALLED = _scenario("register_full_backward_hook", "called with grad_input and grad_output", "match")
+WORKING = _scenario("register_forward_hook", "called with input and output", "match", bug=False)
+
+
+@pytest.mark.parametrize(("scenarios", "expected"), [
+    ([FULL_CALLED, WORKING, {**WORKING, "verdict": "unavailable"}],
+     (True, True, 2, 2, "fix", "every scenario matches eager")),
+    ([{**FULL_CALLED, "verdict": "differs"}, WORKING],
+     (True, False, 1, 2, "hides the error",
+      "register_full_backward_hook: called with grad_input and grad_output: what the oracle saw")),
+    ([{**FULL_CALLED, "verdict": "raises"}, WORKING], (False, False, 1, 2, "no effect", "what the oracle saw")),
+], ids=["every-scenario-matches", "registers-but-misbehaves", "still-raises"])
+def test_candidate_is_a_fix_only_when_every_scenario_matches(scenarios, expected):
+    r = classify(CANDIDATES["ignored-attributes"], scenarios)
+    assert (r.registers, r.hook_fires, r.matches, r.total, r.verdict, r.detail) == expected
+
+
+def test_candidate_whose_process_gives_no_report_cannot_be_judged():
+    unknown = Candidate("unknown", "user", "a name run_patched does not know", lambda: None)
+    result = judge(unknown, "cpu")
+    assert (result.verdict, result.registers, result.matches) == ("cannot judge", None, 0)
+    assert result.detail.startswith("usage: python -m repro.run_patched")
+
+
+def test_candidates_text_says_which_only_hide_the_error():
+    results = [classify(CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs"}]),
+               classify(CANDIDATES["upstream-patch"], [FULL_CALLED])]
+    text = render_candidates("2.13.0", "cpu", results)
+    assert "ignored-attributes (upstream side): add the flag" in text
+    assert "registration succeeds: yes; full backward hook fires: no; 0/1 scenarios match eager" in text
+    assert "verdict: HIDES THE ERROR: register_full_backward_hook" in text and "verdict: FIX:" in text
 
 
 @pytest.fixture
@@ -140,4 +170,8 @@ def test_markdown_issue_body_is_ready_to_paste(tmp_path, ledger):
     assert "PyTorch version: " + torch.__version__ in body  # torch.utils.collect_env
     assert "torch_npu: 2.13.0 installed but cannot load" in body and "CANN: not found" in body
     assert "+                return super().__setattr__(attr, value)" in body
-    assert "| 66/66 | fix |" in body and "| 52/66 | hides the error |" in body
+    verdicts = {c.name: re.search(rf"^\| {re.escape(c.summary)} \| \w+ \| (\d+/\d+) \| ([a-z ]+) \|$", body,
+                                  re.MULTILINE).groups() for c in CANDIDATES.values()}  # judged for real
+    assert verdicts == {"ignored-attributes": ("52/66", "hides the error"),
+                        "jit-ignored-attributes": ("52/66", "hides the error"),
+                        "upstream-patch": ("66/66", "fix"), "workaround": ("66/66", "fix")}

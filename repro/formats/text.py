@@ -1,9 +1,12 @@
-"""The default output: a header, one table row per scenario, the details, a conclusion."""
+"""Plain-text output: the default report (header, one row per scenario, details, conclusion),
+``--explain`` and ``--candidates``."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from repro.candidates import CandidateResult
+from repro.explain import RootCause
 from repro.oracle import ScenarioResult, Side
 from repro.report import Report, conclusion
 
@@ -67,4 +70,25 @@ def render(report: Report) -> str:
     if report.drift:
         lines += ["", "Drift from the ledger:", *(f"  - {d}" for d in report.drift)]
     lines += ["", conclusion(report)]
+    return "\n".join(lines)
+
+
+def render_explanation(torch_version: str, cause: RootCause) -> str:
+    steps = [f"{i}. {step}" for i, step in enumerate(cause.chain(), start=1)]
+    return "\n".join([f"Root cause on torch {torch_version}:", *steps])
+
+
+def render_candidates(torch_version: str, device: str, results: list[CandidateResult]) -> str:
+    yes_no = {True: "yes", False: "no", None: "?"}
+    lines = [f"Candidate fixes on torch {torch_version}, each judged by every scenario "
+             f"in a process of its own (device {device}):", ""]
+    for r in results:
+        lines += [
+            f"{r.candidate.name} ({r.candidate.side} side): {r.candidate.summary}",
+            f"  registration succeeds: {yes_no[r.registers]}; full backward hook fires: {yes_no[r.hook_fires]}; "
+            f"{r.matches}/{r.total} scenarios match eager",
+            f"  verdict: {r.verdict.upper()}: {r.detail}",
+        ]
+    lines += ["", "Only a candidate whose every scenario matches eager counts as a fix; "
+              "'hides the error' means registration succeeds but hooks still misbehave."]
     return "\n".join(lines)
