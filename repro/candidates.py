@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -132,5 +133,6 @@ def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
 
 
 def judge_all(device: str) -> list[CandidateResult]:
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    """Judge every candidate, one process per CPU at a time (each process imports torch)."""
+    with ThreadPoolExecutor(max_workers=min(len(CANDIDATES), os.cpu_count() or 1)) as pool:
         return list(pool.map(lambda c: judge(c, device), CANDIDATES.values()))

@@ -30,10 +30,13 @@ class Filing:
 
 
 def gather(torch_npu_status: str, device: str) -> Filing:
-    proc = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
-    return Filing(SCRIPT.read_text(encoding="utf-8"), proc.stdout.strip(), proc.returncode,
-                  registration_traceback(), versions(torch_npu_status), _patch(), judge_all(device))
+    """Everything the issue body shows; the minimal script runs while the candidates are judged."""
+    with subprocess.Popen([sys.executable, str(SCRIPT)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"}) as script:
+        candidates = judge_all(device)
+        output, _ = script.communicate(timeout=300)
+    return Filing(SCRIPT.read_text(encoding="utf-8"), output.strip(), script.returncode,
+                  registration_traceback(), versions(torch_npu_status), _patch(), candidates)
 
 
 def _patch() -> str:
