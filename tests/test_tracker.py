@@ -10,7 +10,8 @@ import pytest
 from helpers import ROOT, run, write_ledger
 from index_server import (BUGGY, FIXED_IGNORED, FIXED_MODULE, FIXED_SETATTR, REMOVED_GONE,
                           REMOVED_RAISES, Faults, IndexServer, build_pure_wheel, build_wheel, shape)
-from tracker.sweep import recompute
+from tracker import summary
+from tracker.sweep import Outcome, recompute
 
 TAG = "cp311-cp311-manylinux_2_28_x86_64"
 
@@ -85,6 +86,12 @@ def test_second_run_makes_no_wheel_requests(index, tmp_path):
     assert sum(n for path, n in index.hits.items() if path.startswith("/files/")) == wheel_hits
     check(index, tmp_path, "--recheck")
     assert sum(n for path, n in index.hits.items() if path.startswith("/files/")) > wheel_hits
+
+
+@pytest.mark.parametrize("render", [summary.text, summary.markdown], ids=["text", "markdown"])
+def test_summary_says_when_there_was_nothing_new_to_check(render):
+    lines = render(Outcome(), {"fixed_in": None}, []).splitlines()
+    assert summary.NOTHING_NEW in lines and not any(line.startswith(("release", "| release")) for line in lines)
 
 
 @pytest.mark.parametrize("simple", ["json", "html"])

@@ -7,6 +7,7 @@ from typing import Any
 from tracker.sweep import Outcome
 
 HEAD = ("release", "static", "dynamic", "bytes", "requests", "evidence")
+NOTHING_NEW = "No release to check: the ledger already holds every release selected (--recheck probes them again)."
 
 
 def _rows(outcome: Outcome) -> list[tuple[str, ...]]:
@@ -34,6 +35,8 @@ def _footer(ledger: dict[str, Any], found: list[str], outcome: Outcome) -> list[
 
 
 def text(outcome: Outcome, ledger: dict[str, Any], found: list[str]) -> str:
+    if not outcome.entries:
+        return "\n".join([NOTHING_NEW, "", *_footer(ledger, found, outcome)])
     rows = [HEAD, *_rows(outcome)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD) - 1)]
     lines = ["  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]) for r in rows]
@@ -41,7 +44,10 @@ def text(outcome: Outcome, ledger: dict[str, Any], found: list[str]) -> str:
 
 
 def markdown(outcome: Outcome, ledger: dict[str, Any], found: list[str]) -> str:
-    lines = ["## ScriptModule backward-hook bug: upstream check", "",
-             "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in _rows(outcome)]
+    lines = ["## ScriptModule backward-hook bug: upstream check", ""]
+    if outcome.entries:
+        lines += ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in _rows(outcome)]
+    else:
+        lines += [NOTHING_NEW]
     return "\n".join([*lines, "", *(f"- {line}" for line in _footer(ledger, found, outcome))])
