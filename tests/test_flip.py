@@ -4,7 +4,9 @@ Each case runs the bug's scenario tests in a subprocess, against a ledger that s
 bug is present or fixed, on torch as installed or with a candidate fix applied in
 memory (never in site-packages). Exit 0 means pytest agreed with the ledger. The
 remaining case, the bug present and the ledger agreeing, is the main suite itself:
-its run shows those tests as xfailed.
+its run shows those tests as xfailed. A ledger claiming a fix on silenced torch needs no case
+of its own: "silenced" shows the tests raise the bug's DiffersFromEager there, and without
+the xfail mark that is a failure, as "ledger-claims-fix" shows for KnownBug.
 """
 
 from __future__ import annotations
@@ -27,9 +29,8 @@ SELECT = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",  # one proc
         ("upstream-patch", True, 0, "2 passed"),  # fixed, ledger updated: green
         ("upstream-patch", False, 1, "2 failed"),  # fixed, ledger stale: strict XPASS is red
         ("ignored-attributes", False, 0, "2 xfailed"),  # error silenced, hooks still dead: still the bug
-        ("ignored-attributes", True, 1, "2 failed"),  # ...so it is no fix
     ],
-    ids=["ledger-claims-fix", "fixed", "ledger-stale", "silenced", "silenced-claimed-fixed"],
+    ids=["ledger-claims-fix", "fixed", "ledger-stale", "silenced"],
 )
 def test_bug_tests_follow_ledger_and_torch(tmp_path, candidate, ledger_says_fixed, pytest_exit, summary):
     ledger = write_ledger(tmp_path / "ledger.json",
