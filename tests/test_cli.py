@@ -1,11 +1,19 @@
-"""``python -m repro`` and the minimal script, run as a user runs them, in subprocesses."""
+"""``python -m repro`` and the minimal script, run as a user runs them, in subprocesses.
+
+Checks that need no fresh interpreter (the JSON content, drift, device resolution) call
+``repro.cli.main`` in this process instead: torch is already imported here, which saves
+the two seconds each subprocess spends importing it.
+"""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 import torch
 
 from helpers import ROOT, run, run_json, write_ledger
+from repro.cli import main
 from repro.ledger import release_key
 
 SCRIPT = str(ROOT / "repro" / "full_backward_hook_bug.py")
@@ -15,6 +23,17 @@ BUG_APIS = {"register_full_backward_hook", "register_backward_hook"}
 @pytest.fixture
 def ledger(tmp_path):
     return write_ledger(tmp_path / "ledger.json")
+
+
+@pytest.fixture
+def repro_main(monkeypatch, capsys):
+    """``python -m repro ARGS`` in this process with another ledger: (exit code, stdout, stderr)."""
+    def call(ledger, *argv: str) -> tuple[int, str, str]:
+        monkeypatch.setenv("REPRO_LEDGER", str(ledger))
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+    return call
 
 
 REAL_TORCH_NPU = ROOT / ".tools" / "torch_npu"  # pip install --no-deps --target .tools/torch_npu torch_npu==2.13.0
@@ -43,8 +62,9 @@ def broken_npu(request, tmp_path):
     return {"PYTHONPATH": f"{ROOT}:{REAL_TORCH_NPU}"}
 
 
-def test_json_report_shows_the_bug_next_to_working_apis(ledger):
-    code, report = run_json(["-m", "repro"], ledger=ledger)
+def test_json_report_shows_the_bug_next_to_working_apis(repro_main, ledger):
+    code, out, _ = repro_main(ledger, "--json")
+    report = json.loads(out)
     assert code == 0
     assert report["schema"] == 1 and report["outcome"] == "present" and report["bug_present"] is True
     assert report["torch_version"] == torch.__version__ and report["device"] == "cpu"
@@ -68,9 +88,9 @@ def test_text_report_has_header_table_and_conclusion(ledger):
     assert proc.stderr == ""
 
 
-def test_ledger_claiming_a_fix_is_drift(tmp_path):
-    ledger = write_ledger(tmp_path / "l.json", fixed_in=release_key(torch.__version__))
-    code, report = run_json(["-m", "repro"], ledger=ledger)
+def test_ledger_claiming_a_fix_is_drift(repro_main, tmp_path):
+    code, out, _ = repro_main(write_ledger(tmp_path / "l.json", fixed_in=release_key(torch.__version__)), "--json")
+    report = json.loads(out)
     assert code == 1 and report["matches_expectation"] is False
     assert report["drift"][0].startswith("outcome: expected fixed")
 
@@ -107,12 +127,12 @@ def test_missing_ledger_is_exit_2(tmp_path):
 
 
 @pytest.mark.parametrize("device", ["cuda", "npu"])
-def test_absent_device_is_exit_2(ledger, device):
+def test_absent_device_is_exit_2(repro_main, ledger, device):
     if device == "cuda" and torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    proc = run(["-m", "repro", "--device", device], ledger=ledger)
-    assert proc.returncode == 2 and f"--device {device} was requested" in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
+    code, out, err = repro_main(ledger, "--device", device)
+    assert (code, out) == (2, "") and f"--device {device} was requested" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_bad_usage_is_exit_2(ledger):
