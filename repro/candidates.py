@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repro.environment import import_torch
-from repro.source_checks import FLAG
+from repro.source_checks import FLAG, installed_sources
 
 FULL_HOOK_CALLED = "register_full_backward_hook: called with grad_input and grad_output"
 
@@ -46,7 +46,6 @@ def declare_jit_ignored_attributes() -> None:
 def apply_upstream_patch() -> None:
     """(c) The proposed upstream diff (``--patch``), loaded from generated source files."""
     from repro.source_import import import_from
-    from repro.source_checks import installed_sources
     from repro.upstream_patch import patched_sources
 
     directory = Path(tempfile.mkdtemp(prefix="repro-upstream-patch-"))

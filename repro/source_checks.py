@@ -49,8 +49,6 @@ def installed_sources(paths: tuple[str, ...] = (RECURSIVE, SCRIPT, MODULE)) -> d
 def loaded_sources() -> dict[str, str | None]:
     """The files the running process really imported for the three modules (which differ
     from the installed ones when a candidate serves patched sources)."""
-    import importlib
-
     return {path: Path(importlib.import_module(path[:-3].replace("/", ".")).__file__).read_text(encoding="utf-8")
             for path in (RECURSIVE, SCRIPT, MODULE)}
 

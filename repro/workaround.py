@@ -20,7 +20,8 @@ from collections.abc import Callable
 import torch
 from torch.utils.hooks import RemovableHandle
 
-FLAG = "_is_full_backward_hook"
+from repro.source_checks import FLAG
+
 MIXED = "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one of them."
 
 

@@ -67,26 +67,26 @@ def _json_api(session: requests.Session, url: str, traffic: Traffic) -> tuple[li
     releases = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(releases, dict):
         raise FetchError(f"{url} is not a JSON API answer (no 'releases')")
-    return list(releases), [
-        WheelFile(f["filename"], urljoin(response.url, f["url"]), f.get("size"), bool(f.get("yanked")))
-        for files in releases.values() for f in files
-        if isinstance(f, dict) and "filename" in f and "url" in f
-    ]
+    return list(releases), _wheel_files(response, [f for files in releases.values() for f in files])
 
 
 def _simple(session: requests.Session, url: str, traffic: Traffic) -> list[WheelFile]:
     response = get(session, url, traffic, Accept=f"{SIMPLE_JSON}, text/html;q=0.1")
     if response.headers.get("Content-Type", "").startswith(SIMPLE_JSON):
-        data = _parse_json(response)
-        return [
-            WheelFile(f["filename"], urljoin(response.url, f["url"]), f.get("size"), bool(f.get("yanked")))
-            for f in data.get("files", []) if isinstance(f, dict) and "filename" in f and "url" in f
-        ]
+        return _wheel_files(response, _parse_json(response).get("files", []))
     parser = _Anchors()
     parser.feed(response.text)
     return [
         WheelFile(text, urljoin(response.url, href.split("#")[0]), None, yanked)
         for href, text, yanked in parser.anchors
+    ]
+
+
+def _wheel_files(response: requests.Response, entries: list) -> list[WheelFile]:
+    """File entries of the JSON API and PEP 691 (same keys), URLs resolved against the response."""
+    return [
+        WheelFile(f["filename"], urljoin(response.url, f["url"]), f.get("size"), bool(f.get("yanked")))
+        for f in entries if isinstance(f, dict) and "filename" in f and "url" in f
     ]
 
 

@@ -13,15 +13,11 @@ from dataclasses import dataclass
 import requests
 from packaging.utils import parse_wheel_filename
 
-from tracker.remote import RangeFile, Traffic, get
+from repro.source_checks import MODULE, RECURSIVE, SCRIPT
 from tracker.index import WheelFile
+from tracker.remote import RangeFile, Traffic, get
 
-MEMBERS = (
-    "torch/jit/_recursive.py",
-    "torch/jit/_script.py",
-    "torch/nn/modules/module.py",
-    "torch/version.py",
-)
+MEMBERS = (RECURSIVE, SCRIPT, MODULE, "torch/version.py")  # what analyse() reads, and the version
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import io
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import requests
@@ -24,6 +26,7 @@ TIMEOUT = (5, 30)  # connect, read (seconds)
 READ_AHEAD = 256 * 1024
 TAIL = 64 * 1024  # the zip end record and a zip64 locator sit in the last 64 KiB
 BODY_RETRIES = 3
+T = TypeVar("T")
 
 
 class FetchError(Exception):
@@ -69,27 +72,41 @@ def make_session(retries: int = 3, backoff: float = 0.2) -> requests.Session:
     return session
 
 
+class _BodyBroke(Exception):
+    """The request was answered but its body broke off: urllib3 does not retry that, we do."""
+
+
+def _with_body_retries(attempt: Callable[[], T], traffic: Traffic) -> T:
+    """Call ``attempt`` (one request) up to BODY_RETRIES times while its body breaks off."""
+    for remaining in reversed(range(BODY_RETRIES)):
+        traffic.requests += 1
+        try:
+            return attempt()
+        except _BodyBroke as err:
+            if not remaining:
+                raise FetchError(str(err)) from None
+    raise AssertionError("unreachable")
+
+
 def get(session: requests.Session, url: str, traffic: Traffic, **headers: str) -> requests.Response:
     """GET a small document (index pages). Connecting and 5xx answers are retried by urllib3;
     a body that breaks off afterwards is retried here, as a whole."""
     check_url(url)
-    for attempt in range(BODY_RETRIES):
-        traffic.requests += 1
+
+    def attempt() -> requests.Response:
         try:
             response = session.get(url, headers=headers, timeout=TIMEOUT, stream=True)
         except requests.RequestException as err:
             raise FetchError(f"GET {url} failed: {err}") from None
         try:
-            response.content  # the body, read apart from the urllib3-retried request
+            traffic.bytes += len(response.content)  # the body, read apart from the urllib3-retried request
         except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
-            if attempt == BODY_RETRIES - 1:
-                raise FetchError(f"GET {url} broke off: {err}") from None
-            continue
-        traffic.bytes += len(response.content)
+            raise _BodyBroke(f"GET {url} broke off: {err}") from None
         if response.status_code != 200:
             raise FetchError(f"GET {url} answered HTTP {response.status_code}")
         return response
-    raise AssertionError("unreachable")
+
+    return _with_body_retries(attempt, traffic)
 
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
@@ -121,36 +138,36 @@ class RangeFile(io.RawIOBase):
         return size
 
     def _fetch(self, spec: str, expect_start: int | None = None) -> tuple[int, bytes, int]:
-        for attempt in range(BODY_RETRIES):
-            self.traffic.requests += 1
+        def attempt() -> tuple[int, bytes, int]:
             try:
                 with self.session.get(self.url, timeout=TIMEOUT, stream=True,
                                       headers={"Range": spec, "Accept-Encoding": "identity"}) as resp:
-                    if resp.status_code == 200:
-                        raise RangesUnsupported(
-                            f"{self.url} ignores Range requests (HTTP 200 with the whole file)")
-                    if resp.status_code != 206:
-                        raise FetchError(f"range {spec} of {self.url} answered HTTP {resp.status_code}")
-                    if resp.headers.get("Content-Encoding", "identity") != "identity":
-                        raise FetchError(f"{self.url} compressed a range response; offsets would shift")
-                    match = _CONTENT_RANGE.fullmatch(resp.headers.get("Content-Range", ""))
-                    if not match or match.group(3) == "*":
-                        raise FetchError(f"range {spec} of {self.url} came without a usable Content-Range")
-                    start, end, size = (int(g) for g in match.groups())
-                    if expect_start is not None and start != expect_start:
-                        raise FetchError(f"asked {self.url} for {spec}, got bytes {start}-{end}")
+                    start, end, size = self._check(resp, spec, expect_start)
                     data = resp.raw.read(decode_content=False)
             except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
-                if attempt == BODY_RETRIES - 1:
-                    raise FetchError(f"range {spec} of {self.url} failed: {err}") from None
-                continue
+                raise _BodyBroke(f"range {spec} of {self.url} failed: {err}") from None
             self.traffic.bytes += len(data)
             if len(data) != end - start + 1:
-                if attempt == BODY_RETRIES - 1:
-                    raise FetchError(f"range {spec} of {self.url} broke off after {len(data)} bytes")
-                continue
+                raise _BodyBroke(f"range {spec} of {self.url} broke off after {len(data)} bytes")
             return start, data, size
-        raise AssertionError("unreachable")
+
+        return _with_body_retries(attempt, self.traffic)
+
+    def _check(self, resp: requests.Response, spec: str, expect_start: int | None) -> tuple[int, int, int]:
+        """(start, end, size) of a range answer, or one sentence on what is wrong with it."""
+        if resp.status_code == 200:
+            raise RangesUnsupported(f"{self.url} ignores Range requests (HTTP 200 with the whole file)")
+        if resp.status_code != 206:
+            raise FetchError(f"range {spec} of {self.url} answered HTTP {resp.status_code}")
+        if resp.headers.get("Content-Encoding", "identity") != "identity":
+            raise FetchError(f"{self.url} compressed a range response; offsets would shift")
+        match = _CONTENT_RANGE.fullmatch(resp.headers.get("Content-Range", ""))
+        if not match or match.group(3) == "*":
+            raise FetchError(f"range {spec} of {self.url} came without a usable Content-Range")
+        start, end, size = (int(g) for g in match.groups())
+        if expect_start is not None and start != expect_start:
+            raise FetchError(f"asked {self.url} for {spec}, got bytes {start}-{end}")
+        return start, end, size
 
     def readable(self) -> bool:
         return True
