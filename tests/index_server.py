@@ -97,7 +97,7 @@ class IndexServer:
     yanked: set[str] = field(default_factory=set)
     faults: Faults = field(default_factory=Faults)
     hits: Counter = field(default_factory=Counter)
-    raw_index: bytes | None = None  # serve this instead of a valid JSON API answer
+    raw_index: bytes | None = None  # serve this instead of a valid JSON API or PEP 691 answer
     html_only: bool = False  # a PEP 503 mirror that ignores the Accept header
     issues: dict[str, dict] = field(default_factory=dict)  # GitHub API path -> issue JSON
     authorizations: list[str | None] = field(default_factory=list)
@@ -163,7 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
         if simple:
             project = simple.group(1)
             if not index.html_only and "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", ""):
-                return self._send(200, index.simple_json(project), "application/vnd.pypi.simple.v1+json")
+                return self._send(200, index.raw_index or index.simple_json(project),
+                                  "application/vnd.pypi.simple.v1+json")
             return self._send(200, index.simple_html(project), "text/html")
         name = path.rsplit("/", 1)[-1]
         if path.startswith("/files/") and name in index.wheels:

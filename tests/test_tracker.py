@@ -163,10 +163,16 @@ def test_broken_central_directory_is_unknown(index, tmp_path):
     assert static["verdict"] == "unknown" and "unreadable" in static["evidence"][0]
 
 
-def test_malformed_index_json_is_one_sentence_exit_1(index, tmp_path):
-    index.raw_index = b"{not json"
-    code, report, _, stderr = check(index, tmp_path)
-    assert code == 1 and report is None and "malformed JSON" in stderr and "Traceback" not in stderr
+@pytest.mark.parametrize(("api", "body", "says"), [
+    ("/", b"{not json", "malformed JSON"), ("/simple/", b"{not json", "malformed JSON"),
+    ("/", b"[]", "not a JSON API answer"), ("/", b'{"releases": {"2.13.0": null}}', "not a JSON API answer"),
+    ("/simple/", b"[]", "not a PEP 691 answer"), ("/simple/", b'{"files": null}', "not a PEP 691 answer"),
+], ids=["api-not-json", "simple-not-json", "api-list", "api-null-files", "simple-list", "simple-bad-files"])
+def test_malformed_index_answer_is_one_sentence_exit_1(index, tmp_path, api, body, says):
+    index.raw_index = body
+    code, report, _, stderr = check(index, tmp_path, url=index.url + api)
+    assert code == 1 and report is None and says in stderr and "Traceback" not in stderr
+    assert len(stderr.strip().splitlines()) == 1
 
 
 def test_non_loopback_http_is_refused(tmp_path):

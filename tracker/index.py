@@ -65,15 +65,19 @@ def _json_api(session: requests.Session, url: str, traffic: Traffic) -> tuple[li
     response = get(session, url, traffic)
     data = _parse_json(response)
     releases = data.get("releases") if isinstance(data, dict) else None
-    if not isinstance(releases, dict):
-        raise FetchError(f"{url} is not a JSON API answer (no 'releases')")
+    if not isinstance(releases, dict) or not all(isinstance(files, list) for files in releases.values()):
+        raise FetchError(f"{url} is not a JSON API answer (no 'releases' object of file lists)")
     return list(releases), _wheel_files(response, [f for files in releases.values() for f in files])
 
 
 def _simple(session: requests.Session, url: str, traffic: Traffic) -> list[WheelFile]:
     response = get(session, url, traffic, Accept=f"{SIMPLE_JSON}, text/html;q=0.1")
     if response.headers.get("Content-Type", "").startswith(SIMPLE_JSON):
-        return _wheel_files(response, _parse_json(response).get("files", []))
+        data = _parse_json(response)
+        files = data.get("files") if isinstance(data, dict) else None
+        if not isinstance(files, list):
+            raise FetchError(f"{response.url} is not a PEP 691 answer (no 'files' list)")
+        return _wheel_files(response, files)
     parser = _Anchors()
     parser.feed(response.text)
     return [
