@@ -8,17 +8,20 @@ error, or TorchScript cannot be exercised here.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
 from repro.ledger import LedgerError, expectation_for, ledger_path, load
+from repro.output import emit
 
 EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT = 0, 1, 2
+PROG = "python -m repro"
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m repro",
+        prog=prog,
         description="Show which hook APIs of a torch.jit.ScriptModule subclass behave like "
         "an eager nn.Module on the installed torch, and compare with the ledger.",
         epilog="Exit codes: 0 as the ledger expects, 1 drift, 2 usage or environment error. "
@@ -36,31 +39,35 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--device", choices=DEVICE_CHOICES, default="auto",
         help="where to run (default: the accelerator if present, else cpu)",
     )
-    return parser.parse_args(argv)
+    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)  # argparse exits with 2 on bad usage
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    args = build_parser(prog).parse_args(argv)  # argparse exits with 2 on bad usage
+
+    def fail(problem: object) -> int:
+        print(f"{prog}: error: {problem}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
+
     if args.patch:
-        return _patch()
+        return _patch(fail)
     try:
         ledger = load(ledger_path())  # before importing torch: bad input fails fast
         environment = resolve_environment(args.device)
         expected = expectation_for(ledger, environment.torch_version)
     except (EnvironmentProblem, LedgerError) as problem:
-        print(f"repro: error: {problem}", file=sys.stderr)
-        return EXIT_ENVIRONMENT
+        return fail(problem)
 
     from repro.explain import explain
     from repro.formats import json as json_format, markdown, text
 
     if args.explain:
-        print(text.render_explanation(environment.torch_version, explain()))
+        emit(text.render_explanation(environment.torch_version, explain()))
         return EXIT_OK
     if args.candidates:
         from repro.candidates import judge_all
 
-        print(text.render_candidates(environment.torch_version, environment.device, judge_all(environment.device)))
+        emit(text.render_candidates(environment.torch_version, environment.device, judge_all(environment.device)))
         return EXIT_OK
 
     from repro.oracle import run_all
@@ -68,32 +75,30 @@ def main(argv: list[str] | None = None) -> int:
 
     report = build_report(environment, run_all(environment.device), expected)
     if args.json:
-        print(json_format.render(report, explain()))
+        emit(json_format.render(report, explain()))
     elif args.markdown:
         from repro.filing import gather
 
-        print(markdown.render(report, explain(), gather(environment.torch_npu, environment.device)))
+        emit(markdown.render(report, explain(), gather(environment.torch_npu, environment.device)))
     else:
-        print(text.render(report))
+        emit(text.render(report))
     if report.matches_expectation:
         return EXIT_OK
     if report.outcome == "cannot-test":
-        print(f"repro: error: {report.run.cannot_test or 'nothing to test'}", file=sys.stderr)
-        return EXIT_ENVIRONMENT
+        return fail(report.run.cannot_test or "nothing to test")
     return EXIT_DRIFT
 
 
-def _patch() -> int:
+def _patch(fail) -> int:
     from repro.upstream_patch import PatchError, proposed_diff
 
     try:
-        print(proposed_diff(), end="")
+        emit(proposed_diff(), end="")
     except (PatchError, FileNotFoundError) as problem:
-        print(f"repro: error: {problem}", file=sys.stderr)
-        return EXIT_ENVIRONMENT
+        return fail(problem)
     return EXIT_OK
 
 
 def main_entry() -> None:
-    """Console-script entry point."""
-    raise SystemExit(main())
+    """Console-script entry point: usage and errors name the command the user typed."""
+    raise SystemExit(main(prog=os.path.basename(sys.argv[0])))

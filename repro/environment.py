@@ -45,7 +45,7 @@ def import_torch() -> ModuleType:
 
 
 def npu_status() -> tuple[bool, str]:
-    """Load torch_npu if it is installed; return (usable, a status line for the header)."""
+    """Load torch_npu if it is installed; return (usable, a status that reads after "torch_npu ")."""
     try:
         version = importlib.metadata.version("torch_npu")
     except importlib.metadata.PackageNotFoundError:
@@ -73,7 +73,7 @@ def resolve_environment(requested: str) -> Environment:
     npu_usable, npu_state = npu_status()
     cuda_usable = torch.cuda.is_available()
     if requested == "npu" and not npu_usable:
-        raise EnvironmentProblem(f"--device npu was requested but torch_npu is {npu_state}.")
+        raise EnvironmentProblem(f"--device npu was requested but no NPU is usable: torch_npu {npu_state}.")
     if requested == "cuda" and not cuda_usable:
         built = torch.version.cuda or "no CUDA"
         raise EnvironmentProblem(

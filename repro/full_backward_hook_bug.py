@@ -20,17 +20,16 @@ warnings.simplefilter("ignore", FutureWarning)
 WEIGHT = torch.tensor([[1.0, -2.0], [0.5, 3.0]])
 
 
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
+try:  # the class body too: a TorchScript that is switched off may raise at `@script_method`
+    class Net(torch.jit.ScriptModule):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(2, 2)
 
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
+        @torch.jit.script_method
+        def forward(self, x):
+            return self.linear(x)
 
-
-try:
     model = Net()
     assert "_actual_script_module" in model.__dict__, "TorchScript is disabled (PYTORCH_JIT=0?)"
 except Exception as err:

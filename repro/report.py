@@ -72,6 +72,11 @@ def build_report(environment: Environment, run: OracleRun, expected: Expectation
 
 def conclusion(report: Report) -> str:
     """One line a maintainer can paste: what is broken, what works, and versus the ledger."""
+    return f"{headline(report)} {versus_ledger(report)}"
+
+
+def headline(report: Report) -> str:
+    """What this run observed, in one sentence, without the ledger."""
     run = report.run
     if report.outcome == "cannot-test":
         why = run.cannot_test or "this torch lacks both affected hook APIs"
@@ -82,11 +87,18 @@ def conclusion(report: Report) -> str:
         tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
         head = {
             "present": "The bug is present",
-            "fixed": "The bug is fixed: every hook API behaves like eager",
+            "fixed": "The bug is fixed: every scenario matches eager",
             "different": "The bug's APIs behave like eager, but other hook APIs do not",
         }[report.outcome]
         if failing:
             head += f" ({', '.join(failing)} depart from eager)"
         head += f"; {tally} across {len(run.results)} scenario runs."
-    agree = "as the ledger expects" if report.matches_expectation else "the ledger expects otherwise"
-    return f"{head} This is {agree} ({report.expected.outcome}: {report.expected.reason})."
+    return head
+
+
+def versus_ledger(report: Report) -> str:
+    """The sentence that says whether the run agrees with the ledger, and what the ledger expects."""
+    expected = f"{report.expected.outcome}: {report.expected.reason}"
+    if report.matches_expectation:
+        return f"This is as the ledger expects ({expected})."
+    return f"The ledger expects otherwise ({expected}): this is drift."

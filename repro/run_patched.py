@@ -7,37 +7,48 @@
 
 Nothing is written to site-packages: the patch lives only in this process, which is why
 each candidate is judged in a subprocess of its own. ``--sources DIR`` serves the torch
-files found under DIR (e.g. ``DIR/torch/jit/_script.py`` after ``patch -p1``) instead.
+files under DIR (e.g. ``DIR/torch/jit/_script.py`` after ``patch -p1``) that differ from the
+installed ones instead, and names them on stderr. Exit 2: usage, or nothing to overlay.
 """
 
 from __future__ import annotations
 
 import runpy
 import sys
-
 from pathlib import Path
 
 from repro.candidates import CANDIDATES
 from repro.environment import import_torch
-from repro.source_import import import_from
+from repro.source_import import NothingToOverlay, import_from
 
-USAGE = (f"usage: python -m repro.run_patched ({' | '.join(CANDIDATES)} | --sources DIR) "
-         "(-m MODULE | SCRIPT) [ARGS...]")
+PROG = "python -m repro.run_patched"
+USAGE = f"usage: {PROG} ({' | '.join(CANDIDATES)} | --sources DIR) (-m MODULE | SCRIPT) [ARGS...]"
+EXIT_USAGE = 2
+
+
+def _fail(message: str) -> None:
+    print(message, file=sys.stderr)
+    raise SystemExit(EXIT_USAGE)
 
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--sources"] and len(argv) > 1:
         directory, argv = Path(argv[1]), argv[1:]
         if not directory.is_dir():
-            sys.exit(f"run_patched: {directory} is not a folder")
-        import_from(directory)
+            _fail(f"{PROG}: error: {directory} is not a folder")
+        try:
+            served = import_from(directory)
+        except NothingToOverlay as problem:
+            _fail(f"{PROG}: error: {problem}")
+        print(f"{PROG}: torch files from {directory} in place of the installed ones: {', '.join(served)}",
+              file=sys.stderr)
         import_torch()
     elif argv[:1] and argv[0] in CANDIDATES:
         CANDIDATES[argv[0]].apply()  # before anything imports torch: some candidates replace its sources
     else:
-        sys.exit(USAGE)
+        _fail(USAGE)
     if len(argv) < 2 or (argv[1] == "-m" and len(argv) < 3):
-        sys.exit(USAGE)
+        _fail(USAGE)
     if argv[1] == "-m":
         sys.argv = [argv[2], *argv[3:]]
         runpy.run_module(argv[2], run_name="__main__", alter_sys=True)

@@ -106,7 +106,7 @@ def _(m, rec):
 
 @scenario(
     "register_full_backward_hook",
-    "runs after forward-pre, forward and backward-pre hooks",
+    "runs after forward(-pre) and backward-pre hooks",
     "register_forward_pre_hook",
     "register_forward_hook",
     "register_full_backward_pre_hook",
@@ -196,7 +196,7 @@ def _(m, rec):
     rec.backward()
 
 
-@scenario("register_forward_hook", "called with input and output; returned output replaces it")
+@scenario("register_forward_hook", "called with input, output; return replaces output")
 def _(m, rec):
     m.register_forward_hook(rec.hook("forward", returns=lambda mod, args, out: out * 3.0))
     rec.backward()
@@ -320,7 +320,7 @@ def _(m, rec):
     m.state_dict()
 
 
-@scenario("register_state_dict_post_hook", "called with module, state dict, prefix '', metadata")
+@scenario("register_state_dict_post_hook", "called with module, dict, prefix '', metadata")
 def _(m, rec):
     m.register_state_dict_post_hook(rec.hook("post"))
     m.state_dict()

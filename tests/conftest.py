@@ -1,18 +1,46 @@
-"""Shared set-up: import torch the way the CLI does, and skip device tests without a device."""
+"""Shared set-up: check the environment once, skip device tests without a device, and skip
+tests that only mean something while the ledger expects the bug."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
-from repro.environment import import_torch, npu_status
+from repro.environment import EnvironmentProblem, import_torch, npu_status
 
-torch = import_torch()
+SETUP = "activate the project's environment (. .venv/bin/activate) or create it with the README's set-up command"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Without pytest-xdist, accept its options from pyproject's addopts so pytest_configure can say what is missing."""
+    if importlib.util.find_spec("xdist") is None:
+        group = parser.getgroup("xdist-missing")
+        group._addoption("-n", dest="numprocesses")
+        group._addoption("--dist", dest="dist")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One sentence instead of a conftest traceback when the suite runs outside its environment."""
+    try:
+        import_torch()  # the way the CLI imports it: device-backend autoload off
+    except EnvironmentProblem as problem:
+        pytest.exit(f"{problem}; {SETUP}.", returncode=pytest.ExitCode.USAGE_ERROR)
+    if importlib.util.find_spec("xdist") is None:  # pyproject's addopts run the suite on pytest-xdist
+        pytest.exit(f"pytest-xdist is not installed; {SETUP}.", returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    import torch
+
+    from helpers import expected
+
+    if item.get_closest_marker("needs_bug") and expected().outcome != "present":
+        pytest.skip(f"only meaningful while the bug is present; the ledger expects {expected().outcome} "
+                    f"({expected().reason})")
     if item.get_closest_marker("cuda") and not torch.cuda.is_available():
         pytest.skip("no CUDA device on this machine")
     if item.get_closest_marker("npu"):
         usable, status = npu_status()
         if not usable:
-            pytest.skip(f"no usable NPU: torch_npu is {status}")
+            pytest.skip(f"no usable NPU: torch_npu {status}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -9,7 +10,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from packaging.version import Version
+
+from repro.ledger import Expectation, expectation_for, ledger_path, load
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def expected() -> Expectation:
+    """What the ledger in use (``REPRO_LEDGER``, else the shipped one) expects of the installed torch:
+    every test that asserts the bug follows it, so the suite flips when the ledger does."""
+    import torch
+
+    return expectation_for(load(ledger_path()), torch.__version__)
 
 
 def write_ledger(path: Path, fixed_in: str | None = None, releases: dict | None = None) -> Path:
@@ -17,11 +31,35 @@ def write_ledger(path: Path, fixed_in: str | None = None, releases: dict | None 
     return path
 
 
+def write_fixed_ledger(path: Path, torch_version: str) -> Path:
+    """A ledger saying the installed release is fixed: ``fixed_in`` and its confirmed result agree."""
+    key = Version(torch_version).public
+    return write_ledger(path, fixed_in=key, releases={key: {"dynamic": {"verdict": "fixed"}}})
+
+
+def patched_torch_env(directory: Path, sources: dict[str, str]) -> dict[str, str]:
+    """An environment in which every Python process, xdist workers and grandchildren included,
+    imports ``sources`` (path -> text, e.g. ``torch/jit/_script.py``) in place of the installed
+    torch files, as a ``.pth`` file in site-packages would: a ``sitecustomize`` on PYTHONPATH
+    installs ``repro.source_import``'s finder before anything imports torch."""
+    tree = directory / "torch-sources"
+    for path, text in sources.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text, encoding="utf-8")
+    (directory / "sitecustomize.py").write_text(
+        "from pathlib import Path\n"
+        "from repro.source_import import import_from\n"
+        f"import_from(Path({str(tree)!r}))\n")
+    return {"PYTHONPATH": f"{directory}:{ROOT}"}
+
+
 def run(args: list[str], *, ledger: Path | None = None, cwd: Path = ROOT,
         env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """``python ARGS`` with the project importable and, optionally, another ledger."""
-    inherited = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
+    inherited = {k: v for k, v in os.environ.items() if k not in ("TORCH_DEVICE_BACKEND_AUTOLOAD", "PYTHONPATH")}
     full_env = {**inherited, "PYTHONPATH": str(ROOT), **(env or {})}  # as from a fresh shell
+    # ... but whatever the suite itself runs under (a patched-torch overlay) reaches the child too.
+    full_env["PYTHONPATH"] = ":".join(filter(None, [full_env["PYTHONPATH"], os.environ.get("PYTHONPATH")]))
     if ledger is not None:
         full_env["REPRO_LEDGER"] = str(ledger)
     return subprocess.run([sys.executable, *args], cwd=cwd, env=full_env, capture_output=True,

@@ -17,6 +17,8 @@ import torch
 from helpers import ROOT, run, write_ledger
 from repro.ledger import release_key
 
+pytestmark = pytest.mark.needs_bug  # every case applies fixes to a torch that has the bug
+
 SELECT = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",  # one process: the patch lives in it
           str(ROOT / "tests" / "test_scenarios.py"),
           "-k", "register_full_backward_hook and called and cpu"]

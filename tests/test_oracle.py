@@ -10,7 +10,7 @@ from repro.oracle import (
     DiffersFromEager, EagerFailed, KnownBug, OracleRun, ScenarioResult, ScriptRaised, Side,
     assert_like_eager, judge, missing_needs, run_scenario,
 )
-from repro.report import build_report, outcome_of
+from repro.report import build_report, conclusion, outcome_of
 from repro.scenarios import SCENARIOS, Scenario
 
 RAN = Side({"hook calls": [["backward", "<the module itself>"]], "x.grad": [1.0]}, None)
@@ -107,3 +107,21 @@ def test_table_covers_the_downstream_suite_and_more():
         "register_load_state_dict_post_hook",
     }
     assert {s.api for s in SCENARIOS if s.bug} == {"register_full_backward_hook", "register_backward_hook"}
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "expected", "sentence"),
+    [
+        ([("raises", True)], "present", "The bug is present (register_forward_hook depart from eager); 1 raises "
+         "across 1 scenario runs. This is as the ledger expects (present: test)."),
+        ([("match", True)], "present", "The bug is fixed: every scenario matches eager; 1 match across 1 scenario "
+         "runs. The ledger expects otherwise (present: test): this is drift."),
+        ([], "present", "Cannot test the bug on torch 2.13.0: TorchScript is disabled. "
+         "The ledger expects otherwise (present: test): this is drift."),
+    ],
+    ids=["agrees", "drift", "cannot-test"],
+)
+def test_conclusion_is_a_sentence_in_each_branch(verdicts, expected, sentence):
+    env = Environment("2.13.0", "3.11", "cpu", "not installed")
+    run = OracleRun([_result(v, bug=b) for v, b in verdicts], [], None if verdicts else "TorchScript is disabled")
+    assert conclusion(build_report(env, run, Expectation(expected, "test"))) == sentence

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,36 @@ def test_unreachable_upstream_issue_is_unknown_not_an_error(index, tmp_path, api
 def test_bad_issue_reference_is_usage(index, tmp_path):
     code, _, _, stderr = check(index, tmp_path, "--upstream-issue", "181473")
     assert code == 2 and "owner/repo#123" in stderr
+
+
+def test_text_summary_says_none_not_python_none():
+    lines = summary.text(Outcome(), {"fixed_in": None}, []).splitlines()
+    assert "fixed_in: none (no release confirmed fixed)" in lines and "None" not in "\n".join(lines)
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_jobs_must_be_a_positive_number(index, tmp_path, jobs):
+    code, report, _, stderr = check(index, tmp_path, "--jobs", jobs)
+    assert code == 2 and report is None and "not a positive whole number" in stderr
+
+
+def test_unknown_upstream_issue_state_says_why_in_the_text_output(index, tmp_path):
+    ledger = write_ledger(tmp_path / "ledger.json")
+    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url, "--upstream-issue", "pytorch/pytorch#1",
+                "--github-api-url", index.url], ledger=ledger)
+    assert proc.returncode == 0
+    assert "pytorch/pytorch#1: unknown (GET " in proc.stderr and "answered HTTP 404)" in proc.stderr
+
+
+def test_a_reader_that_stops_early_changes_neither_the_ledger_nor_the_exit_code(index, tmp_path):
+    """``check_upstream --json | head -c 0``: no traceback, the release is recorded, exit 0 stands."""
+    index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY)
+    ledger = write_ledger(tmp_path / "ledger.json")
+    script = ("import subprocess, sys; p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, "
+              "stderr=subprocess.PIPE); p.stdout.close(); err = p.stderr.read(); "
+              "print(p.wait()); sys.stderr.write(err.decode())")
+    proc = run(["-c", script, sys.executable, "-m", "tracker.check_upstream", "--index-url", index.url, "--json"],
+               ledger=ledger)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+    assert proc.stdout.strip() == "0"
+    assert json.loads(ledger.read_text())["releases"]["2.13.0"]["static"]["verdict"] == "present"

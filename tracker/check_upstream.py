@@ -23,6 +23,7 @@ if __package__ in (None, ""):  # run as `python tracker/check_upstream.py`
 from packaging.version import InvalidVersion, Version
 
 from repro import ledger as ledger_io
+from repro.output import emit
 from tracker import sweep
 from tracker.remote import FetchError, Traffic, check_url, make_session
 from tracker.index import discover
@@ -47,7 +48,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     confirm.add_argument("--confirm", action="store_true", help="run it where the static verdict is not present")
     parser.add_argument("--versions", type=_versions, help="comma-separated releases: install each and run the reproducer")
     parser.add_argument("--full-download", action="store_true", help="download whole wheels where ranges are unsupported")
-    parser.add_argument("--jobs", type=int, default=4, help="concurrent probes (default: %(default)s)")
+    parser.add_argument("--jobs", type=_positive, default=4, help="concurrent probes (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per release for dynamic runs")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--upstream-issue", type=_issue_ref, metavar="OWNER/REPO#N",
@@ -63,6 +64,16 @@ def _version(text: str) -> Version:
         return Version(text)
     except InvalidVersion:
         raise argparse.ArgumentTypeError(f"not a version: {text!r}") from None
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return number
 
 
 def _issue_ref(text: str) -> str:
@@ -101,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.upstream_issue:
         state = issue_state(make_session(), args.github_api_url, args.upstream_issue, sweep.now())
         ledger_io.update(path, _record_issue(args.upstream_issue, state))
-        progress(f"{args.upstream_issue}: {state['state']}"
-                 + (f" ({state['state_reason']})" if state.get("state_reason") else ""))
+        why = state.get("state_reason") or state.get("error")
+        progress(f"{args.upstream_issue}: {state['state']}" + (f" ({why})" if why else ""))
 
     outcome = sweep.Outcome()
     if args.versions:
@@ -120,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
     after = ledger_io.load(path) if path.exists() else before
     found = sweep.changes(before, after, outcome)
-    print(json.dumps(_as_json(outcome, after, found), indent=2) if args.json else text(outcome, after, found))
+    emit(json.dumps(_as_json(outcome, after, found), indent=2) if args.json else text(outcome, after, found))
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as out:

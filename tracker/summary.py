@@ -29,7 +29,7 @@ def _rows(outcome: Outcome) -> list[tuple[str, ...]]:
 
 
 def _footer(ledger: dict[str, Any], found: list[str], outcome: Outcome) -> list[str]:
-    lines = [f"fixed_in: {ledger.get('fixed_in')}"]
+    lines = [f"fixed_in: {ledger.get('fixed_in') or 'none (no release confirmed fixed)'}"]
     lines += [f"changed: {c}" for c in found] or ["status unchanged"]
     return lines + [f"error: {e}" for e in outcome.errors]
 

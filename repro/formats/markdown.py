@@ -5,7 +5,7 @@ from __future__ import annotations
 from repro.explain import RootCause
 from repro.filing import DOWNSTREAM_TEST, UPSTREAM_ISSUE, Filing
 from repro.formats.text import COLUMNS, rows
-from repro.report import Report, conclusion
+from repro.report import Report, headline
 
 
 def _table(report: Report) -> list[str]:
@@ -49,7 +49,7 @@ def render(report: Report, cause: RootCause, filing: Filing) -> str:
         "",
         *_table(report),
         "",
-        conclusion(report).split(" This is ")[0],
+        headline(report),
         "",
         "Root cause, as measured on this torch:",
         "",

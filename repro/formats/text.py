@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter, defaultdict
 
 from repro.candidates import CandidateResult
@@ -11,26 +12,32 @@ from repro.oracle import ScenarioResult, Side
 from repro.report import Report, conclusion
 
 COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
+WIDTH = 100  # every line of the report fits a 100-column terminal
+STYLES_NOTE = ("Each row covers both ScriptModule subclass styles (@torch.jit.script_method and a plain "
+               "def forward); where they differ, a cell reads 'script_method | plain_forward'. A cell counts "
+               "the hook calls recorded, or names what was compared where no hook records a call.")
 
 
 def _side(side: Side | None) -> str:
+    """A short cell: the error type, the number of hook calls, or what was compared when no hook ran."""
     if side is None:
         return "-"
     if side.error:
-        return "raised " + side.error.split(":")[0]
+        return side.error.split(":")[0]
     calls = len(side.observation["hook calls"])
-    return f"ran, {calls} hook call{'s' * (calls != 1)}"
+    if calls:
+        return f"{calls} hook call{'s' * (calls != 1)}"
+    return ", ".join(key for key in side.observation if key != "hook calls") or "0 hook calls"
 
 
 def _cell(results: list[ScenarioResult], text) -> str:
-    """One value when both ScriptModule styles agree, else 'style: value' for each."""
-    values = {r.style: text(r) for r in results}
-    if len(set(values.values())) == 1:
-        return next(iter(values.values()))
-    return ", ".join(f"{style}: {value}" for style, value in values.items())
+    """One value when both ScriptModule styles agree, else each style's value, in STYLES_NOTE's order."""
+    values = [text(r) for r in results]
+    return values[0] if len(set(values)) == 1 else " | ".join(values)
 
 
 def rows(report: Report) -> list[tuple[str, ...]]:
+    """One row per scenario (both styles folded into it), cells as in COLUMNS."""
     by_scenario: dict[str, list[ScenarioResult]] = defaultdict(list)
     for result in report.run.results:
         by_scenario[result.scenario.key].append(result)
@@ -46,9 +53,29 @@ def rows(report: Report) -> list[tuple[str, ...]]:
     ]
 
 
+def _clip(cell: str, width: int) -> str:
+    return cell if len(cell) <= width else cell[: width - 3] + "..."
+
+
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows grouped under their API line; result cells are clipped so that no row passes WIDTH."""
     widths = [max(len(row[i]) for row in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [COLUMNS, *rows]]
+    widths[1] += 2  # scenario names are indented under their API
+    spare = WIDTH - widths[1] - widths[4] - 6
+    widths[2] = widths[3] = min(max(widths[2], widths[3]), spare // 2)
+
+    def line(*cells: str) -> str:
+        return "  ".join(_clip(c, w).ljust(w) for c, w in zip(cells, widths[1:])).rstrip()
+
+    lines = [line(*COLUMNS[1:])]
+    for api in dict.fromkeys(row[0] for row in rows):
+        lines += [api, *(line("  " + name, *cells) for row_api, name, *cells in rows if row_api == api)]
+    return lines
+
+
+def _wrap(text: str, indent: str = "    ") -> list[str]:
+    """Prose (warnings, details, the conclusion) wraps; table rows never do."""
+    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
 
 
 def render(report: Report) -> str:
@@ -56,20 +83,20 @@ def render(report: Report) -> str:
     lines = [
         f"torch {env.torch_version} | Python {env.python_version} | device {env.device} | "
         f"torch_npu: {env.torch_npu}",
-        *(f"TorchScript warns (shown once): {w}" for w in report.run.warnings),
+        *(line for w in report.run.warnings for line in _wrap(f"TorchScript warns (shown once): {w}")),
         "",
     ]
     if report.run.results:
-        lines += _table(rows(report))
+        lines += [*_wrap(STYLES_NOTE, indent=""), "", *_table(rows(report))]
         details = Counter(
             f"{r.verdict}: {r.detail}" for r in report.run.results if r.verdict not in ("match",)
         )
         if details:
             lines += ["", "Details:"]
-            lines += [f"  {text}  (x{n})" for text, n in details.items()]
+            lines += [line for text, n in details.items() for line in _wrap(f"  {text}  (x{n})")]
     if report.drift:
-        lines += ["", "Drift from the ledger:", *(f"  - {d}" for d in report.drift)]
-    lines += ["", conclusion(report)]
+        lines += ["", "Drift from the ledger:", *(line for d in report.drift for line in _wrap(f"  - {d}"))]
+    lines += ["", *_wrap(conclusion(report), indent="")]
     return "\n".join(lines)
 
 
