@@ -16,7 +16,7 @@ import requests
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from tracker.remote import FetchError, Traffic, get
+from tracker.remote import Document, FetchError, Limits, Traffic, get
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
@@ -62,7 +62,7 @@ def discover(session: requests.Session, index_url: str, traffic: Traffic, name: 
 
 
 def _json_api(session: requests.Session, url: str, traffic: Traffic) -> tuple[list[str], list[WheelFile]]:
-    response = get(session, url, traffic)
+    response = get(session, url, traffic, Limits.from_env().max_index_bytes)
     data = _parse_json(response)
     releases = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(releases, dict) or not all(isinstance(files, list) for files in releases.values()):
@@ -71,7 +71,7 @@ def _json_api(session: requests.Session, url: str, traffic: Traffic) -> tuple[li
 
 
 def _simple(session: requests.Session, url: str, traffic: Traffic) -> list[WheelFile]:
-    response = get(session, url, traffic, Accept=f"{SIMPLE_JSON}, text/html;q=0.1")
+    response = get(session, url, traffic, Limits.from_env().max_index_bytes, Accept=f"{SIMPLE_JSON}, text/html;q=0.1")
     if response.headers.get("Content-Type", "").startswith(SIMPLE_JSON):
         data = _parse_json(response)
         files = data.get("files") if isinstance(data, dict) else None
@@ -86,15 +86,20 @@ def _simple(session: requests.Session, url: str, traffic: Traffic) -> list[Wheel
     ]
 
 
-def _wheel_files(response: requests.Response, entries: list) -> list[WheelFile]:
+def _wheel_files(response: Document, entries: list) -> list[WheelFile]:
     """File entries of the JSON API and PEP 691 (same keys), URLs resolved against the response."""
     return [
-        WheelFile(f["filename"], urljoin(response.url, f["url"]), f.get("size"), bool(f.get("yanked")))
+        WheelFile(f["filename"], urljoin(response.url, f["url"]), _size(f.get("size")), bool(f.get("yanked")))
         for f in entries if isinstance(f, dict) and "filename" in f and "url" in f
     ]
 
 
-def _parse_json(response: requests.Response) -> dict:
+def _size(value: object) -> int | None:
+    """A declared file size, or None where the index gives none usable (it caps --full-download)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _parse_json(response: Document) -> dict:
     try:
         return json.loads(response.content)
     except ValueError:

@@ -2,6 +2,8 @@
 
 The wheel is opened with ``zipfile`` over a ``RangeFile``: the central directory, then just
 the members below. The bytes are only decoded and handed to ``analyse``; nothing is imported.
+A member larger than ``Limits.max_member_bytes`` (a zip bomb: torch's sources are under 1 MB)
+is not read, and the release is ``unknown`` with that reason.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from packaging.utils import parse_wheel_filename
 
 from repro.source_checks import MODULE, RECURSIVE, SCRIPT
 from tracker.index import WheelFile
-from tracker.remote import RangeFile, Traffic, get
+from tracker.remote import Limits, RangeFile, Traffic, get
 
 MEMBERS = (RECURSIVE, SCRIPT, MODULE, "torch/version.py")  # what analyse() reads, and the version
 
@@ -43,9 +45,12 @@ def choose_wheel(wheels: tuple[WheelFile, ...]) -> WheelFile | None:
 
 def fetch_sources(session: requests.Session, wheel: WheelFile, traffic: Traffic,
                   full_download: bool = False) -> Fetched:
-    """Range-read ``MEMBERS`` from ``wheel`` (or, only if asked, download it whole)."""
+    """Range-read ``MEMBERS`` from ``wheel`` (or, only if asked, download it whole: no more than the
+    size the index declared, or ``Limits.max_wheel_bytes`` where it declared none)."""
+    limits = Limits.from_env()
     if full_download:
-        remote: io.IOBase = io.BytesIO(get(session, wheel.url, traffic).content)
+        cap = min(wheel.size or limits.max_wheel_bytes, limits.max_wheel_bytes)
+        remote: io.IOBase = io.BytesIO(get(session, wheel.url, traffic, cap).content)
         size = len(remote.getbuffer())
     else:
         remote = RangeFile(session, wheel.url, traffic)
@@ -58,9 +63,25 @@ def fetch_sources(session: requests.Session, wheel: WheelFile, traffic: Traffic,
     names = set(archive.namelist())
     for member in MEMBERS:
         try:
-            sources[member] = archive.read(member).decode("utf-8") if member in names else None
+            sources[member] = _read_member(archive, member, limits.max_member_bytes) if member in names else None
+        except _TooLarge as err:
+            return Fetched(wheel, size, sources, str(err))
         except (zipfile.BadZipFile, UnicodeDecodeError, OSError, EOFError) as err:
             return Fetched(wheel, size, sources, f"{member} is unreadable: {err}")
     return Fetched(wheel, size, sources, None)
+
+
+class _TooLarge(Exception):
+    """A member declares more than the cap: its content cannot be judged, so the release is unknown."""
+
+
+def _read_member(archive: zipfile.ZipFile, member: str, cap: int) -> str:
+    """The member's text, refused before reading when it declares more than ``cap`` bytes. The read is
+    bounded too: zipfile stops at the declared size and fails the CRC when the data runs longer."""
+    declared = archive.getinfo(member).file_size
+    if declared > cap:
+        raise _TooLarge(f"{member} declares {declared} bytes uncompressed, more than the {cap}-byte limit")
+    with archive.open(member) as stream:
+        return stream.read(cap).decode("utf-8")
 
 

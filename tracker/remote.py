@@ -1,40 +1,110 @@
-"""HTTP for the tracker: a retrying session, the URL policy, and a seekable range-reading file.
+"""HTTP for the tracker: a retrying session, the URL policy, limits, and a seekable range-reading file.
+
+Every server is treated as possibly hostile. Each hop of a redirect is checked against the
+URL policy (``check_url``), bodies are read one socket read at a time against a size cap and
+a wall-clock deadline, and a ``Retry-After`` longer than allowed fails the request instead of
+being slept. The caps are ``Limits``, read from the environment at call time.
 
 ``RangeFile`` lets the standard library's ``zipfile`` read a remote wheel's central
 directory and a few members without downloading the wheel: every read becomes an
 explicit ``Range`` request (with read-ahead, so a probe stays within a handful of
-requests), and every answer is checked: 206 with the Content-Range we asked for, no
-transparent compression. A server that answers a range with 200 is stopped at once.
+requests), and every answer is checked: 206 with the Content-Range we asked for and no
+more, no transparent compression. A server that answers a range with 200 is stopped at once.
 """
 
 from __future__ import annotations
 
 import io
 import ipaddress
+import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeVar
-from urllib.parse import urlsplit
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
+from urllib.parse import urljoin, urlsplit
 
 import requests
 import urllib3
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
 from urllib3.util.retry import Retry
 
-TIMEOUT = (5, 30)  # connect, read (seconds)
+TIMEOUT = (5, 30)  # connect, read (seconds): each socket operation; Limits.deadline bounds the whole request
 READ_AHEAD = 256 * 1024
 TAIL = 64 * 1024  # the zip end record and a zip64 locator sit in the last 64 KiB
+CHUNK = 64 * 1024  # the most one socket read returns
 BODY_RETRIES = 3
+MAX_REDIRECTS = 5
+MiB = 1024 * 1024
 T = TypeVar("T")
 
 
+def _limit(default: float, env: str, meaning: str) -> Any:
+    return field(default=default, metadata={"env": env, "meaning": meaning})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one hostile server can cost a run. Each default can be changed by its environment
+    variable, read at call time (so a test can lower it); an invalid value is a one-sentence error."""
+
+    max_index_bytes: int = _limit(64 * MiB, "REPRO_TRACKER_MAX_INDEX_BYTES",
+                                  "decoded size of one index listing (JSON API, PEP 691 or PEP 503 page)")
+    max_api_bytes: int = _limit(1 * MiB, "REPRO_TRACKER_MAX_API_BYTES", "decoded size of one GitHub API answer")
+    max_wheel_bytes: int = _limit(4096 * MiB, "REPRO_TRACKER_MAX_WHEEL_BYTES",
+                                  "--full-download: a wheel's size where the index gives none (else its declared size)")
+    max_member_bytes: int = _limit(8 * MiB, "REPRO_TRACKER_MAX_MEMBER_BYTES",
+                                   "uncompressed size of one source file read out of a wheel")
+    deadline: float = _limit(300.0, "REPRO_TRACKER_DEADLINE",
+                             "seconds one request may take in all: redirects, retries and body")
+    max_retry_after: float = _limit(60.0, "REPRO_TRACKER_MAX_RETRY_AFTER",
+                                    "longest Retry-After wait obeyed; a longer one fails the request")
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        return cls(**{f.name: _parse_limit(f.metadata["env"], type(f.default), os.environ[f.metadata["env"]])
+                      for f in fields(cls) if f.metadata["env"] in os.environ})
+
+
+def _parse_limit(env: str, kind: type, text: str) -> float:
+    try:
+        value = kind(text)
+    except ValueError:
+        value = 0
+    if not value > 0:  # also refuses nan
+        raise FetchError(f"{env} must be a positive {kind.__name__}, not {text!r}")
+    return value
+
+
+# Anchored at the start of a scheme and possessive, so a long hostile string costs linear time.
+_CREDENTIALS = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*+://)[^/?#\s]*@")
+
+
+def redact(url: str) -> str:
+    """``url`` (or any text with URLs in it) with each ``user:password@`` shown as ``***@``."""
+    return _CREDENTIALS.sub(r"\1***@", url)
+
+
 class FetchError(Exception):
-    """The index or a file could not be fetched (one sentence)."""
+    """The index or a file could not be fetched (one sentence). The message is redacted here,
+    so no URL credentials reach a log or the ledger, whichever code built it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class RangesUnsupported(FetchError):
     """The server ignored a Range header and started sending the whole file."""
+
+
+class _RangeRejected(FetchError):
+    """The server answered a range request with an error status (e.g. 416 for a suffix range)."""
+
+
+class _WaitTooLong(FetchError):
+    """The server asked for a Retry-After wait longer than ``Limits.max_retry_after``."""
 
 
 @dataclass
@@ -43,24 +113,70 @@ class Traffic:
     bytes: int = 0
 
 
+@dataclass(frozen=True)
+class Document:
+    """A small fetched body and the URL it finally came from (relative links resolve against it)."""
+
+    url: str
+    headers: Mapping[str, str]
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        """As UTF-8: index pages are, and wheel names are ASCII anyway."""
+        return self.content.decode("utf-8", errors="replace")
+
+
+_POLICY = "only https, or http to loopback, is allowed"
+_UNSAFE = re.compile(r"[\\\s\x00-\x1f\x7f]")
+
+
+def _refusal(url: str) -> str | None:
+    """Why ``url`` breaks the policy (only https, or http to loopback), judged on the host urllib3
+    will connect to; None when it is allowed."""
+    if _UNSAFE.search(url):
+        return "it contains a backslash, whitespace or a control character"
+    try:
+        parsed, split_host = parse_url(url), urlsplit(url).hostname
+    except (LocationParseError, ValueError):
+        return "it is not a valid URL"
+    host = (parsed.host or "").strip("[]")
+    if parsed.scheme not in ("http", "https") or not host:
+        return _POLICY
+    if host != split_host:
+        return f"its host is read as {host!r} by urllib3 but {split_host!r} by urllib"
+    return None if parsed.scheme == "https" or _is_loopback(host) else _POLICY
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def check_url(url: str) -> None:
     """Only https, or plain http to a loopback address (for tests)."""
-    parts = urlsplit(url)
-    if parts.scheme == "https":
-        return
-    host = parts.hostname or ""
-    loopback = host == "localhost"
-    try:
-        loopback = loopback or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        pass
-    if not (parts.scheme == "http" and loopback):
-        raise FetchError(f"refusing {url!r}: only https, or http to loopback, is allowed")
+    reason = _refusal(url)
+    if reason:
+        raise FetchError(f"refusing {url!r}: {reason}")
+
+
+class _BoundedRetry(Retry):
+    """urllib3's Retry, except that a Retry-After longer than ``Limits.max_retry_after`` fails the
+    request at once: urllib3 would sleep up to six hours."""
+
+    def sleep_for_retry(self, response: urllib3.BaseHTTPResponse) -> bool:
+        wait, cap = self.get_retry_after(response), Limits.from_env().max_retry_after
+        if wait is not None and wait > cap:
+            raise _WaitTooLong(f"answered HTTP {response.status} asking to wait longer than "
+                               f"the {cap:g} s allowed before retrying")
+        return super().sleep_for_retry(response)
 
 
 def make_session(retries: int = 3, backoff: float = 0.2) -> requests.Session:
     """A session whose 5xx answers, timeouts and resets are retried with backoff by urllib3."""
-    retry = Retry(
+    retry = _BoundedRetry(
         total=retries, connect=retries, read=retries, status=retries, backoff_factor=backoff,
         status_forcelist=(500, 502, 503, 504), allowed_methods=frozenset({"GET"}),
         raise_on_status=False,
@@ -72,14 +188,77 @@ def make_session(retries: int = 3, backoff: float = 0.2) -> requests.Session:
     return session
 
 
+class _Deadline:
+    """Wall-clock end of one request: socket timeouts bound each read, not a server that drips."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.end = seconds, time.monotonic() + seconds
+
+    def timeout(self) -> tuple[float, float]:
+        left = max(0.001, self.end - time.monotonic())
+        return min(TIMEOUT[0], left), min(TIMEOUT[1], left)
+
+    def check(self, what: str) -> None:
+        if time.monotonic() > self.end:
+            raise FetchError(f"{what} did not finish within {self.seconds:g} s")
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parsed = parse_url(url)
+    return parsed.scheme or "", parsed.host, parsed.port
+
+
+def _request(session: requests.Session, url: str, headers: dict[str, str], deadline: _Deadline,
+             traffic: Traffic) -> requests.Response:
+    """GET ``url`` (streamed), following redirects here: each hop is checked by the URL policy, its
+    body is never read, and Authorization never leaves the first origin. (requests would follow
+    them unchecked and read each redirect's body whole.)"""
+    check_url(url)
+    for _ in range(MAX_REDIRECTS + 1):
+        deadline.check(f"GET {url}")
+        traffic.requests += 1
+        try:
+            response = session.get(url, headers=headers, timeout=deadline.timeout(), stream=True,
+                                   allow_redirects=False)
+        except _WaitTooLong as err:
+            raise FetchError(f"GET {url} {err}") from None
+        except requests.RequestException as err:
+            raise FetchError(f"GET {url} failed: {err}") from None
+        if not response.is_redirect:
+            return response
+        response.close()
+        target = urljoin(url, response.headers["Location"])
+        reason = _refusal(target)
+        if reason:
+            raise FetchError(f"refusing the redirect from {url} to {target!r}: {reason}")
+        if _origin(target) != _origin(url):
+            headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        url = target
+    raise FetchError(f"GET {url} redirected more than {MAX_REDIRECTS} times")
+
+
+def _read(response: requests.Response, most: int, deadline: _Deadline, traffic: Traffic, what: str,
+          decode: bool = True) -> bytes:
+    """Up to ``most`` bytes of the body (decoded if ``decode``), one socket read at a time (``read1``),
+    so a gzip bomb stops at ``most`` and the deadline is checked even while a server drips."""
+    body = bytearray()
+    while len(body) < most:
+        chunk = response.raw.read1(min(CHUNK, most - len(body)), decode_content=decode)
+        if not chunk:
+            break
+        body += chunk
+        traffic.bytes += len(chunk)
+        deadline.check(what)
+    return bytes(body)
+
+
 class _BodyBroke(Exception):
     """The request was answered but its body broke off: urllib3 does not retry that, we do."""
 
 
-def _with_body_retries(attempt: Callable[[], T], traffic: Traffic) -> T:
+def _with_body_retries(attempt: Callable[[], T]) -> T:
     """Call ``attempt`` (one request) up to BODY_RETRIES times while its body breaks off."""
     for remaining in reversed(range(BODY_RETRIES)):
-        traffic.requests += 1
         try:
             return attempt()
         except _BodyBroke as err:
@@ -88,25 +267,24 @@ def _with_body_retries(attempt: Callable[[], T], traffic: Traffic) -> T:
     raise AssertionError("unreachable")
 
 
-def get(session: requests.Session, url: str, traffic: Traffic, **headers: str) -> requests.Response:
-    """GET a small document (index pages). Connecting and 5xx answers are retried by urllib3;
-    a body that breaks off afterwards is retried here, as a whole."""
-    check_url(url)
+def get(session: requests.Session, url: str, traffic: Traffic, max_bytes: int, **headers: str) -> Document:
+    """GET a document of at most ``max_bytes`` (decoded) within the deadline. Connecting and 5xx
+    answers are retried by urllib3; a body that breaks off afterwards is retried here, as a whole."""
+    deadline = _Deadline(Limits.from_env().deadline)
 
-    def attempt() -> requests.Response:
-        try:
-            response = session.get(url, headers=headers, timeout=TIMEOUT, stream=True)
-        except requests.RequestException as err:
-            raise FetchError(f"GET {url} failed: {err}") from None
-        try:
-            traffic.bytes += len(response.content)  # the body, read apart from the urllib3-retried request
-        except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
-            raise _BodyBroke(f"GET {url} broke off: {err}") from None
-        if response.status_code != 200:
-            raise FetchError(f"GET {url} answered HTTP {response.status_code}")
-        return response
+    def attempt() -> Document:
+        with _request(session, url, headers, deadline, traffic) as response:
+            if response.status_code != 200:
+                raise FetchError(f"GET {url} answered HTTP {response.status_code}")
+            try:
+                content = _read(response, max_bytes + 1, deadline, traffic, f"GET {url}")
+            except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
+                raise _BodyBroke(f"GET {url} broke off: {err}") from None
+            if len(content) > max_bytes:
+                raise FetchError(f"GET {url} answered more than {max_bytes} bytes; the rest was not read")
+            return Document(response.url, response.headers, content)
 
-    return _with_body_retries(attempt, traffic)
+    return _with_body_retries(attempt)
 
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
@@ -116,7 +294,6 @@ class RangeFile(io.RawIOBase):
     """A read-only, seekable view of a remote file made of HTTP range requests."""
 
     def __init__(self, session: requests.Session, url: str, traffic: Traffic) -> None:
-        check_url(url)
         self.session, self.url, self.traffic = session, url, traffic
         self.pos = 0
         self.segments: list[tuple[int, bytes]] = []
@@ -126,48 +303,52 @@ class RangeFile(io.RawIOBase):
         """Learn the size with a suffix range (fetching the tail zipfile reads first);
         fall back to ``bytes=0-0`` where suffix ranges are rejected."""
         try:
-            start, data, size = self._fetch(f"bytes=-{TAIL}")
-        except RangesUnsupported:
-            raise
-        except FetchError:  # e.g. 416: this server rejects suffix ranges
-            start, data, size = self._fetch("bytes=0-0")
+            start, data, size = self._fetch(None, TAIL)
+        except _RangeRejected:  # e.g. 416: this server rejects suffix ranges
+            start, data, size = self._fetch(0, 1)
             if size > 1:
                 tail_start = max(0, size - TAIL)
-                start, data, _ = self._fetch(f"bytes={tail_start}-{size - 1}", tail_start)
+                start, data, _ = self._fetch(tail_start, size - tail_start)
         self.segments.append((start, data))
         return size
 
-    def _fetch(self, spec: str, expect_start: int | None = None) -> tuple[int, bytes, int]:
+    def _fetch(self, start: int | None, length: int) -> tuple[int, bytes, int]:
+        """``length`` bytes from ``start``, or the last ``length`` when ``start`` is None (a suffix
+        range): (first offset, bytes, file size). Never reads more of a body than was asked."""
+        spec = f"bytes=-{length}" if start is None else f"bytes={start}-{start + length - 1}"
+        deadline = _Deadline(Limits.from_env().deadline)
+        what = f"range {spec} of {self.url}"
+
         def attempt() -> tuple[int, bytes, int]:
             try:
-                with self.session.get(self.url, timeout=TIMEOUT, stream=True,
-                                      headers={"Range": spec, "Accept-Encoding": "identity"}) as resp:
-                    start, end, size = self._check(resp, spec, expect_start)
-                    data = resp.raw.read(decode_content=False)
+                with _request(self.session, self.url, {"Range": spec, "Accept-Encoding": "identity"},
+                              deadline, self.traffic) as resp:
+                    first, last, size = self._check(resp, spec, start, length)
+                    data = _read(resp, last - first + 1, deadline, self.traffic, what, decode=False)
             except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
-                raise _BodyBroke(f"range {spec} of {self.url} failed: {err}") from None
-            self.traffic.bytes += len(data)
-            if len(data) != end - start + 1:
-                raise _BodyBroke(f"range {spec} of {self.url} broke off after {len(data)} bytes")
-            return start, data, size
+                raise _BodyBroke(f"{what} failed: {err}") from None
+            if len(data) != last - first + 1:
+                raise _BodyBroke(f"{what} broke off after {len(data)} bytes")
+            return first, data, size
 
-        return _with_body_retries(attempt, self.traffic)
+        return _with_body_retries(attempt)
 
-    def _check(self, resp: requests.Response, spec: str, expect_start: int | None) -> tuple[int, int, int]:
-        """(start, end, size) of a range answer, or one sentence on what is wrong with it."""
+    def _check(self, resp: requests.Response, spec: str, start: int | None, length: int) -> tuple[int, int, int]:
+        """(first, last, size) of a range answer, or one sentence on what is wrong with it."""
         if resp.status_code == 200:
             raise RangesUnsupported(f"{self.url} ignores Range requests (HTTP 200 with the whole file)")
         if resp.status_code != 206:
-            raise FetchError(f"range {spec} of {self.url} answered HTTP {resp.status_code}")
+            raise _RangeRejected(f"range {spec} of {self.url} answered HTTP {resp.status_code}")
         if resp.headers.get("Content-Encoding", "identity") != "identity":
             raise FetchError(f"{self.url} compressed a range response; offsets would shift")
         match = _CONTENT_RANGE.fullmatch(resp.headers.get("Content-Range", ""))
         if not match or match.group(3) == "*":
             raise FetchError(f"range {spec} of {self.url} came without a usable Content-Range")
-        start, end, size = (int(g) for g in match.groups())
-        if expect_start is not None and start != expect_start:
-            raise FetchError(f"asked {self.url} for {spec}, got bytes {start}-{end}")
-        return start, end, size
+        first, last, size = (int(g) for g in match.groups())
+        misplaced = last != size - 1 if start is None else first != start
+        if misplaced or not first <= last < min(size, first + length):  # nothing more than asked
+            raise FetchError(f"asked {self.url} for {spec}, got bytes {first}-{last} of {size}")
+        return first, last, size
 
     def readable(self) -> bool:
         return True
@@ -192,8 +373,8 @@ class RangeFile(io.RawIOBase):
                 chunk = data[self.pos - start:self.pos - start + want]
                 break
         else:
-            end = min(self.size, self.pos + max(want, READ_AHEAD)) - 1
-            start, data, _ = self._fetch(f"bytes={self.pos}-{end}", self.pos)
+            end = min(self.size, self.pos + max(want, READ_AHEAD))
+            start, data, _ = self._fetch(self.pos, end - self.pos)
             self.segments.append((start, data))
             chunk = data[:want]
         buffer[:want] = chunk

@@ -1,18 +1,22 @@
 """The upstream issue's state and close reason, from GitHub's REST API, for the ledger.
 
-A token from ``GITHUB_TOKEN`` is sent when set and never printed or recorded. An
-unreachable API is recorded as state ``unknown``: it is not an error of the run.
+A token from ``GITHUB_TOKEN`` (surrounding whitespace stripped) is sent when set, only to the
+API URL given (``get`` keeps it off redirects to another origin), and never printed or recorded:
+every form of it, raw, stripped or escaped, is masked in a recorded error. An unreachable API,
+or an answer larger than ``Limits.max_api_bytes``, is recorded as state ``unknown``: it is not
+an error of the run.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any
 
 import requests
 
-from tracker.remote import FetchError, Traffic, get
+from tracker.remote import FetchError, Limits, Traffic, get
 
 DEFAULT_API = "https://api.github.com"
 REF = re.compile(r"(?P<repo>[\w.-]+/[\w.-]+)#(?P<number>\d+)")
@@ -29,14 +33,16 @@ def parse_ref(text: str) -> tuple[str, int]:
 def issue_state(session: requests.Session, api_url: str, ref: str, checked_at: str) -> dict[str, Any]:
     repo, number = parse_ref(ref)
     headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
-    token = os.environ.get("GITHUB_TOKEN")
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+    raw_token = os.environ.get("GITHUB_TOKEN", "")
+    if raw_token.strip():
+        headers["Authorization"] = f"Bearer {raw_token.strip()}"
+    url = f"{api_url.rstrip('/')}/repos/{repo}/issues/{number}"
     try:
-        data = get(session, f"{api_url.rstrip('/')}/repos/{repo}/issues/{number}", Traffic(), **headers).json()
+        data = json.loads(get(session, url, Traffic(), Limits.from_env().max_api_bytes, **headers).content)
+        if not isinstance(data, dict):
+            raise FetchError(f"{url} answered JSON that is not an issue object")
     except (FetchError, ValueError) as err:
-        message = str(err).replace(token, "***") if token else str(err)
-        return {"state": "unknown", "error": message, "checked_at": checked_at}
+        return {"state": "unknown", "error": _mask(str(err), raw_token), "checked_at": checked_at}
     return {
         "state": data.get("state", "unknown"),
         "state_reason": data.get("state_reason"),
@@ -44,3 +50,13 @@ def issue_state(session: requests.Session, api_url: str, ref: str, checked_at: s
         "title": data.get("title"),
         "checked_at": checked_at,
     }
+
+
+def _mask(text: str, token: str) -> str:
+    """``text`` with the token in every form it can take in a message (raw, stripped, escaped) as ***."""
+    if not token.strip():
+        return text
+    forms = {token, token.strip(), repr(token)[1:-1], repr(token.strip())[1:-1]}
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, "***")
+    return text
