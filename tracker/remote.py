@@ -54,7 +54,7 @@ class Limits:
                                   "decoded size of one index listing (JSON API, PEP 691 or PEP 503 page)")
     max_api_bytes: int = _limit(1 * MiB, "REPRO_TRACKER_MAX_API_BYTES", "decoded size of one GitHub API answer")
     max_wheel_bytes: int = _limit(4096 * MiB, "REPRO_TRACKER_MAX_WHEEL_BYTES",
-                                  "--full-download: a wheel's size where the index gives none (else its declared size)")
+                                  "--full-download: bytes of one wheel (fewer where the index declares its size)")
     max_member_bytes: int = _limit(8 * MiB, "REPRO_TRACKER_MAX_MEMBER_BYTES",
                                    "uncompressed size of one source file read out of a wheel")
     deadline: float = _limit(300.0, "REPRO_TRACKER_DEADLINE",
