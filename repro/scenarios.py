@@ -1,10 +1,11 @@
 """The scenario table: one small body per behaviour, run unchanged on both twins.
 
 Each body gets the model and a ``Recorder`` and only *does* things; the oracle compares
-what was recorded. The first 19 entries mirror torch_npu's ``TestScriptModuleHooks``
-(test/test_jit_api.py); the rest cover the legacy hook, forward hooks, ordering across
-hook kinds, ``prepend``, removal, returned values and ``incompatible_keys`` edits, as in
-PyTorch's test/nn/test_module_hooks.py.
+what was recorded. The 19 entries registered with ``downstream=True`` mirror the behaviours
+torch_npu's ``TestScriptModuleHooks`` (test/test_jit_api.py) checks, as described in
+shared/CONTEXT.md; the rest cover the legacy hook, forward hooks, ordering across hook kinds,
+``prepend``, removal, returned values and ``incompatible_keys`` edits, as in PyTorch's
+test/nn/test_module_hooks.py.
 
 ``needs`` names the ``nn.Module`` methods a scenario calls, with a keyword argument in
 brackets when it relies on one (``"register_full_backward_hook(prepend)"``); a torch that
@@ -31,6 +32,7 @@ class Scenario:
     body: Body
     needs: tuple[str, ...]
     bug: bool  # affected by the bug: expected to fail while the ledger says "present"
+    downstream: bool = False  # mirrors a behaviour torch_npu's TestScriptModuleHooks checks
 
     @property
     def key(self) -> str:
@@ -41,13 +43,13 @@ SCENARIOS: list[Scenario] = []
 BUGGY_APIS = ("register_full_backward_hook", "register_backward_hook")
 
 
-def scenario(api: str, name: str, *also: str) -> Callable[[Body], Body]:
+def scenario(api: str, name: str, *also: str, downstream: bool = False) -> Callable[[Body], Body]:
     """Add the decorated body to the table under ``api``; ``also`` lists further needs."""
 
     def add(body: Body) -> Body:
         needs = (api, *also)
         bug = any(need.split("(")[0] in BUGGY_APIS for need in needs)
-        SCENARIOS.append(Scenario(api.split("(")[0], name, body, needs, bug))
+        SCENARIOS.append(Scenario(api.split("(")[0], name, body, needs, bug, downstream))
         return body
 
     return add
@@ -77,7 +79,7 @@ def _zero_all(state_dict: dict) -> None:
 # --- register_full_backward_hook: the bug -------------------------------------------
 
 
-@scenario("register_full_backward_hook", "called with grad_input and grad_output")
+@scenario("register_full_backward_hook", "called with grad_input and grad_output", downstream=True)
 def _(m, rec):
     m.register_full_backward_hook(rec.hook("backward"))
     rec.backward()
@@ -139,26 +141,26 @@ def _(m, rec):
 # --- register_full_backward_pre_hook (downstream: called, modify, prepend, remove) ---
 
 
-@scenario("register_full_backward_pre_hook", "called with grad_output")
+@scenario("register_full_backward_pre_hook", "called with grad_output", downstream=True)
 def _(m, rec):
     m.register_full_backward_pre_hook(rec.hook("backward pre"))
     rec.backward()
 
 
-@scenario("register_full_backward_pre_hook", "returned grad_output replaces it (zero grad)")
+@scenario("register_full_backward_pre_hook", "returned grad_output replaces it (zero grad)", downstream=True)
 def _(m, rec):
     m.register_full_backward_pre_hook(rec.hook("backward pre", returns=_times(0.0)))
     rec.backward(rec.input([1.0, 1.0]))
 
 
-@scenario("register_full_backward_pre_hook(prepend)", "prepend=True runs before earlier hooks")
+@scenario("register_full_backward_pre_hook(prepend)", "prepend=True runs before earlier hooks", downstream=True)
 def _(m, rec):
     m.register_full_backward_pre_hook(rec.mark("first registered"))
     m.register_full_backward_pre_hook(rec.mark("prepended"), prepend=True)
     rec.backward()
 
 
-@scenario("register_full_backward_pre_hook", "handle.remove() stops the hook")
+@scenario("register_full_backward_pre_hook", "handle.remove() stops the hook", downstream=True)
 def _(m, rec):
     handle = m.register_full_backward_pre_hook(rec.mark("backward pre"))
     rec.backward()
@@ -216,6 +218,7 @@ def _(m, rec):
     "register_load_state_dict_pre_hook",
     "runs before the post hook",
     "register_load_state_dict_post_hook",
+    downstream=True,
 )
 def _(m, rec):
     m.register_load_state_dict_post_hook(rec.mark("post"))
@@ -227,6 +230,7 @@ def _(m, rec):
     "register_load_state_dict_pre_hook",
     "can rewrite the incoming state dict",
     "register_load_state_dict_post_hook",
+    downstream=True,
 )
 def _(m, rec):
     m.register_load_state_dict_post_hook(lambda mod, keys: rec.note("weight in post hook", mod.linear.weight))
@@ -235,19 +239,19 @@ def _(m, rec):
     rec.note("state dict after load", m.state_dict())
 
 
-@scenario("register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''")
+@scenario("register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''", downstream=True)
 def _(m, rec):
     m.register_load_state_dict_pre_hook(_load_pre(rec))
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_pre_hook", "receives the module itself")
+@scenario("register_load_state_dict_pre_hook", "receives the module itself", downstream=True)
 def _(m, rec):
     m.register_load_state_dict_pre_hook(rec.module_hook("pre"))
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_pre_hook", "handle.remove() stops the hook")
+@scenario("register_load_state_dict_pre_hook", "handle.remove() stops the hook", downstream=True)
 def _(m, rec):
     handle = m.register_load_state_dict_pre_hook(rec.mark("pre"))
     m.load_state_dict(m.state_dict())
@@ -261,13 +265,13 @@ def _(m, rec):
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_post_hook", "receives the module itself")
+@scenario("register_load_state_dict_post_hook", "receives the module itself", downstream=True)
 def _(m, rec):
     m.register_load_state_dict_post_hook(rec.module_hook("post"))
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_post_hook", "handle.remove() stops the hook")
+@scenario("register_load_state_dict_post_hook", "handle.remove() stops the hook", downstream=True)
 def _(m, rec):
     handle = m.register_load_state_dict_post_hook(rec.mark("post"))
     m.load_state_dict(m.state_dict())
@@ -291,7 +295,7 @@ def _(m, rec):
 # --- state_dict pre/post hooks (downstream: 7 tests) ---------------------------------
 
 
-@scenario("register_state_dict_pre_hook", "runs before the post hook", "register_state_dict_post_hook")
+@scenario("register_state_dict_pre_hook", "runs before the post hook", "register_state_dict_post_hook", downstream=True)
 def _(m, rec):
     m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: rec.note("keys in post", list(sd)))
     m.register_state_dict_post_hook(rec.mark("post"))
@@ -299,20 +303,20 @@ def _(m, rec):
     m.state_dict()
 
 
-@scenario("register_state_dict_pre_hook", "called with module, prefix '' and keep_vars")
+@scenario("register_state_dict_pre_hook", "called with module, prefix '' and keep_vars", downstream=True)
 def _(m, rec):
     m.register_state_dict_pre_hook(rec.hook("pre"))
     m.state_dict()
     m.state_dict(keep_vars=True)
 
 
-@scenario("register_state_dict_pre_hook", "receives the module itself")
+@scenario("register_state_dict_pre_hook", "receives the module itself", downstream=True)
 def _(m, rec):
     m.register_state_dict_pre_hook(rec.module_hook("pre"))
     m.state_dict()
 
 
-@scenario("register_state_dict_pre_hook", "handle.remove() stops the hook")
+@scenario("register_state_dict_pre_hook", "handle.remove() stops the hook", downstream=True)
 def _(m, rec):
     handle = m.register_state_dict_pre_hook(rec.mark("pre"))
     m.state_dict()
@@ -320,19 +324,19 @@ def _(m, rec):
     m.state_dict()
 
 
-@scenario("register_state_dict_post_hook", "called with module, dict, prefix '', metadata")
+@scenario("register_state_dict_post_hook", "called with module, dict, prefix '', metadata", downstream=True)
 def _(m, rec):
     m.register_state_dict_post_hook(rec.hook("post"))
     m.state_dict()
 
 
-@scenario("register_state_dict_post_hook", "receives the module itself")
+@scenario("register_state_dict_post_hook", "receives the module itself", downstream=True)
 def _(m, rec):
     m.register_state_dict_post_hook(rec.module_hook("post"))
     m.state_dict()
 
 
-@scenario("register_state_dict_post_hook", "handle.remove() stops the hook")
+@scenario("register_state_dict_post_hook", "handle.remove() stops the hook", downstream=True)
 def _(m, rec):
     handle = m.register_state_dict_post_hook(rec.mark("post"))
     m.state_dict()

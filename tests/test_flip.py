@@ -14,8 +14,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers import ROOT, run, write_ledger
+from helpers import ROOT, patched_torch_env, run, write_fixed_ledger, write_ledger
 from repro.ledger import release_key
+from repro.source_checks import installed_sources
+from repro.upstream_patch import patched_sources
 
 pytestmark = pytest.mark.needs_bug  # every case applies fixes to a torch that has the bug
 
@@ -41,3 +43,19 @@ def test_bug_tests_follow_ledger_and_torch(tmp_path, candidate, ledger_says_fixe
     proc = run([*prefix, *SELECT], ledger=ledger)
     assert proc.returncode == pytest_exit, proc.stdout + proc.stderr
     assert summary in proc.stdout
+
+
+# Every test module whose assertions depend on the bug's state on the installed torch.
+BUG_AWARE = ["test_cli.py", "test_filing.py", "test_oracle.py", "test_run_patched.py", "test_scenarios.py"]
+
+
+def test_suite_is_green_on_a_fixed_torch_with_a_ledger_saying_fixed(tmp_path):
+    """The fix reaches every interpreter of the run (xdist workers, the CLI's subprocesses), as a
+    ``.pth`` file in site-packages would apply it; tests that only mean something on a buggy torch
+    skip, every other test follows the ledger."""
+    env = patched_torch_env(tmp_path / "overlay", patched_sources(installed_sources()))
+    ledger = write_fixed_ledger(tmp_path / "ledger.json", torch.__version__)
+    proc = run(["-m", "pytest", "-q", "-p", "no:cacheprovider", *(str(ROOT / "tests" / f) for f in BUG_AWARE)],
+               ledger=ledger, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "xfail" not in proc.stdout and "only meaningful while the bug is present" in proc.stdout

@@ -34,7 +34,7 @@ DEFAULT_INDEX = "https://pypi.org"
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED = 0, 1, 2, 3
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="check_upstream", description=__doc__.splitlines()[0],
                                      epilog="Exit codes: 0 unchanged, 3 status changed, 1 errors, 2 usage.")
     parser.add_argument("--index-url", default=DEFAULT_INDEX,
@@ -54,7 +54,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--upstream-issue", type=_issue_ref, metavar="OWNER/REPO#N",
                         help="also record that GitHub issue's state (token from GITHUB_TOKEN if set)")
     parser.add_argument("--github-api-url", default=DEFAULT_API, help="GitHub REST API root (default: %(default)s)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    args = build_parser().parse_args(argv)
     args.install_index_url = args.install_index_url or args.index_url.rstrip("/").removesuffix("/simple") + "/simple/"
     return args
 
