@@ -58,26 +58,26 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except (EnvironmentProblem, LedgerError) as problem:
         return fail(problem)
 
-    from repro.explain import explain
+    from repro.filing.explain import explain
     from repro.formats import json as json_format, markdown, text
 
     if args.explain:
         emit(text.render_explanation(environment.torch_version, explain()))
         return EXIT_OK
     if args.candidates:
-        from repro.candidates import judge_all
+        from repro.filing.candidates import judge_all
 
         emit(text.render_candidates(environment.torch_version, environment.device, judge_all(environment.device)))
         return EXIT_OK
 
-    from repro.oracle import run_all
+    from repro.engine.oracle import run_all
     from repro.report import build_report
 
     report = build_report(environment, run_all(environment.device), expected)
     if args.json:
         emit(json_format.render(report, explain()))
     elif args.markdown:
-        from repro.filing import gather
+        from repro.filing.material import gather
 
         emit(markdown.render(report, explain(), gather(environment.torch_npu, environment.device)))
     else:
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
 
 
 def _patch(fail) -> int:
-    from repro.upstream_patch import PatchError, proposed_diff
+    from repro.filing.upstream_patch import PatchError, proposed_diff
 
     try:
         emit(proposed_diff(), end="")

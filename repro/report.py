@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from repro.environment import Environment
 from repro.ledger import Expectation
-from repro.oracle import OracleRun, ScenarioResult
+from repro.engine.oracle import OracleRun, ScenarioResult
 
 SCHEMA = 1
 

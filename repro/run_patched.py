@@ -17,9 +17,9 @@ import runpy
 import sys
 from pathlib import Path
 
-from repro.candidates import CANDIDATES
+from repro.filing.candidates import CANDIDATES
 from repro.environment import import_torch
-from repro.source_import import NothingToOverlay, import_from
+from repro.filing.source_import import NothingToOverlay, import_from
 
 PROG = "python -m repro.run_patched"
 USAGE = f"usage: {PROG} ({' | '.join(CANDIDATES)} | --sources DIR) (-m MODULE | SCRIPT) [ARGS...]"

@@ -41,14 +41,14 @@ def patched_torch_env(directory: Path, sources: dict[str, str]) -> dict[str, str
     """An environment in which every Python process, xdist workers and grandchildren included,
     imports ``sources`` (path -> text, e.g. ``torch/jit/_script.py``) in place of the installed
     torch files, as a ``.pth`` file in site-packages would: a ``sitecustomize`` on PYTHONPATH
-    installs ``repro.source_import``'s finder before anything imports torch."""
+    installs ``repro.filing.source_import``'s finder before anything imports torch."""
     tree = directory / "torch-sources"
     for path, text in sources.items():
         (tree / path).parent.mkdir(parents=True, exist_ok=True)
         (tree / path).write_text(text, encoding="utf-8")
     (directory / "sitecustomize.py").write_text(
         "from pathlib import Path\n"
-        "from repro.source_import import import_from\n"
+        "from repro.filing.source_import import import_from\n"
         f"import_from(Path({str(tree)!r}))\n")
     return {"PYTHONPATH": f"{directory}:{ROOT}"}
 

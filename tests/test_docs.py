@@ -11,12 +11,12 @@ import pytest
 from helpers import ROOT, run
 from repro.cli import build_parser as repro_parser
 from repro.environment import Environment
-from repro.explain import RootCause
+from repro.filing.explain import RootCause
 from repro.formats.json import as_dict
 from repro.ledger import Expectation
-from repro.oracle import OracleRun, ScenarioResult, Side
+from repro.engine.oracle import OracleRun, ScenarioResult, Side
 from repro.report import build_report
-from repro.scenarios import SCENARIOS
+from repro.engine.scenarios import SCENARIOS
 from repro.source_checks import StaticVerdict
 from tracker.check_upstream import _as_json, build_parser as tracker_parser
 from tracker.remote import Limits

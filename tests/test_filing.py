@@ -11,12 +11,12 @@ import torch
 
 from helpers import ROOT, run, run_json, write_ledger
 from repro.ledger import release_key
-from repro.candidates import CANDIDATES, Candidate, classify, judge
-from repro.explain import explain
+from repro.filing.candidates import CANDIDATES, Candidate, classify, judge
+from repro.filing.explain import explain
 from repro.formats.text import render_candidates
-from repro.models import STYLES, EagerNet, build
+from repro.engine.models import STYLES, EagerNet, build
 from repro.source_checks import RECURSIVE, SCRIPT, installed_sources, installed_torch_root
-from repro.upstream_patch import TEST_PATH, PatchError, patched_sources
+from repro.filing.upstream_patch import TEST_PATH, PatchError, patched_sources
 from repro import workaround
 
 

@@ -17,7 +17,7 @@ import torch
 from helpers import ROOT, patched_torch_env, run, write_fixed_ledger, write_ledger
 from repro.ledger import release_key
 from repro.source_checks import installed_sources
-from repro.upstream_patch import patched_sources
+from repro.filing.upstream_patch import patched_sources
 
 pytestmark = pytest.mark.needs_bug  # every case applies fixes to a torch that has the bug
 

@@ -6,12 +6,12 @@ import pytest
 
 from repro.environment import Environment
 from repro.ledger import Expectation
-from repro.oracle import (
+from repro.engine.oracle import (
     DiffersFromEager, EagerFailed, KnownBug, OracleRun, ScenarioResult, ScriptRaised, Side,
     assert_like_eager, judge, missing_needs, run_scenario,
 )
 from repro.report import build_report, conclusion, outcome_of
-from repro.scenarios import SCENARIOS, Scenario
+from repro.engine.scenarios import SCENARIOS, Scenario
 
 RAN = Side({"hook calls": [["backward", "<the module itself>"]], "x.grad": [1.0]}, None)
 BUG_ERROR = "RuntimeError: Could not cast attribute '_is_full_backward_hook' to type NoneType: ..."

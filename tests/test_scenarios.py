@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from repro.ledger import expectation_for, ledger_path, load
-from repro.models import STYLES
-from repro.oracle import DiffersFromEager, KnownBug, assert_like_eager, run_scenario
-from repro.scenarios import SCENARIOS
+from repro.engine.models import STYLES
+from repro.engine.oracle import DiffersFromEager, KnownBug, assert_like_eager, run_scenario
+from repro.engine.scenarios import SCENARIOS
 
 EXPECTED = expectation_for(load(ledger_path()), torch.__version__)
 DEVICES = [

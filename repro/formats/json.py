@@ -6,8 +6,8 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from repro.explain import RootCause
-from repro.oracle import ScenarioResult
+from repro.filing.explain import RootCause
+from repro.engine.oracle import ScenarioResult
 from repro.report import SCHEMA, Report, conclusion
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from repro.explain import RootCause
-from repro.filing import DOWNSTREAM_TEST, UPSTREAM_ISSUE, Filing
+from repro.filing.explain import RootCause
+from repro.filing.material import DOWNSTREAM_TEST, UPSTREAM_ISSUE, Filing
 from repro.formats.text import COLUMNS, rows
 from repro.report import Report, headline
 

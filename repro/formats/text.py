@@ -6,9 +6,9 @@ from __future__ import annotations
 import textwrap
 from collections import Counter, defaultdict
 
-from repro.candidates import CandidateResult
-from repro.explain import RootCause
-from repro.oracle import ScenarioResult, Side
+from repro.filing.candidates import CandidateResult
+from repro.filing.explain import RootCause
+from repro.engine.oracle import ScenarioResult, Side
 from repro.report import Report, conclusion
 
 COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from repro.recorder import Recorder
+from repro.engine.recorder import Recorder
 
 Body = Callable[[Any, Recorder], None]
 

@@ -16,8 +16,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from repro.recorder import Recorder
-from repro.scenarios import SCENARIOS, Scenario
+from repro.engine.recorder import Recorder
+from repro.engine.scenarios import SCENARIOS, Scenario
 
 BUG_SIGNATURE = "Could not cast attribute '_is_full_backward_hook'"
 
@@ -78,7 +78,7 @@ def missing_needs(scenario: Scenario) -> list[str]:
 
 def observe(cls: type, scenario: Scenario, device: str) -> Side:
     """Build a fresh ``cls`` model, run the scenario body on it, and record everything."""
-    from repro.models import build
+    from repro.engine.models import build
 
     model = build(cls, device)
     rec = Recorder(model, device)
@@ -101,7 +101,7 @@ def judge(script: Side, eager: Side) -> tuple[str, str]:
 
 
 def run_scenario(scenario: Scenario, style: str, device: str) -> ScenarioResult:
-    from repro.models import STYLES, EagerNet
+    from repro.engine.models import STYLES, EagerNet
 
     missing = missing_needs(scenario)
     if missing:
@@ -126,7 +126,7 @@ def run_all(device: str, scenarios: list[Scenario] = SCENARIOS) -> OracleRun:
 def torchscript_problem(device: str) -> str | None:
     """Why a ScriptModule subclass cannot be built and scripted here, or None if it can."""
     try:
-        from repro.models import STYLES, build, is_really_scripted
+        from repro.engine.models import STYLES, build, is_really_scripted
 
         for cls in STYLES.values():
             if not is_really_scripted(build(cls, device)):
@@ -147,7 +147,7 @@ def assert_like_eager(result: ScenarioResult) -> None:
 
 
 def _styles() -> list[str]:
-    from repro.models import STYLES
+    from repro.engine.models import STYLES
 
     return list(STYLES)
 

@@ -11,9 +11,9 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro.candidates import CandidateResult, judge_all
+from repro.filing.candidates import CandidateResult, judge_all
 
-SCRIPT = Path(__file__).with_name("full_backward_hook_bug.py")
+SCRIPT = Path(__file__).parents[1] / "full_backward_hook_bug.py"
 UPSTREAM_ISSUE = "pytorch/pytorch#181473"
 DOWNSTREAM_TEST = "Ascend/pytorch test/test_jit_api.py::TestScriptModuleHooks::test_register_full_backward_hook_raises"
 
@@ -40,7 +40,7 @@ def gather(torch_npu_status: str, device: str) -> Filing:
 
 
 def _patch() -> str:
-    from repro.upstream_patch import PatchError, proposed_diff
+    from repro.filing.upstream_patch import PatchError, proposed_diff
 
     try:
         return proposed_diff()
@@ -50,7 +50,7 @@ def _patch() -> str:
 
 def registration_traceback() -> str:
     """The full traceback of the failing registration, or a line saying it did not fail."""
-    from repro.models import ScriptMethodNet
+    from repro.engine.models import ScriptMethodNet
 
     try:
         with warnings.catch_warnings():

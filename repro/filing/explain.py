@@ -44,7 +44,7 @@ def explain() -> RootCause:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from repro.models import PlainForwardNet
+            from repro.engine.models import PlainForwardNet
 
             model = PlainForwardNet()
         attributes = model._actual_script_module._concrete_type.get_attributes()

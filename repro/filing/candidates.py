@@ -37,7 +37,7 @@ def add_flag_to_ignored_attributes() -> None:
 def declare_jit_ignored_attributes() -> None:
     """(b) User side: each ScriptModule subclass declares ``__jit_ignored_attributes__``."""
     import_torch()
-    from repro.models import STYLES
+    from repro.engine.models import STYLES
 
     for cls in STYLES.values():
         cls.__jit_ignored_attributes__ = [FLAG]
@@ -45,8 +45,8 @@ def declare_jit_ignored_attributes() -> None:
 
 def apply_upstream_patch() -> None:
     """(c) The proposed upstream diff (``--patch``), loaded from generated source files."""
-    from repro.source_import import import_from
-    from repro.upstream_patch import patched_sources
+    from repro.filing.source_import import import_from
+    from repro.filing.upstream_patch import patched_sources
 
     directory = Path(tempfile.mkdtemp(prefix="repro-upstream-patch-"))
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
