@@ -255,12 +255,14 @@ def test_member_declaring_more_than_the_cap_is_not_read(index, monkeypatch):
 
 
 def test_member_lying_about_its_size_is_unreadable(index):
+    """Read no further than declared, it fails its CRC: an error of the run (retried), not a verdict."""
     data = bytearray(bomb_wheel())
     entry = data.rfind(b"PK\x01\x02", 0, data.rfind(b"torch/jit/_script.py"))  # its central directory record
     data[entry + 24:entry + 28] = (100).to_bytes(4, "little")  # declares 100 bytes uncompressed
     index.wheels[WHEEL] = bytes(data)
-    fetched = fetch_sources(make_session(), WheelFile(WHEEL, f"{index.url}/files/{WHEEL}", None, False), Traffic())
-    assert fetched.problem == "torch/jit/_script.py is unreadable: Bad CRC-32 for file 'torch/jit/_script.py'"
+    with pytest.raises(FetchError) as raised:
+        fetch_sources(make_session(), WheelFile(WHEEL, f"{index.url}/files/{WHEEL}", None, False), Traffic())
+    assert str(raised.value) == "torch/jit/_script.py is unreadable: Bad CRC-32 for file 'torch/jit/_script.py'"
 
 
 # 8. Every request has a wall-clock deadline, however slowly the server drips.

@@ -1,23 +1,29 @@
 """Read the few source files the verdict needs out of a remote torch wheel, without installing it.
 
 The wheel is opened with ``zipfile`` over a ``RangeFile``: the central directory, then just
-the members below. The bytes are only decoded and handed to ``analyse``; nothing is imported.
-A member larger than ``Limits.max_member_bytes`` (a zip bomb: torch's sources are under 1 MB)
-is not read, and the release is ``unknown`` with that reason.
+the members below. The bytes are only decoded, as Python decodes a source file (a BOM or a PEP 263
+coding line, else UTF-8), and handed to ``analyse``; nothing is imported.
+
+Content that cannot be judged makes the release ``unknown`` with the reason, final: a member larger
+than ``Limits.max_member_bytes`` (a zip bomb: torch's sources are under 1 MB; it is not read), one that
+is not Python source, sources nested too deeply or too large for ``ast``. A member that cannot be read
+(a broken transfer, corrupt compressed data, a CRC mismatch) is a ``FetchError``: retried next run.
 """
 
 from __future__ import annotations
 
 import io
+import tokenize
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 import requests
 from packaging.utils import parse_wheel_filename
 
-from repro.source_checks import MODULE, RECURSIVE, SCRIPT
+from repro.source_checks import MODULE, RECURSIVE, SCRIPT, StaticVerdict, analyse
 from tracker.index import WheelFile
-from tracker.remote import Limits, RangeFile, Traffic, get
+from tracker.remote import FetchError, Limits, RangeFile, Traffic, get
 
 MEMBERS = (RECURSIVE, SCRIPT, MODULE, "torch/version.py")  # what analyse() reads, and the version
 
@@ -64,15 +70,23 @@ def fetch_sources(session: requests.Session, wheel: WheelFile, traffic: Traffic,
     for member in MEMBERS:
         try:
             sources[member] = _read_member(archive, member, limits.max_member_bytes) if member in names else None
-        except _TooLarge as err:
+        except _Unjudgeable as err:
             return Fetched(wheel, size, sources, str(err))
-        except (zipfile.BadZipFile, UnicodeDecodeError, OSError, EOFError) as err:
-            return Fetched(wheel, size, sources, f"{member} is unreadable: {err}")
     return Fetched(wheel, size, sources, None)
 
 
-class _TooLarge(Exception):
-    """A member declares more than the cap: its content cannot be judged, so the release is unknown."""
+def judge(sources: dict[str, str | None]) -> StaticVerdict:
+    """``analyse``, with what ``ast`` refuses to build (too deep, too large) made ``unknown``: such a
+    wheel will not parse any better next run."""
+    try:
+        return analyse(sources)
+    except (RecursionError, MemoryError, SyntaxError) as err:
+        return StaticVerdict("unknown", [f"the sources are too deeply nested or too large to analyse "
+                                         f"({type(err).__name__})"])
+
+
+class _Unjudgeable(Exception):
+    """A member's content cannot be judged (too large, not Python): the release is unknown, final."""
 
 
 def _read_member(archive: zipfile.ZipFile, member: str, cap: int) -> str:
@@ -80,8 +94,21 @@ def _read_member(archive: zipfile.ZipFile, member: str, cap: int) -> str:
     bounded too: zipfile stops at the declared size and fails the CRC when the data runs longer."""
     declared = archive.getinfo(member).file_size
     if declared > cap:
-        raise _TooLarge(f"{member} declares {declared} bytes uncompressed, more than the {cap}-byte limit")
-    with archive.open(member) as stream:
-        return stream.read(cap).decode("utf-8")
+        raise _Unjudgeable(f"{member} declares {declared} bytes uncompressed, more than the {cap}-byte limit")
+    try:
+        with archive.open(member) as stream:
+            data = stream.read(cap)
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as err:
+        raise FetchError(f"{member} is unreadable: {err}") from None
+    return _decode(member, data)
+
+
+def _decode(member: str, data: bytes) -> str:
+    """``data`` as Python decodes a source file: a BOM or a PEP 263 coding line names the encoding."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError) as err:
+        raise _Unjudgeable(f"{member} is not Python source: {err}") from None
 
 

@@ -17,11 +17,10 @@ from typing import Any
 from packaging.version import Version
 
 from repro import ledger as ledger_io
-from repro.source_checks import analyse
 from tracker.confirm import confirm
 from tracker.remote import FetchError, Traffic, make_session
 from tracker.index import Release
-from tracker.probe import choose_wheel, fetch_sources
+from tracker.probe import choose_wheel, fetch_sources, judge
 
 STATUS_STATIC = ("changed", "removed")
 STATUS_DYNAMIC = ("fixed", "different")
@@ -79,7 +78,7 @@ def static_entry(release: Release, full_download: bool, session_for: Callable) -
     error = None
     try:
         fetched = fetch_sources(session_for(), wheel, traffic, full_download)
-        verdict = analyse(fetched.sources) if fetched.problem is None else None
+        verdict = judge(fetched.sources) if fetched.problem is None else None
         verdict_name = verdict.verdict if verdict else "unknown"
         evidence = verdict.evidence if verdict else [fetched.problem]
         size = fetched.wheel_size

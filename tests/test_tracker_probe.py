@@ -1,0 +1,107 @@
+"""The static probe on sources Python would read, and on sources it cannot judge (issue 8, item 18).
+
+Sources are decoded as Python decodes them (a BOM, a PEP 263 coding line). Content that cannot be
+judged (too deep, too big, not Python) is ``unknown`` with the reason, final; a member that cannot be
+read (a corrupt compressed member, a CRC mismatch) is an error, retried next run.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from packaging.version import Version
+
+from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel, shape
+from tracker.index import Release, WheelFile
+from tracker.remote import make_session
+from tracker.sweep import Options, select, static_entry
+
+WHEEL = "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl"
+MODULE = "torch/nn/modules/module.py"
+RECURSIVE = "torch/jit/_recursive.py"
+
+
+@pytest.fixture
+def index():
+    server = IndexServer()
+    server.url = server.start()
+    yield server
+    server.stop()
+
+
+def probe(index: IndexServer, data: bytes) -> dict:
+    """The ledger entry the sweep records for a release whose only wheel is ``data``."""
+    index.wheels[WHEEL] = data
+    release = Release(Version("2.13.0"), (WheelFile(WHEEL, f"{index.url}/files/{WHEEL}", None, False),))
+    return static_entry(release, False, make_session)
+
+
+def wheel_of(sources: dict[str, bytes]) -> bytes:
+    """A wheel whose members hold exactly these bytes (``build_wheel`` writes text, 20 times over)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("torch/lib/libtorch.so", bytes(1024))
+        for name, data in sources.items():
+            archive.writestr(name, data, zipfile.ZIP_DEFLATED)
+    return out.getvalue()
+
+
+def encoded(**edits: bytes) -> dict[str, bytes]:
+    return {**{name: text.encode() for name, text in BUGGY.items()}, **edits}
+
+
+@pytest.mark.parametrize("edit", [
+    b"\xef\xbb\xbf" + BUGGY[MODULE].encode(),
+    b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + BUGGY[MODULE].encode(),
+], ids=["utf8-bom", "latin-1-coding-line"])
+def test_sources_are_decoded_as_python_decodes_them(index, edit):
+    entry = probe(index, wheel_of(encoded(**{MODULE: edit})))
+    assert entry["static"]["verdict"] == "present" and "error" not in entry
+
+
+def test_bom_and_coding_line_in_the_changed_file_still_show_the_change(index):
+    data = b"\xef\xbb\xbf# coding: utf-8\n" + FIXED_IGNORED[RECURSIVE].encode()
+    entry = probe(index, wheel_of(encoded(**{RECURSIVE: data})))
+    assert entry["static"]["verdict"] == "changed"
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    (b"# coding: no-such-codec\nx = 1\n", "unknown encoding: no-such-codec"),
+    (b"x = 1\n\n\n# \xff\xfe\n", "can't decode byte 0xff"),
+    ("# coding: utf-16\nx = 1\n".encode("utf-16"), "invalid or missing encoding declaration"),
+], ids=["unknown-codec", "invalid-utf8", "utf16-python-cannot-read"])
+def test_not_python_source_is_unknown_and_final(index, data, says):
+    entry = probe(index, wheel_of(encoded(**{MODULE: data})))
+    assert entry["static"]["verdict"] == "unknown" and "error" not in entry
+    assert entry["static"]["evidence"][0].startswith(f"{MODULE} is not Python source") and says in entry["static"]["evidence"][0]
+
+
+@pytest.mark.parametrize(("source", "error"), [
+    ("x = " + "1+" * 100_000 + "1\n", "RecursionError"),
+    ("x = " + "-" * 100_000 + "1\n", "MemoryError"),
+], ids=["recursion", "memory"])
+def test_sources_too_deep_to_parse_are_unknown_and_final(index, source, error):
+    entry = probe(index, build_wheel(shape(**{MODULE: source}), padding=1024))
+    assert entry["static"]["verdict"] == "unknown" and "error" not in entry
+    assert entry["static"]["evidence"] == [f"the sources are too deeply nested or too large to analyse ({error})"]
+
+
+def corrupt(member: str) -> bytes:
+    """A wheel whose ``member`` has its deflated data damaged (zlib fails, or the CRC does)."""
+    data = bytearray(build_wheel(BUGGY, padding=1024))
+    local = data.find(member.encode()) - 30  # its local header
+    start = local + 30 + len(member)
+    for offset in range(start + 2, start + 40):
+        data[offset] ^= 0x55
+    return bytes(data)
+
+
+def test_a_corrupt_member_is_an_error_retried_next_run(index, tmp_path):
+    entry = probe(index, corrupt(MODULE))
+    assert entry["static"]["verdict"] == "unknown" and entry["error"].startswith(f"{MODULE} is unreadable: ")
+    assert any(word in entry["error"] for word in ("Error -3", "Bad CRC-32", "invalid"))
+    release = Release(Version("2.13.0"), ())
+    assert select([release], {"2.13.0": entry}, Options(ledger=tmp_path / "ledger.json")) == [release]
+
