@@ -99,7 +99,7 @@ class IndexServer:
     hits: Counter = field(default_factory=Counter)
     raw_index: bytes | None = None  # serve this instead of a valid JSON API or PEP 691 answer
     html_only: bool = False  # a PEP 503 mirror that ignores the Accept header
-    issues: dict[str, dict] = field(default_factory=dict)  # GitHub API path -> issue JSON
+    issues: dict[str, dict | bytes] = field(default_factory=dict)  # GitHub API path -> issue JSON (or raw body)
     authorizations: list[str | None] = field(default_factory=list)
 
     def start(self) -> str:
@@ -152,7 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(503, b"busy")
         if path in index.issues:
             index.authorizations.append(self.headers.get("Authorization"))
-            return self._send(200, json.dumps(index.issues[path]).encode(), "application/json")
+            issue = index.issues[path]
+            return self._send(200, issue if isinstance(issue, bytes) else json.dumps(issue).encode(), "application/json")
         if path == "/pypi/torch/json":
             body = index.raw_index or index.json_api()
             if index.faults.reset_index_once:

@@ -4,14 +4,16 @@
     python -m tracker.check_upstream --versions 2.7.1,2.8.0
 
 Exit codes: 0 nothing changed; 3 the bug's status changed (fixed, changed, removed,
-regressed: time to flip the tests); 1 errors (every result obtained before them is saved);
-2 usage.
+regressed: time to flip the tests), even if other releases failed: their errors are listed
+too, so a failing release never hides a change; 1 errors and no change (every result obtained
+before them is saved, failed releases are retried next run); 2 usage.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -36,7 +38,8 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED = 0, 1, 2, 3
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="check_upstream", description=__doc__.splitlines()[0],
-                                     epilog="Exit codes: 0 unchanged, 3 status changed, 1 errors, 2 usage.")
+                                     epilog="Exit codes: 0 unchanged, 3 status changed (errors or not), "
+                                            "1 errors and no change, 2 usage.")
     parser.add_argument("--index-url", default=DEFAULT_INDEX,
                         help="index root for the JSON API, or a URL ending in /simple (default: %(default)s)")
     parser.add_argument("--install-index-url", help="where --install/--confirm get torch (default: <index-url>/simple/)")
@@ -46,10 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
     confirm = parser.add_mutually_exclusive_group()
     confirm.add_argument("--install", action="store_true", help="run the reproducer on every release probed")
     confirm.add_argument("--confirm", action="store_true", help="run it where the static verdict is not present")
-    parser.add_argument("--versions", type=_versions, help="comma-separated releases: install each and run the reproducer")
+    parser.add_argument("--versions", type=_versions,
+                        help="comma-separated releases: install each and run the reproducer "
+                             "(no --since, --pre or --recheck: the list is the selection)")
     parser.add_argument("--full-download", action="store_true", help="download whole wheels where ranges are unsupported")
     parser.add_argument("--jobs", type=_positive, default=4, help="concurrent probes (default: %(default)s)")
-    parser.add_argument("--timeout", type=float, default=900, help="seconds per release for dynamic runs")
+    parser.add_argument("--timeout", type=_seconds, default=900,
+                        help="seconds per release for dynamic runs (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--upstream-issue", type=_issue_ref, metavar="OWNER/REPO#N",
                         help="also record that GitHub issue's state (token from GITHUB_TOKEN if set)")
@@ -58,7 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    ignored = [name for name, given in (("--since", args.since is not None), ("--pre", args.pre),
+                                        ("--recheck", args.recheck)) if given]
+    if args.versions and ignored:
+        parser.error(f"--versions names the releases to install; {', '.join(ignored)} would be ignored")
     args.install_index_url = args.install_index_url or args.index_url.rstrip("/").removesuffix("/simple") + "/simple/"
     return args
 
@@ -80,6 +91,16 @@ def _positive(text: str) -> int:
     return number
 
 
+def _seconds(text: str) -> float:
+    try:
+        number = float(text)
+    except ValueError:
+        number = 0.0
+    if not (math.isfinite(number) and number > 0):  # nan and inf would fail deep in subprocess
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
+    return number
+
+
 def _issue_ref(text: str) -> str:
     try:
         parse_ref(text)
@@ -89,7 +110,10 @@ def _issue_ref(text: str) -> str:
 
 
 def _versions(text: str) -> list[Version]:
-    return [_version(part.strip()) for part in text.split(",") if part.strip()]
+    versions = [_version(part.strip()) for part in text.split(",") if part.strip()]
+    if not versions:  # an empty list would silently mean "sweep everything"
+        raise argparse.ArgumentTypeError(f"no version given: {text!r}")
+    return versions
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,9 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line, file=sys.stderr, flush=True)
 
     try:
-        check_url(args.index_url)
-        if args.upstream_issue:
-            check_url(args.github_api_url)
+        for url in (args.index_url, args.github_api_url, args.install_index_url):
+            check_url(url)
         before = ledger_io.load(path) if path.exists() else ledger_io.new_ledger()
     except (FetchError, ledger_io.LedgerError) as problem:
         print(f"check_upstream: error: {problem}", file=sys.stderr)
@@ -138,11 +161,20 @@ def main(argv: list[str] | None = None) -> int:
     emit(json.dumps(_as_json(outcome, after, found), indent=2) if args.json else text(outcome, after, found))
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
-        with open(summary_file, "a", encoding="utf-8") as out:
-            out.write(markdown(outcome, after, found) + "\n")
-    if outcome.errors:
-        return EXIT_ERRORS
-    return EXIT_CHANGED if found else EXIT_OK
+        _append_summary(summary_file, markdown(outcome, after, found))
+    if found:  # a change wins, so the workflow opens its pull request; the errors are listed in it
+        return EXIT_CHANGED
+    return EXIT_ERRORS if outcome.errors else EXIT_OK
+
+
+def _append_summary(path: str, body: str) -> None:
+    """Append to the CI step summary: one that cannot be written costs a warning, never the exit code."""
+    try:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(body + "\n")
+    except OSError as err:
+        print(f"check_upstream: warning: GITHUB_STEP_SUMMARY {path!r} cannot be written: {err.strerror}",
+              file=sys.stderr)
 
 
 def _record_issue(ref: str, state: dict) -> Callable[[dict], None]:

@@ -7,7 +7,6 @@ are resolved against the URL of the response that named them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import urljoin
@@ -16,7 +15,7 @@ import requests
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from tracker.remote import Document, FetchError, Limits, Traffic, get
+from tracker.remote import Document, FetchError, Limits, Traffic, get, parse_json
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
@@ -63,7 +62,7 @@ def discover(session: requests.Session, index_url: str, traffic: Traffic, name: 
 
 def _json_api(session: requests.Session, url: str, traffic: Traffic) -> tuple[list[str], list[WheelFile]]:
     response = get(session, url, traffic, Limits.from_env().max_index_bytes)
-    data = _parse_json(response)
+    data = parse_json(response)
     releases = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(releases, dict) or not all(isinstance(files, list) for files in releases.values()):
         raise FetchError(f"{url} is not a JSON API answer (no 'releases' object of file lists)")
@@ -73,37 +72,43 @@ def _json_api(session: requests.Session, url: str, traffic: Traffic) -> tuple[li
 def _simple(session: requests.Session, url: str, traffic: Traffic) -> list[WheelFile]:
     response = get(session, url, traffic, Limits.from_env().max_index_bytes, Accept=f"{SIMPLE_JSON}, text/html;q=0.1")
     if response.headers.get("Content-Type", "").startswith(SIMPLE_JSON):
-        data = _parse_json(response)
+        data = parse_json(response)
         files = data.get("files") if isinstance(data, dict) else None
         if not isinstance(files, list):
             raise FetchError(f"{response.url} is not a PEP 691 answer (no 'files' list)")
         return _wheel_files(response, files)
     parser = _Anchors()
     parser.feed(response.text)
-    return [
-        WheelFile(text, urljoin(response.url, href.split("#")[0]), None, yanked)
-        for href, text, yanked in parser.anchors
-    ]
+    resolved = [(text, _resolve(response.url, href), yanked) for href, text, yanked in parser.anchors]
+    return [WheelFile(text, url, None, yanked) for text, url, yanked in resolved if url]
 
 
 def _wheel_files(response: Document, entries: list) -> list[WheelFile]:
-    """File entries of the JSON API and PEP 691 (same keys), URLs resolved against the response."""
-    return [
-        WheelFile(f["filename"], urljoin(response.url, f["url"]), _size(f.get("size")), bool(f.get("yanked")))
-        for f in entries if isinstance(f, dict) and "filename" in f and "url" in f
-    ]
+    """File entries of the JSON API and PEP 691 (same keys), URLs resolved against the response. An entry
+    whose filename is not a string or whose URL cannot be resolved names no wheel: it is skipped."""
+    files = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        name, url = entry.get("filename"), _resolve(response.url, entry.get("url"))
+        if isinstance(name, str) and url:
+            files.append(WheelFile(name, url, _size(entry.get("size")), bool(entry.get("yanked"))))
+    return files
+
+
+def _resolve(base: str, href: object) -> str | None:
+    """``href`` resolved against ``base``; None when it is not a string or not a URL (``http://[::1/``)."""
+    if not isinstance(href, str):
+        return None
+    try:
+        return urljoin(base, href.split("#")[0])
+    except ValueError:
+        return None
 
 
 def _size(value: object) -> int | None:
     """A declared file size, or None where the index gives none usable (it caps --full-download)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def _parse_json(response: Document) -> dict:
-    try:
-        return json.loads(response.content)
-    except ValueError:
-        raise FetchError(f"{response.url} answered malformed JSON") from None
 
 
 class _Anchors(HTMLParser):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import ipaddress
+import json
 import os
 import re
 import time
@@ -127,6 +128,16 @@ class Document:
         return self.content.decode("utf-8", errors="replace")
 
 
+def parse_json(document: Document) -> object:
+    """The document's JSON, or one sentence on why it has none."""
+    try:
+        return json.loads(document.content)
+    except ValueError:
+        raise FetchError(f"{document.url} answered malformed JSON") from None
+    except RecursionError:  # json recurses once per level: a small hostile answer can go deep
+        raise FetchError(f"{document.url} answered JSON nested too deeply") from None
+
+
 _POLICY = "only https, or http to loopback, is allowed"
 _UNSAFE = re.compile(r"[\\\s\x00-\x1f\x7f]")
 
@@ -145,6 +156,10 @@ def _refusal(url: str) -> str | None:
         return _POLICY
     if host != split_host:
         return f"its host is read as {host!r} by urllib3 but {split_host!r} by urllib"
+    try:
+        host.encode("idna")  # what urllib3 checks only when it connects, raising a ValueError
+    except UnicodeError:
+        return "its host has an empty or overlong label"
     return None if parsed.scheme == "https" or _is_loopback(host) else _POLICY
 
 
