@@ -62,18 +62,19 @@ def build_wheel(sources: dict[str, str], padding: int = 4 * 1024 * 1024) -> byte
     return out.getvalue()
 
 
-def build_pure_wheel(name: str, version: str, files: dict[str, bytes]) -> tuple[str, bytes]:
-    """An installable pure-Python wheel (for pip in the tracker's throwaway environments)."""
+def build_pure_wheel(name: str, version: str, files: dict[str, bytes], tag: str = "py3-none-any") -> tuple[str, bytes]:
+    """An installable pure-Python wheel (for pip in the tracker's throwaway environments); a more specific
+    ``tag`` (``cp311-none-any``) makes installers prefer it to a ``py3-none-any`` one."""
     info = f"{name}-{version}.dist-info"
     files = {**files, f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
-             f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+             f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: {tag}\n".encode()}
     record = [f"{path},sha256={_digest(data)},{len(data)}" for path, data in files.items()]
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as archive:
         for path, data in files.items():
             archive.writestr(path, data)
         archive.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
-    return f"{name}-{version}-py3-none-any.whl", out.getvalue()
+    return f"{name}-{version}-{tag}.whl", out.getvalue()
 
 
 def _digest(data: bytes) -> str:

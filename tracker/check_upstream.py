@@ -1,7 +1,7 @@
 """Check torch releases for the ScriptModule backward-hook bug and update the ledger.
 
     python -m tracker.check_upstream [--since 1.8] [--pre] [--recheck] [--install | --confirm]
-    python -m tracker.check_upstream --versions 2.7.1,2.8.0
+    python -m tracker.check_upstream --versions 2.7.1,2.8.0 [--install-extra-index-url URL] [--use-pip-config]
 
 Exit codes: 0 nothing changed; 3 the bug's status changed (fixed, changed, removed,
 regressed: time to flip the tests), even if other releases failed: their errors are listed
@@ -27,6 +27,7 @@ from packaging.version import InvalidVersion, Version
 from repro import ledger as ledger_io
 from repro.output import emit
 from tracker import sweep
+from tracker.confirm import Installer
 from tracker.remote import FetchError, Traffic, check_url, make_session
 from tracker.index import discover
 from tracker.summary import markdown, text
@@ -42,7 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
                                             "1 errors and no change, 2 usage.")
     parser.add_argument("--index-url", default=DEFAULT_INDEX,
                         help="index root for the JSON API, or a URL ending in /simple (default: %(default)s)")
-    parser.add_argument("--install-index-url", help="where --install/--confirm get torch (default: <index-url>/simple/)")
+    parser.add_argument("--install-index-url",
+                        help="the only index --install/--confirm/--versions get torch from (default: <index-url>/simple/)")
+    parser.add_argument("--install-extra-index-url", metavar="URL",
+                        help="a second index for torch's dependencies only (pip's --extra-index-url)")
+    parser.add_argument("--use-pip-config", action="store_true",
+                        help="install with pip honouring its configuration files and PIP_* variables "
+                             "(find-links included); by default they are ignored")
     parser.add_argument("--since", type=_version, help="sweep every release from this version on")
     parser.add_argument("--pre", action="store_true", help="include pre-releases, dev and nightly builds")
     parser.add_argument("--recheck", action="store_true", help="check releases the ledger has already seen")
@@ -121,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     path = ledger_io.ledger_path()
     options = sweep.Options(
         ledger=path, pre=args.pre, since=args.since, recheck=args.recheck, install=args.install,
-        confirm=args.confirm, install_index_url=args.install_index_url, full_download=args.full_download,
+        confirm=args.confirm, full_download=args.full_download,
+        installer=Installer(args.install_index_url, args.install_extra_index_url, args.use_pip_config),
         jobs=args.jobs, timeout=args.timeout,
     )
 
@@ -129,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         print(line, file=sys.stderr, flush=True)
 
     try:
-        for url in (args.index_url, args.github_api_url, args.install_index_url):
-            check_url(url)
+        for url in (args.index_url, args.github_api_url, args.install_index_url, args.install_extra_index_url):
+            if url is not None:
+                check_url(url)
         before = ledger_io.load(path) if path.exists() else ledger_io.new_ledger()
     except (FetchError, ledger_io.LedgerError) as problem:
         print(f"check_upstream: error: {problem}", file=sys.stderr)

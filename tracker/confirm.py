@@ -4,6 +4,14 @@ uv is used when present, else ``venv --without-pip`` filled by this interpreter'
 (``pip --python``, pip 22.3 or newer). The project is put on ``PYTHONPATH``
 rather than installed, so only torch and its dependencies are downloaded. The environment
 is removed afterwards, whatever happened.
+
+Trust: the installed torch's code runs on this machine, at import in the reproducer. So the
+installer and the reproducer get an allow-listed environment, never this process's (no tokens);
+torch comes only from ``Installer.index_url``, and nothing from pip's or uv's configuration files,
+find-links or ``PIP_*``/``UV_*`` variables unless ``Installer.use_pip_config`` (which means pip).
+An ``extra_index_url`` serves torch's dependencies only: torch is installed first, without them,
+from the index alone; a dependency may then come from either index (the dependency-confusion
+risk of any extra index, taken only when one is given).
 """
 
 from __future__ import annotations
@@ -18,50 +26,98 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
+OUTCOMES = ("present", "fixed", "different", "cannot-test")  # what `python -m repro --json` may report
+RUN_ENV = ("PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE")  # and LC_*: what the reproducer is given
+INSTALL_ENV = RUN_ENV + (  # and what an installer needs to reach an index (proxies in either case)
+    "PIP_CERT", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+)
 
 
 @dataclass(frozen=True)
 class Dynamic:
-    verdict: str  # fixed | present | different | cannot-test
+    verdict: str  # one of OUTCOMES
     detail: str
 
 
-def confirm(version: str, index_url: str, timeout: float) -> Dynamic:
-    """Install ``torch==version`` from ``index_url`` and run ``python -m repro --json``."""
+@dataclass(frozen=True)
+class Installer:
+    """Where torch comes from (``index_url`` only), where its dependencies may also come from
+    (``extra_index_url``), and whether pip's own configuration applies."""
+
+    index_url: str
+    extra_index_url: str | None = None
+    use_pip_config: bool = False
+
+
+class ReportError(Exception):
+    """The reproducer printed JSON that is not a report: an error of that release, not a verdict."""
+
+
+def confirm(version: str, installer: Installer, timeout: float) -> Dynamic:
+    """Install ``torch==version`` as ``installer`` says and run ``python -m repro --json``."""
     with tempfile.TemporaryDirectory(prefix=f"torch-{version}-") as tmp:
         env_dir = Path(tmp) / "venv"
         try:
-            python = _create(env_dir, version, index_url, timeout)
+            python = _create(env_dir, version, installer, timeout)
             proc = subprocess.run(
                 [str(python), "-m", "repro", "--json", "--device", "cpu"], cwd=tmp, timeout=timeout,
-                capture_output=True, text=True,
-                env={**os.environ, "PYTHONPATH": str(PROJECT)},
+                capture_output=True, text=True, env={**allowed_env(RUN_ENV), "PYTHONPATH": str(PROJECT)},
             )
         except subprocess.TimeoutExpired:
             return Dynamic("cannot-test", f"timed out after {timeout:.0f} s")
         except subprocess.CalledProcessError as err:
             tail = (err.stderr or err.stdout or "").strip().splitlines()[-1:] or ["no output"]
             return Dynamic("cannot-test", f"installing torch {version} failed: {tail[0]}")
-        try:
-            report = json.loads(proc.stdout)
-        except ValueError:
-            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            return Dynamic("cannot-test", f"the reproducer printed no report: {last}")
-        return Dynamic(report["outcome"], report["conclusion"])
+        return read_report(proc.stdout, proc.stderr)
 
 
-def _create(env_dir: Path, version: str, index_url: str, timeout: float) -> Path:
+def read_report(stdout: str, stderr: str) -> Dynamic:
+    """The reproducer's verdict. No JSON at all (a crash) cannot test; JSON that is not an object with
+    a known outcome and a conclusion is a ``ReportError``."""
+    try:
+        report = json.loads(stdout)
+    except RecursionError:
+        report = None
+    except ValueError:
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
+        return Dynamic("cannot-test", f"the reproducer printed no report: {last}")
+    if not (isinstance(report, dict) and report.get("outcome") in OUTCOMES and isinstance(report.get("conclusion"), str)):
+        raise ReportError(f"the reproducer's JSON is not a report with an outcome ({', '.join(OUTCOMES)}) "
+                          f"and a conclusion: {stdout.strip()[:80]!r}")
+    return Dynamic(report["outcome"], report["conclusion"])
+
+
+def allowed_env(names: tuple[str, ...]) -> dict[str, str]:
+    """The variables ``names`` (in either case) and the locale's, from this process's environment."""
+    return {k: v for k, v in os.environ.items() if k.upper() in names or k.startswith("LC_")}
+
+
+def _create(env_dir: Path, version: str, installer: Installer, timeout: float) -> Path:
     python = env_dir / "bin" / "python"
-    env = {**os.environ, "PIP_CONSTRAINT": "/dev/null"}  # a machine-wide torch cap must not apply
-    requirement = [f"torch=={version}", "packaging"]  # all `python -m repro` imports
-    if shutil.which("uv"):
-        commands = [["uv", "venv", "-q", "--python", sys.executable, str(env_dir)],
-                    ["uv", "pip", "install", "-q", "--python", str(python), "--index-url", index_url,
-                     *requirement]]
+    env = allowed_env(INSTALL_ENV)
+    if installer.use_pip_config:
+        env |= {k: v for k, v in os.environ.items() if k.startswith("PIP_")}
+        env["PIP_CONSTRAINT"] = os.devnull  # a machine-wide torch cap must not apply
+    else:
+        env["PIP_CONFIG_FILE"] = os.devnull  # pip reads no configuration file at all
+    if shutil.which("uv", path=env.get("PATH")) and not installer.use_pip_config:
+        create = ["uv", "venv", "-q", "--no-config", "--python", sys.executable, str(env_dir)]
+        install = ["uv", "pip", "install", "-q", "--no-config", "--python", str(python)]
     else:  # a venv without its own pip (seconds faster), filled by this interpreter's pip
-        commands = [[sys.executable, "-m", "venv", "--without-pip", str(env_dir)],
-                    [sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                     "--index-url", index_url, *requirement]]
-    for command in commands:
+        create = [sys.executable, "-m", "venv", "--without-pip", str(env_dir)]
+        install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-input",
+                   "--disable-pip-version-check"]
+    for command in [create, *_installs(install, version, installer)]:
         subprocess.run(command, check=True, timeout=timeout, capture_output=True, text=True, env=env)
     return python
+
+
+def _installs(install: list[str], version: str, installer: Installer) -> list[list[str]]:
+    """``torch==version`` and ``packaging`` (all ``python -m repro`` imports). With an extra index,
+    torch goes first, alone, from the index alone: neither pip nor uv then replaces it."""
+    requirement, index = [f"torch=={version}", "packaging"], ["--index-url", installer.index_url]
+    if not installer.extra_index_url:
+        return [[*install, *index, *requirement]]
+    return [[*install, *index, "--no-deps", requirement[0]],
+            [*install, *index, "--extra-index-url", installer.extra_index_url, *requirement]]

@@ -17,7 +17,7 @@ from typing import Any
 from packaging.version import Version
 
 from repro import ledger as ledger_io
-from tracker.confirm import confirm
+from tracker.confirm import Installer, ReportError, confirm
 from tracker.remote import FetchError, Traffic, make_session
 from tracker.index import Release
 from tracker.probe import choose_wheel, fetch_sources, judge
@@ -34,7 +34,7 @@ class Options:
     recheck: bool = False
     install: bool = False
     confirm: bool = False
-    install_index_url: str = ""
+    installer: Installer = Installer("")
     full_download: bool = False
     jobs: int = 4
     timeout: float = 900.0
@@ -151,8 +151,16 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
 
 
 def confirm_and_record(version: str, options: Options, outcome: Outcome, progress: Callable[[str], None]) -> None:
+    """Record the reproducer's outcome; a report that is not one is an error of that release, retried next run."""
     progress(f"confirming {version} in a throwaway environment...")
-    result = confirm(version, options.install_index_url, options.timeout)
+    try:
+        result = confirm(version, options.installer, options.timeout)
+    except ReportError as err:
+        record(options.ledger, version, lambda e: e.update(error=str(err)))
+        outcome.entries.setdefault(version, {"static": None})
+        outcome.errors.append(f"{version}: {err}")
+        progress(f"{version}: error: {err}")
+        return
     dynamic = {"verdict": result.verdict, "detail": result.detail, "checked_at": now()}
     record(options.ledger, version, lambda e: e.update(dynamic=dynamic))
     outcome.entries.setdefault(version, {"static": None}).update(dynamic=dynamic)

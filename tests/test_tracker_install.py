@@ -1,0 +1,139 @@
+"""Installs for --confirm/--install/--versions (issue 8, item 4): what the throwaway environments are given.
+
+The torch wheels served here are spies: importing one (the reproducer does) records the environment it
+was given and prints a chosen report. pip runs against loopback indexes and find-links folders only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from index_server import IndexServer, build_pure_wheel
+from test_tracker import _packaging_wheel, check
+from tracker.confirm import INSTALL_ENV, RUN_ENV, Dynamic, ReportError, allowed_env, read_report
+
+TOKEN = "s3cr3t-token"
+
+
+def spy_torch(version: str, report: dict | list, env_file: Path | None = None,
+              tag: str = "py3-none-any") -> tuple[str, bytes]:
+    """A torch whose import writes its environment to ``env_file`` and prints ``report`` as the reproducer's."""
+    code = "import json, os, sys\n"
+    if env_file:
+        code += f"json.dump(dict(os.environ), open({str(env_file)!r}, 'w'))\n"
+    code += f"sys.stdout.write({json.dumps(report)!r})\nsys.stdout.flush()\nos._exit(0)\n"
+    return build_pure_wheel("torch", version, {"torch/__init__.py": code.encode()}, tag)
+
+
+def report(conclusion: str, outcome: str = "present") -> dict:
+    return {"outcome": outcome, "conclusion": conclusion}
+
+
+@pytest.fixture
+def index():
+    server = IndexServer()
+    server.url = server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pip_config(tmp_path, monkeypatch):
+    """pip configuration naming other sources than the index: find-links from a configuration file
+    (torch 9.9.6) and an extra index from ``PIP_EXTRA_INDEX_URL`` (torch 9.9.7)."""
+    monkeypatch.delenv("PIP_FIND_LINKS", raising=False)  # this machine's own would override the file's
+    links = tmp_path / "links"
+    links.mkdir()
+    name, data = spy_torch("9.9.6", report("from the find-links of the pip configuration file"))
+    (links / name).write_bytes(data)
+    config = tmp_path / "pip.conf"
+    config.write_text(f"[global]\nfind-links = {links}\n")
+    rogue = IndexServer()
+    rogue.url = rogue.start()
+    name, data = spy_torch("9.9.7", report("from the extra index of PIP_EXTRA_INDEX_URL"))
+    rogue.wheels[name] = data
+    yield {"PIP_CONFIG_FILE": str(config), "PIP_EXTRA_INDEX_URL": f"{rogue.url}/simple/"}
+    rogue.stop()
+
+
+def dynamic(report: dict) -> dict[str, dict]:
+    return {r["version"]: r["dynamic"] for r in report["releases"]}
+
+
+def test_installs_get_an_allow_listed_environment_and_only_the_index(index, tmp_path, pip_config):
+    env_file = tmp_path / "seen-env.json"
+    for name, data in (_packaging_wheel(), spy_torch("9.9.4", report("crafted", "fixed"), env_file),
+                       spy_torch("9.9.3", {"outcome": "pwned", "conclusion": "x"})):
+        index.wheels[name] = data
+    code, result, ledger, stderr = check(
+        index, tmp_path, "--versions", "9.9.3,9.9.4,9.9.6,9.9.7", "--install-index-url", f"{index.url}/simple/",
+        env={"GITHUB_TOKEN": TOKEN, "AWS_SECRET_ACCESS_KEY": TOKEN, "http_proxy": "", "LC_ALL": "C.UTF-8",
+             **pip_config})
+    seen = json.loads(env_file.read_text())
+    assert TOKEN not in json.dumps(seen) and set(seen) <= {*RUN_ENV, "PYTHONPATH", "LC_ALL", "LC_CTYPE",
+                                                              "TORCH_DEVICE_BACKEND_AUTOLOAD"}  # set by repro
+    assert seen["LC_ALL"] == "C.UTF-8" and "PATH" in seen
+    got = dynamic(result)
+    assert got["9.9.4"] == {**got["9.9.4"], "verdict": "fixed", "detail": "crafted"}
+    for version in ("9.9.6", "9.9.7"):  # the index lacks them: pip's configuration is not consulted
+        assert got[version]["verdict"] == "cannot-test" and f"installing torch {version} failed" in got[version]["detail"]
+    assert got["9.9.3"] is None and "dynamic" not in ledger["releases"]["9.9.3"]
+    assert result["errors"] == [ledger["releases"]["9.9.3"]["error"].join(["9.9.3: ", ""])]
+    assert "not a report with an outcome (present, fixed, different, cannot-test)" in result["errors"][0]
+    assert code == 3 and ledger["fixed_in"] == "9.9.4" and "Traceback" not in stderr
+
+
+def test_use_pip_config_honours_pip_configuration(index, tmp_path, pip_config):
+    name, data = _packaging_wheel()
+    index.wheels[name] = data
+    code, result, _, stderr = check(index, tmp_path, "--versions", "9.9.6,9.9.7", "--use-pip-config",
+                                    "--install-index-url", f"{index.url}/simple/", env=pip_config)
+    assert code == 0, stderr
+    assert {v: d["detail"] for v, d in dynamic(result).items()} == {
+        "9.9.6": "from the find-links of the pip configuration file",
+        "9.9.7": "from the extra index of PIP_EXTRA_INDEX_URL"}
+
+
+def test_torch_comes_only_from_the_install_index_and_dependencies_also_from_the_extra_one(index, tmp_path):
+    extra = IndexServer()
+    extra.url = extra.start()
+    try:
+        name, data = spy_torch("9.9.5", report("torch from the install index"))
+        index.wheels[name] = data
+        for name, data in (_packaging_wheel(),  # a dependency only the extra index has
+                           spy_torch("9.9.5", report("torch from the extra index"), tag="cp311-none-any")):
+            extra.wheels[name] = data
+        code, result, _, stderr = check(index, tmp_path, "--versions", "9.9.5", "--install-index-url",
+                                        f"{index.url}/simple/", "--install-extra-index-url", f"{extra.url}/simple/")
+    finally:
+        extra.stop()
+    assert code == 0, stderr
+    assert dynamic(result)["9.9.5"]["detail"] == "torch from the install index"
+
+
+@pytest.mark.parametrize("stdout", [
+    "{}", "[1]", '{"outcome": "pwned", "conclusion": "x"}', '{"outcome": "fixed"}',
+    '{"outcome": "fixed", "conclusion": 1}', "[" * 100_000 + "]" * 100_000,
+], ids=["empty-object", "list", "unknown-outcome", "no-conclusion", "conclusion-number", "deep"])
+def test_a_report_that_is_not_one_is_an_error(stdout):
+    with pytest.raises(ReportError, match="not a report with an outcome"):
+        read_report(stdout, "")
+
+
+def test_reports_read():
+    assert read_report('{"outcome": "fixed", "conclusion": "ok", "more": 1}', "") == Dynamic("fixed", "ok")
+    assert read_report("", "Segmentation fault\n") == Dynamic(
+        "cannot-test", "the reproducer printed no report: Segmentation fault")
+
+
+def test_allowed_env(monkeypatch):
+    for key in ("GITHUB_TOKEN", "PIP_FIND_LINKS", "PIP_INDEX_URL", "UV_INDEX_URL", "https_proxy", "HTTPS_PROXY",
+                "PIP_CERT", "LC_ALL", "TMPDIR"):
+        monkeypatch.setenv(key, "x")
+    install, run = allowed_env(INSTALL_ENV), allowed_env(RUN_ENV)
+    assert {"https_proxy", "HTTPS_PROXY", "PIP_CERT", "LC_ALL", "TMPDIR"} <= set(install)
+    assert not {"GITHUB_TOKEN", "PIP_FIND_LINKS", "PIP_INDEX_URL", "UV_INDEX_URL"} & set(install)
+    assert {"LC_ALL", "TMPDIR"} <= set(run) and not {"https_proxy", "PIP_CERT", "GITHUB_TOKEN"} & set(run)
