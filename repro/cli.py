@@ -12,7 +12,7 @@ import os
 import sys
 
 from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
-from repro.ledger import LedgerError, expectation_for, ledger_path, load
+from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load
 from repro.output import emit
 
 EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT = 0, 1, 2
@@ -35,10 +35,15 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                       help="judge each candidate fix by running every scenario with it applied")
     mode.add_argument("--patch", action="store_true",
                       help="print the proposed upstream diff (with a regression test) for this torch")
+    mode.add_argument("--list-bugs", action="store_true", help="list the catalogued bugs and exit")
     parser.add_argument(
         "--device", choices=DEVICE_CHOICES, default="auto",
         help="where to run (default: the accelerator if present, else cpu)",
     )
+    parser.add_argument("--bug", action="append", default=[], metavar="ID",
+                        help="run only this catalogued bug's scenarios (repeatable; see --list-bugs)")
+    parser.add_argument("--slow", action="store_true",
+                        help="also run the scenarios that take seconds (Module.compile imports dynamo)")
     return parser
 
 
@@ -54,13 +59,22 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         ledger = load(ledger_path())  # before importing torch: bad input fails fast
         environment = resolve_environment(args.device)
-        expected = expectation_for(ledger, environment.torch_version)
     except (EnvironmentProblem, LedgerError) as problem:
         return fail(problem)
 
+    from repro.catalogue import BUGS, UnknownBug, select  # imports torch: after resolve_environment
     from repro.filing.explain import explain
     from repro.formats import json as json_format, markdown, text
 
+    if args.list_bugs:
+        emit(text.render_bugs(BUGS.values()))
+        return EXIT_OK
+    try:
+        scenarios, skipped = select(args.bug, args.slow)
+    except UnknownBug as problem:
+        return fail(problem)
+    expected: dict[str, Expectation] = {
+        bug_id: expectation_for(ledger, environment.torch_version, bug_id) for bug_id in BUGS}
     if args.explain:
         emit(text.render_explanation(environment.torch_version, explain()))
         return EXIT_OK
@@ -73,7 +87,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     from repro.engine.oracle import run_all
     from repro.report import build_report
 
-    report = build_report(environment, run_all(environment.device), expected)
+    report = build_report(environment, run_all(environment.device, scenarios), expected, skipped)
     if args.json:
         emit(json_format.render(report, explain()))
     elif args.markdown:

@@ -23,6 +23,7 @@ from packaging.version import InvalidVersion, Version
 DEFAULT_PATH = Path(__file__).with_name("ledger.json")
 SCHEMA = 1
 OUTCOMES = ("present", "fixed", "different", "cannot-test")
+ORIGINAL = "full-backward-hook-flag"  # the one bug a schema-1 ledger knows
 
 
 class LedgerError(Exception):
@@ -75,14 +76,27 @@ def release_key(torch_version: str) -> str:
     return Version(torch_version).public
 
 
-def expectation_for(ledger: dict[str, Any], torch_version: str) -> Expectation:
+def bug_history(ledger: dict[str, Any], bug_id: str) -> tuple[str | None, dict[str, dict[str, Any]]]:
+    """(fixed_in, release -> {"static", "dynamic"}) for one bug, from a schema 1 or 2 ledger.
+
+    Schema 1 knew only the original bug, so it holds no history for the others."""
+    if ledger.get("schema", 1) >= 2:
+        releases = {version: (entry.get("bugs") or {}).get(bug_id) or {}
+                    for version, entry in ledger["releases"].items()}
+        return ((ledger.get("bugs") or {}).get(bug_id) or {}).get("fixed_in"), releases
+    if bug_id != ORIGINAL:
+        return None, {}
+    return ledger.get("fixed_in"), ledger["releases"]
+
+
+def expectation_for(ledger: dict[str, Any], torch_version: str, bug_id: str = ORIGINAL) -> Expectation:
     """A confirmed result for this very release wins; otherwise the bug is expected
-    present unless ``fixed_in`` is at or below the installed version."""
+    present unless its ``fixed_in`` is at or below the installed version."""
     key = release_key(torch_version)
-    dynamic = (ledger["releases"].get(key) or {}).get("dynamic") or {}
+    fixed_in, releases = bug_history(ledger, bug_id)
+    dynamic = (releases.get(key) or {}).get("dynamic") or {}
     if dynamic.get("verdict") in ("present", "fixed", "cannot-test"):
         return Expectation(dynamic["verdict"], f"the ledger's confirmed result for {key}")
-    fixed_in = ledger.get("fixed_in")
     if fixed_in is None:
         return Expectation("present", "the ledger records no fixed release (fixed_in is null)")
     if Version(fixed_in) <= Version(torch_version):

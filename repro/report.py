@@ -1,6 +1,12 @@
-"""Turn the oracle's verdicts into an outcome, compare it with the ledger, and conclude.
+"""Turn the oracle's verdicts into a status per catalogued bug and an outcome, compare them with
+the ledger, and conclude.
 
-Pure functions over dataclasses: the formats render a ``Report``; nothing here prints.
+Pure functions over dataclasses: the formats render a ``Report``; nothing here prints. A bug is
+judged only by the scenario runs in its scope (its APIs, its subclass styles): ``present`` when
+one of them departs from eager in the way its recogniser knows, ``fixed`` when none does,
+``not-applicable`` when this torch lacks every API it needs, ``skipped`` when its scenarios were
+not run (slow ones run only when asked), ``cannot-test`` when TorchScript itself is unusable.
+A departure that no catalogued bug explains makes the outcome ``different``.
 """
 
 from __future__ import annotations
@@ -8,66 +14,108 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from repro.catalogue import BUGS, cause_of
+from repro.catalogue.bug import Bug
 from repro.environment import Environment
-from repro.ledger import Expectation
 from repro.engine.oracle import OracleRun, ScenarioResult
+from repro.ledger import Expectation
 
-SCHEMA = 1
+SCHEMA = 2
+DEPARTURES = ("raises", "differs", "error")
+
+
+@dataclass(frozen=True)
+class BugStatus:
+    bug: Bug
+    status: str  # present | fixed | not-applicable | skipped | cannot-test
+    detail: str
+    expected: Expectation
+
+    @property
+    def matches_expectation(self) -> bool:
+        """``not-applicable`` and ``skipped`` never disagree: there is nothing to compare."""
+        return self.status in ("not-applicable", "skipped") or self.status == self.expected.outcome
 
 
 @dataclass(frozen=True)
 class Report:
     environment: Environment
     run: OracleRun
-    expected: Expectation
+    bugs: list[BugStatus]
     outcome: str  # "present" | "fixed" | "different" | "cannot-test"
     drift: list[str]  # how reality departs from the ledger; empty when it agrees
 
     @property
     def bug_present(self) -> bool | None:
-        return {"present": True, "fixed": False, "different": False}.get(self.outcome)
+        return {"present": True, "fixed": False, "different": any(b.status == "present" for b in self.bugs)
+                }.get(self.outcome)
 
     @property
     def matches_expectation(self) -> bool:
         return not self.drift
 
+    def unexplained(self) -> list[ScenarioResult]:
+        return [r for r in self.run.results if r.verdict in DEPARTURES and cause_of(r) is None]
 
-def outcome_of(run: OracleRun) -> str:
+
+def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[str, str]:
+    """(status, why) for one bug from the scenario runs in its scope; ``skipped`` says why its
+    scenarios did not run, if they did not."""
     if run.cannot_test:
+        return "cannot-test", run.cannot_test
+    if skipped:
+        return "skipped", skipped
+    scope = [r for r in run.results if bug.covers(r)]
+    judged = [r for r in scope if r.verdict != "unavailable"]
+    if not judged:
+        missing = sorted({r.detail for r in scope}) or ["no scenario covers it"]
+        return "not-applicable", f"this torch cannot run its scenarios ({'; '.join(missing)})"
+    shown = [r for r in judged if cause_of(r) == bug.id]
+    if shown:
+        return "present", f"{len(shown)} of {len(judged)} scenario runs in its scope show it"
+    return "fixed", f"none of its {len(judged)} scenario runs shows it"
+
+
+def outcome_of(run: OracleRun, bugs: list[BugStatus], unexplained: list[ScenarioResult]) -> str:
+    if run.cannot_test or all(b.status in ("not-applicable", "skipped") for b in bugs):
         return "cannot-test"
-    bug = [r for r in run.results if r.scenario.bug and r.verdict != "unavailable"]
-    if not bug:
-        return "cannot-test"
-    if any(r.verdict in ("raises", "differs") for r in bug):
-        return "present"
-    if all(r.verdict in ("match", "unavailable") for r in run.results):
-        return "fixed"
-    return "different"
+    if unexplained:
+        return "different"
+    return "present" if any(b.status == "present" for b in bugs) else "fixed"
 
 
-def expected_verdict(result: ScenarioResult, expected: Expectation) -> str:
-    """While the bug is present its scenarios raise; every other scenario matches eager."""
-    return "raises" if result.scenario.bug and expected.outcome == "present" else "match"
+def _expected_causes(result: ScenarioResult, expected: dict[str, Expectation]) -> list[str]:
+    """The bugs the ledger expects to show in this run: those covering it and expected present."""
+    return [bug.id for bug in BUGS.values() if bug.covers(result) and expected[bug.id].outcome == "present"]
 
 
-def drift_of(run: OracleRun, outcome: str, expected: Expectation) -> list[str]:
-    drift = []
-    if outcome != expected.outcome:
-        drift.append(f"outcome: expected {expected.outcome} ({expected.reason}), observed {outcome}")
-    if run.cannot_test:  # nothing ran; only the outcome can disagree
-        if drift:
-            drift.append(f"cannot test: {run.cannot_test}")
-        return drift
+def drift_of(run: OracleRun, bugs: list[BugStatus], expected: dict[str, Expectation]) -> list[str]:
+    drift = [f"{b.bug.id}: expected {b.expected.outcome} ({b.expected.reason}), observed {b.status}"
+             for b in bugs if not b.matches_expectation]
+    judged = {b.bug.id for b in bugs if b.status not in ("skipped", "cannot-test")}
     for r in run.results:
-        want = expected_verdict(r, expected)
-        if r.verdict not in (want, "unavailable"):
-            drift.append(f"{r.scenario.key} [{r.style}]: expected {want}, got {r.verdict}: {r.detail}")
+        if r.verdict == "unavailable":
+            continue
+        want, cause = _expected_causes(r, expected), cause_of(r)
+        if cause and cause not in judged:
+            continue
+        if want and cause not in want:
+            drift.append(f"{r.scenario.key} [{r.style}]: expected {' or '.join(want)} to show, got {r.verdict}: "
+                         f"{r.detail}")
+        elif not want and r.verdict in DEPARTURES:
+            why = f"explained by {cause}" if cause else "a departure no catalogued bug explains"
+            drift.append(f"{r.scenario.key} [{r.style}]: expected match, got {r.verdict} ({why}): {r.detail}")
     return drift
 
 
-def build_report(environment: Environment, run: OracleRun, expected: Expectation) -> Report:
-    outcome = outcome_of(run)
-    return Report(environment, run, expected, outcome, drift_of(run, outcome, expected))
+def build_report(environment: Environment, run: OracleRun, expected: dict[str, Expectation],
+                 skipped: dict[str, str] | None = None) -> Report:
+    """``skipped``: bug id -> why its scenarios did not run (``catalogue.select``)."""
+    statuses = [BugStatus(bug, *status_of(bug, run, (skipped or {}).get(bug.id)), expected[bug.id])
+                for bug in BUGS.values()]
+    unexplained = [r for r in run.results if r.verdict in DEPARTURES and cause_of(r) is None]
+    return Report(environment, run, statuses, outcome_of(run, statuses, unexplained),
+                  drift_of(run, statuses, expected))
 
 
 def conclusion(report: Report) -> str:
@@ -79,26 +127,21 @@ def headline(report: Report) -> str:
     """What this run observed, in one sentence, without the ledger."""
     run = report.run
     if report.outcome == "cannot-test":
-        why = run.cannot_test or "this torch lacks both affected hook APIs"
-        head = f"Cannot test the bug on torch {report.environment.torch_version}: {why}."
-    else:
-        failing = sorted({r.scenario.api for r in run.results if r.verdict not in ("match", "unavailable")})
-        counts = Counter(r.verdict for r in run.results)
-        tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
-        head = {
-            "present": "The bug is present",
-            "fixed": "The bug is fixed: every scenario matches eager",
-            "different": "The bug's APIs behave like eager, but other hook APIs do not",
-        }[report.outcome]
-        if failing:
-            head += f" ({', '.join(failing)} depart from eager)"
-        head += f"; {tally} across {len(run.results)} scenario runs."
-    return head
+        why = run.cannot_test or "no catalogued bug applies to this torch"
+        return f"Cannot test on torch {report.environment.torch_version}: {why}."
+    present = [b.bug.id for b in report.bugs if b.status == "present"]
+    counts = Counter(r.verdict for r in run.results)
+    tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
+    checked = [b for b in report.bugs if b.status in ("present", "fixed")]
+    head = (f"{len(present)} of the {len(checked)} catalogued bugs checked present ({', '.join(present)})"
+            if present else f"None of the {len(checked)} catalogued bugs checked is present")
+    if report.outcome == "different":
+        head += f"; {len(report.unexplained())} scenario runs show a departure no catalogued bug explains"
+    return f"{head}; {tally} across {len(run.results)} scenario runs."
 
 
 def versus_ledger(report: Report) -> str:
-    """The sentence that says whether the run agrees with the ledger, and what the ledger expects."""
-    expected = f"{report.expected.outcome}: {report.expected.reason}"
+    """The sentence that says whether the run agrees with the ledger."""
     if report.matches_expectation:
-        return f"This is as the ledger expects ({expected})."
-    return f"The ledger expects otherwise ({expected}): this is drift."
+        return "This is as the ledger expects."
+    return f"The ledger expects otherwise for {len(report.drift)} item(s): this is drift."

@@ -53,8 +53,15 @@ def loaded_sources() -> dict[str, str | None]:
             for path in (RECURSIVE, SCRIPT, MODULE)}
 
 
-def analyse(sources: dict[str, str | None]) -> StaticVerdict:
-    trees: dict[str, ast.Module] = {}
+Trees = dict[str, ast.Module]
+Check = Callable[[Trees], tuple[bool, str]]  # one piece of a bug: (intact, evidence with file:line)
+
+
+def static_verdict(sources: dict[str, str | None], checks: tuple[Check, ...],
+                   applies: Callable[[Trees], str | None] = lambda trees: None) -> StaticVerdict:
+    """Parse the three files once, then judge one bug by its pieces: ``present`` when every piece
+    is intact, ``changed`` when one differs, ``not-applicable`` when ``applies`` names a missing API."""
+    trees: Trees = {}
     for path in (RECURSIVE, SCRIPT, MODULE):
         text = sources.get(path)
         if text is None:
@@ -63,64 +70,75 @@ def analyse(sources: dict[str, str | None]) -> StaticVerdict:
             trees[path] = ast.parse(text)
         except SyntaxError as err:
             return StaticVerdict("unknown", [f"{path}:{err.lineno}: unparsable ({err.msg})"])
+    missing = applies(trees)
+    if missing:
+        return StaticVerdict("not-applicable", [missing])
     removed = _torchscript_removed(trees[SCRIPT])
     if removed:
         return StaticVerdict("removed", removed)
-    checks = [_ignored_attributes(trees[RECURSIVE]), _module_assigns_flag(trees[MODULE]),
-              _setattr_forwards(trees[SCRIPT])]
-    evidence = [text for _, text in checks]
-    return StaticVerdict("present" if all(ok for ok, _ in checks) else "changed", evidence)
+    results = [check(trees) for check in checks]
+    return StaticVerdict("present" if all(ok for ok, _ in results) else "changed", [text for _, text in results])
 
 
-def _find(tree: ast.AST, kind: type, name: str) -> ast.AST | None:
+def analyse(sources: dict[str, str | None]) -> StaticVerdict:
+    """The original bug (``full-backward-hook-flag``): its three pieces."""
+    return static_verdict(sources, FLAG_PIECES)
+
+
+def find(tree: ast.AST, kind: type, name: str) -> ast.AST | None:
     return next((n for n in ast.walk(tree) if isinstance(n, kind) and n.name == name), None)
 
 
-def _method(tree: ast.AST, cls: str, name: str) -> ast.FunctionDef | None:
-    owner = _find(tree, ast.ClassDef, cls)
-    return _find(owner, ast.FunctionDef, name) if owner else None
+def method(tree: ast.AST, cls: str, name: str) -> ast.FunctionDef | None:
+    owner = find(tree, ast.ClassDef, cls)
+    return find(owner, ast.FunctionDef, name) if owner else None
+
+
+def mentions(node: ast.AST, text: str) -> bool:
+    """Does ``node`` contain the string constant ``text`` (an attribute name spelled out)?"""
+    return any(isinstance(n, ast.Constant) and n.value == text for n in ast.walk(node))
 
 
 def _torchscript_removed(tree: ast.Module) -> list[str]:
-    script_module = _find(tree, ast.ClassDef, "ScriptModule")
-    script_method = _find(tree, ast.FunctionDef, "script_method")
+    script_module = find(tree, ast.ClassDef, "ScriptModule")
+    script_method = find(tree, ast.FunctionDef, "script_method")
     if script_module is None or script_method is None:
         missing = " and ".join(n for n, node in (("ScriptModule", script_module),
                                                  ("script_method", script_method)) if node is None)
         return [f"{SCRIPT}: {missing} no longer defined"]
-    for node in (script_method, _method(tree, "ScriptMeta", "__init__")):
+    for node in (script_method, method(tree, "ScriptMeta", "__init__")):
         raising = [r for r in ast.walk(node) if isinstance(r, ast.Raise)] if node else []
         if raising:
             return [f"{SCRIPT}:{raising[0].lineno}: {node.name} now raises ({ast.unparse(raising[0])[:80]})"]
     return []
 
 
-def _assigns(node: ast.AST, target: Callable[[ast.expr], bool]) -> bool:
+def assigns(node: ast.AST, target: Callable[[ast.expr], bool]) -> bool:
     return isinstance(node, ast.Assign) and any(target(t) for t in node.targets)
 
 
 def mentions_flag(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Constant) and n.value == FLAG for n in ast.walk(node))
+    return mentions(node, FLAG)
 
 
 def ignored_attributes_node(tree: ast.Module) -> ast.Assign | None:
     """The module-level ``ignored_attributes = [...]`` of torch/jit/_recursive.py."""
     return next((node for node in tree.body
-                 if _assigns(node, lambda t: isinstance(t, ast.Name) and t.id == "ignored_attributes")), None)
+                 if assigns(node, lambda t: isinstance(t, ast.Name) and t.id == "ignored_attributes")), None)
 
 
 def forwarding_call(tree: ast.Module) -> tuple[ast.FunctionDef | None, ast.Call | None]:
     """``ScriptModule.__setattr__`` and its ``setattr(self._actual_script_module, ...)`` call."""
-    method = _method(tree, "ScriptModule", "__setattr__")
-    calls = (node for node in ast.walk(method) if isinstance(node, ast.Call)
+    setattr_method = method(tree, "ScriptModule", "__setattr__")
+    calls = (node for node in ast.walk(setattr_method) if isinstance(node, ast.Call)
              and isinstance(node.func, ast.Name) and node.func.id == "setattr" and node.args
              and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "_actual_script_module"
-             ) if method else ()
-    return method, next(calls, None)
+             ) if setattr_method else ()
+    return setattr_method, next(calls, None)
 
 
-def _ignored_attributes(tree: ast.Module) -> tuple[bool, str]:
-    node = ignored_attributes_node(tree)
+def _ignored_attributes(trees: Trees) -> tuple[bool, str]:
+    node = ignored_attributes_node(trees[RECURSIVE])
     if node is None:
         return False, f"{RECURSIVE}: no module-level ignored_attributes list"
     if mentions_flag(node):
@@ -128,23 +146,33 @@ def _ignored_attributes(tree: ast.Module) -> tuple[bool, str]:
     return True, f"{RECURSIVE}:{node.lineno}: ignored_attributes lacks {FLAG!r}"
 
 
-def _module_assigns_flag(tree: ast.Module) -> tuple[bool, str]:
-    method = _method(tree, "Module", "register_full_backward_hook")
-    if method is None:
+def _module_assigns_flag(trees: Trees) -> tuple[bool, str]:
+    register = method(trees[MODULE], "Module", "register_full_backward_hook")
+    if register is None:
         return False, f"{MODULE}: Module.register_full_backward_hook not found"
-    for node in ast.walk(method):
-        if _assigns(node, lambda t: isinstance(t, ast.Attribute) and t.attr == FLAG
+    for node in ast.walk(register):
+        if assigns(node, lambda t: isinstance(t, ast.Attribute) and t.attr == FLAG
                     and isinstance(t.value, ast.Name) and t.value.id == "self"):
             return True, f"{MODULE}:{node.lineno}: register_full_backward_hook assigns self.{FLAG} = ..."
-    return False, f"{MODULE}:{method.lineno}: register_full_backward_hook no longer assigns self.{FLAG}"
+    return False, f"{MODULE}:{register.lineno}: register_full_backward_hook no longer assigns self.{FLAG}"
 
 
-def _setattr_forwards(tree: ast.Module) -> tuple[bool, str]:
-    method, call = forwarding_call(tree)
-    if method is None:
-        return False, f"{SCRIPT}: ScriptModule.__setattr__ not found"
-    if call is None:
-        return False, f"{SCRIPT}:{method.lineno}: ScriptModule.__setattr__ no longer forwards to the inner module"
-    if mentions_flag(method):
-        return False, f"{SCRIPT}:{method.lineno}: ScriptModule.__setattr__ special-cases {FLAG!r}"
-    return True, f"{SCRIPT}:{call.lineno}: ScriptModule.__setattr__ forwards to _actual_script_module"
+def setattr_forwards(attribute: str) -> Check:
+    """The piece shared by the bugs whose assignment ``ScriptModule.__setattr__`` forwards to the
+    inner module: it forwards, and does not special-case ``attribute``."""
+
+    def check(trees: Trees) -> tuple[bool, str]:
+        setattr_method, call = forwarding_call(trees[SCRIPT])
+        if setattr_method is None:
+            return False, f"{SCRIPT}: ScriptModule.__setattr__ not found"
+        if call is None:
+            return False, (f"{SCRIPT}:{setattr_method.lineno}: ScriptModule.__setattr__ no longer forwards "
+                           "to the inner module")
+        if mentions(setattr_method, attribute):
+            return False, f"{SCRIPT}:{setattr_method.lineno}: ScriptModule.__setattr__ special-cases {attribute!r}"
+        return True, f"{SCRIPT}:{call.lineno}: ScriptModule.__setattr__ forwards to _actual_script_module"
+
+    return check
+
+
+FLAG_PIECES: tuple[Check, ...] = (_ignored_attributes, _module_assigns_flag, setattr_forwards(FLAG))

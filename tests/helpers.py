@@ -12,18 +12,18 @@ from typing import Any
 
 from packaging.version import Version
 
-from repro.ledger import Expectation, expectation_for, ledger_path, load
+from repro.ledger import ORIGINAL, Expectation, expectation_for, ledger_path, load
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @functools.cache
-def expected() -> Expectation:
-    """What the ledger in use (``REPRO_LEDGER``, else the shipped one) expects of the installed torch:
-    every test that asserts the bug follows it, so the suite flips when the ledger does."""
+def expected(bug_id: str = ORIGINAL) -> Expectation:
+    """What the ledger in use (``REPRO_LEDGER``, else the shipped one) expects of one bug on the
+    installed torch: every test that asserts a bug follows it, so the suite flips when the ledger does."""
     import torch
 
-    return expectation_for(load(ledger_path()), torch.__version__)
+    return expectation_for(load(ledger_path()), torch.__version__, bug_id)
 
 
 def write_ledger(path: Path, fixed_in: str | None = None, releases: dict | None = None) -> Path:

@@ -16,10 +16,10 @@ import torch
 
 from helpers import ROOT, expected, run, run_json, write_fixed_ledger, write_ledger
 from repro.cli import main
-from repro.ledger import ledger_path
+from repro.catalogue import BUGS
+from repro.ledger import ORIGINAL, ledger_path
 
 SCRIPT = str(ROOT / "repro" / "full_backward_hook_bug.py")
-BUG_APIS = {"register_full_backward_hook", "register_backward_hook"}
 
 
 @pytest.fixture
@@ -69,21 +69,33 @@ def broken_npu(request, tmp_path):
     return {"PYTHONPATH": f"{ROOT}:{REAL_TORCH_NPU}"}
 
 
-def test_json_report_shows_the_bug_next_to_working_apis(repro_main, ledger):
+def test_json_report_shows_each_bug_next_to_working_apis(repro_main, ledger):
     code, out, _ = repro_main(ledger, "--json")
     report = json.loads(out)
-    assert code == 0
-    assert report["schema"] == 1 and report["outcome"] == expected().outcome
-    assert report["bug_present"] is bug_expected()
+    assert code == 0 and report["schema"] == 2 and report["matches_expectation"] is True
     assert report["torch_version"] == torch.__version__ and report["device"] == "cpu"
-    assert report["expected"]["outcome"] == expected().outcome and report["matches_expectation"] is True
-    verdicts = {(s["api"], s["verdict"]) for s in report["scenarios"]}
-    departing = BUG_APIS if bug_expected() else set()
-    assert {api for api, v in verdicts if v == "raises"} == departing
-    assert {api for api, v in verdicts if v != "match"} == departing
-    assert all("_is_full_backward_hook" in s["detail"] for s in report["scenarios"] if s["bug"] and bug_expected())
+    statuses = {b["id"]: b["status"] for b in report["bugs"]}
+    assert statuses == {bug_id: "skipped" if bug_id == "module-compile-noop" else expected(bug_id).outcome
+                        for bug_id in BUGS}  # the compile check is slow: only when asked
+    present = {bug_id for bug_id, status in statuses.items() if status == "present"}
+    assert report["outcome"] == ("present" if present else "fixed") and report["bug_present"] is bool(present)
+    departing = [s for s in report["scenarios"] if s["verdict"] != "match"]
+    assert {s["api"] for s in departing} == {api for bug_id in present for api in BUGS[bug_id].apis}
+    assert all(s["cause"] in present and s["cause"] in s["covered_by"] for s in departing)
+    assert all("_is_full_backward_hook" in s["detail"] for s in departing if s["cause"] == ORIGINAL)
     assert {s["style"] for s in report["scenarios"]} == {"script_method", "plain_forward"}
     assert (report["root_cause"]["flag_cpp_type"] == "NoneType") is bug_expected()
+
+
+def test_one_bug_at_a_time_and_the_catalogue_listed(repro_main, ledger):
+    code, out, _ = repro_main(ledger, "--json", "--bug", "global-backward-hooks-scripted")
+    report = json.loads(out)
+    assert code == 0 and {s["api"] for s in report["scenarios"]} == set(BUGS["global-backward-hooks-scripted"].apis)
+    assert {b["status"] for b in report["bugs"] if b["id"] != "global-backward-hooks-scripted"} == {"skipped"}
+    code, out, _ = repro_main(ledger, "--list-bugs")
+    assert code == 0 and [line.split(":")[0] for line in out.splitlines() if line and line[0] != " "] == list(BUGS)
+    code, out, err = repro_main(ledger, "--bug", "no-such-bug")
+    assert (code, out) == (2, "") and err.startswith("python -m repro: error: no catalogued bug 'no-such-bug'")
 
 
 def test_text_report_has_header_table_and_conclusion(ledger):
@@ -96,8 +108,12 @@ def test_text_report_has_header_table_and_conclusion(ledger):
     full_hook = lines.index("register_full_backward_hook")  # rows are grouped under their API
     assert lines[full_hook + 1].split()[-1] == ("raises" if bug_expected() else "match")
     last_paragraph = " ".join(proc.stdout.rstrip().split("\n\n")[-1].split())
-    assert last_paragraph.startswith("The bug is present" if bug_expected() else "The bug is fixed")
-    assert last_paragraph.endswith(f"This is as the ledger expects ({expected().outcome}: {expected().reason}).")
+    assert ("(full-backward-hook-flag" in last_paragraph) is bug_expected()
+    assert last_paragraph.endswith("This is as the ledger expects.")
+    bug_lines = {line.split()[0]: line.split()[1].rstrip(":") for line in lines if line.startswith("  ") and
+                 line.split()[0] in BUGS}
+    assert bug_lines == {bug_id: "skipped" if bug_id == "module-compile-noop" else expected(bug_id).outcome
+                         for bug_id in BUGS}
     assert max(len(line) for line in lines) <= 100, "the report fits 100 columns"
     assert proc.stderr == ""
 
@@ -125,22 +141,25 @@ def test_ledger_saying_the_opposite_is_drift(repro_main, tmp_path):
     code, out, _ = repro_main(opposite, "--json")
     report = json.loads(out)
     assert code == 1 and report["matches_expectation"] is False
-    assert report["drift"][0].startswith(f"outcome: expected {'fixed' if bug_expected() else 'present'}")
+    assert report["drift"][0].startswith(f"{ORIGINAL}: expected {'fixed' if bug_expected() else 'present'}")
 
 
 @pytest.mark.needs_bug
 def test_fixed_torch_is_drift_while_the_ledger_says_present(ledger):
     # Once the ledger follows, the same run is exit 0: test_patch_applies_and_every_scenario_matches_eager.
     code, report = run_json(["-m", "repro.run_patched", "upstream-patch", "-m", "repro"], ledger=ledger)
-    assert (code, report["outcome"], report["bug_present"]) == (1, "fixed", False)
-    assert any("expected raises, got match" in d for d in report["drift"])
+    assert code == 1 and {b["id"]: b["status"] for b in report["bugs"]}[ORIGINAL] == "fixed"
+    assert report["drift"][0].startswith(f"{ORIGINAL}: expected present")
+    assert any(f"expected {ORIGINAL} to show, got match" in d for d in report["drift"])
 
 
 @pytest.mark.needs_bug
 def test_silenced_error_is_still_the_bug(ledger):
+    """The ignored_attributes one-liner: registration succeeds, no backward hook ever runs."""
     code, report = run_json(["-m", "repro.run_patched", "ignored-attributes", "-m", "repro"], ledger=ledger)
-    assert report["outcome"] == "present" and code == 1  # drift: raises became differs
-    assert {s["verdict"] for s in report["scenarios"] if s["bug"]} == {"differs"}
+    assert report["outcome"] == "present" and code == 0  # the same bug, in its silent form
+    flag_runs = [s for s in report["scenarios"] if ORIGINAL in s["covered_by"]]
+    assert {(s["verdict"], s["cause"]) for s in flag_runs} == {("differs", ORIGINAL)}
 
 
 @pytest.mark.parametrize(

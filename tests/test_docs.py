@@ -9,6 +9,7 @@ from dataclasses import fields
 import pytest
 
 from helpers import ROOT, run
+from repro.catalogue import BUGS
 from repro.cli import build_parser as repro_parser
 from repro.environment import Environment
 from repro.filing.explain import RootCause
@@ -39,9 +40,11 @@ def test_every_option_is_in_the_readme(parser):
 def test_every_key_of_the_reproducer_json_is_in_the_readme():
     side = Side({"hook calls": []}, None)
     run_ = OracleRun([ScenarioResult(SCENARIOS[0], "script_method", "match", "", side, side)], [], None)
-    report = build_report(Environment("2.13.0", "3.11", "cpu", "not installed"), run_, Expectation("present", "x"))
+    expected = {bug_id: Expectation("present", "x") for bug_id in BUGS}
+    report = build_report(Environment("2.13.0", "3.11", "cpu", "not installed"), run_, expected)
     data = as_dict(report, RootCause("NoneType", False, StaticVerdict("present", [])))
-    assert set(data) - DOCUMENTED == set() and set(data["scenarios"][0]) - DOCUMENTED == set()
+    for keys in (data, data["scenarios"][0], data["bugs"][0]):
+        assert set(keys) - DOCUMENTED == set()
 
 
 def test_every_key_of_the_tracker_json_is_in_the_readme():

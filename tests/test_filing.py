@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from helpers import ROOT, run, run_json, write_ledger
-from repro.ledger import release_key
+from repro.ledger import ORIGINAL, release_key
 from repro.filing.candidates import CANDIDATES, Candidate, classify, judge
 from repro.filing.explain import explain
 from repro.formats.text import render_candidates
@@ -49,21 +49,26 @@ def test_root_cause_changes_with_the_fix():
     assert "ignored_attributes now lists" in proc.stdout
 
 
-def _scenario(api: str, name: str, verdict: str, bug: bool = True) -> dict:
-    return {"api": api, "name": name, "verdict": verdict, "bug": bug, "detail": "what the oracle saw"}
+def _scenario(api: str, name: str, verdict: str, bug: str | None = ORIGINAL) -> dict:
+    cause = bug if verdict in ("raises", "differs") else None
+    return {"api": api, "name": name, "verdict": verdict, "covered_by": [bug] if bug else [], "cause": cause,
+            "detail": "what the oracle saw"}
 
 
 FULL_CALLED = _scenario("register_full_backward_hook", "called with grad_input and grad_output", "match")
-WORKING = _scenario("register_forward_hook", "called with input and output", "match", bug=False)
+WORKING = _scenario("register_forward_hook", "called with input and output", "match", bug=None)
+OTHER_BUG = _scenario("register_module_forward_hook", "runs for the model and its child", "differs",
+                      bug="global-hooks-root-only")
 
 
 @pytest.mark.parametrize(("scenarios", "expected"), [
-    ([FULL_CALLED, WORKING, {**WORKING, "verdict": "unavailable"}],
-     (True, True, 2, 2, "fix", "every scenario matches eager")),
-    ([{**FULL_CALLED, "verdict": "differs"}, WORKING],
+    ([FULL_CALLED, WORKING, {**WORKING, "verdict": "unavailable"}, OTHER_BUG],
+     (True, True, 2, 2, "fix", "every scenario matches eager except where another catalogued bug shows")),
+    ([{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}, WORKING],
      (True, False, 1, 2, "hides the error",
       "register_full_backward_hook: called with grad_input and grad_output: what the oracle saw")),
-    ([{**FULL_CALLED, "verdict": "raises"}, WORKING], (False, False, 1, 2, "no effect", "what the oracle saw")),
+    ([{**FULL_CALLED, "verdict": "raises", "cause": ORIGINAL}, WORKING],
+     (False, False, 1, 2, "no effect", "what the oracle saw")),
 ], ids=["every-scenario-matches", "registers-but-misbehaves", "still-raises"])
 def test_candidate_is_a_fix_only_when_every_scenario_matches(scenarios, expected):
     r = classify(CANDIDATES["ignored-attributes"], scenarios)
@@ -78,7 +83,7 @@ def test_candidate_whose_process_gives_no_report_cannot_be_judged():
 
 
 def test_candidates_text_says_which_only_hide_the_error():
-    results = [classify(CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs"}]),
+    results = [classify(CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}]),
                classify(CANDIDATES["upstream-patch"], [FULL_CALLED])]
     text = render_candidates("2.13.0", "cpu", results)
     assert "ignored-attributes (upstream side): add the flag" in text
@@ -105,8 +110,8 @@ def patched_copy(tmp_path):
 def test_patch_applies_and_every_scenario_matches_eager(patched_copy, tmp_path):
     fixed = write_ledger(tmp_path / "fixed.json", fixed_in=release_key(torch.__version__))
     code, report = run_json(["-m", "repro.run_patched", "--sources", str(patched_copy), "-m", "repro"], ledger=fixed)
-    assert report["outcome"] == "fixed" and code == 0
-    assert {s["verdict"] for s in report["scenarios"]} == {"match"}
+    assert code == 0 and {b["id"]: b["status"] for b in report["bugs"]}[ORIGINAL] == "fixed"
+    assert {s["verdict"] for s in report["scenarios"] if s["cause"] is None} == {"match"}
 
 
 @pytest.mark.needs_bug  # its 'before' half needs the bug
@@ -176,6 +181,8 @@ def test_markdown_issue_body_is_ready_to_paste(tmp_path, ledger):
     assert "+                return super().__setattr__(attr, value)" in body
     verdicts = {c.name: re.search(rf"^\| {re.escape(c.summary)} \| \w+ \| (\d+/\d+) \| ([a-z ]+) \|$", body,
                                   re.MULTILINE).groups() for c in CANDIDATES.values()}  # judged for real
-    assert verdicts == {"ignored-attributes": ("52/66", "hides the error"),
-                        "jit-ignored-attributes": ("52/66", "hides the error"),
-                        "upstream-patch": ("66/66", "fix"), "workaround": ("66/66", "fix")}
+    assert verdicts == {"ignored-attributes": ("54/68", "hides the error"),
+                        "jit-ignored-attributes": ("54/68", "hides the error"),
+                        "upstream-patch": ("68/68", "fix"), "workaround": ("68/68", "fix")}
+    assert "`register_state_dict_post_hook` matched an eager" in body
+    assert "`register_module_forward_hook`" not in body.split("In the run below")[1].split("\n")[0]

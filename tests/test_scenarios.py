@@ -1,10 +1,10 @@
 """Every scenario, both ScriptModule styles, every device: the ScriptModule must match eager.
 
-Scenarios the bug affects are strict expected failures while the ledger says the bug is
-present for the installed torch, limited to the ways the bug shows itself (its
-RuntimeError, or hooks that register but misbehave). A torch that fixes the bug makes
-them XPASS, which strict mode turns red until the ledger is updated; a ledger that
-claims a fix the installed torch lacks turns them red too (tests/test_flip.py proves both).
+A scenario run in the scope of a catalogued bug that the ledger expects present for the
+installed torch is an expected failure, but only for that bug: the run must depart from eager
+in the way the bug's recogniser knows. A run that matches eager while the ledger expects the
+bug is a failure (the ledger must follow: strict), and so is any other departure.
+tests/test_flip.py proves both directions on a patched torch.
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.ledger import expectation_for, ledger_path, load
+from repro.catalogue import BUGS, cause_of
 from repro.engine.models import STYLES
-from repro.engine.oracle import DiffersFromEager, KnownBug, assert_like_eager, run_scenario
+from repro.engine.oracle import assert_like_eager, run_scenario
 from repro.engine.scenarios import SCENARIOS
+from repro.ledger import expectation_for, ledger_path, load
 
-EXPECTED = expectation_for(load(ledger_path()), torch.__version__)
+LEDGER = load(ledger_path())
+EXPECTED = {bug_id: expectation_for(LEDGER, torch.__version__, bug_id) for bug_id in BUGS}
 DEVICES = [
     pytest.param("cpu"),
     pytest.param("cuda", marks=pytest.mark.cuda),
@@ -25,24 +27,20 @@ DEVICES = [
 ]
 
 
-def _marks(scenario):
-    if EXPECTED.outcome == "cannot-test":
-        return [pytest.mark.skip(reason=f"ledger: TorchScript cannot be tested on torch {torch.__version__}")]
-    if scenario.bug and EXPECTED.outcome == "present":
-        return [pytest.mark.xfail(
-            strict=True, raises=(KnownBug, DiffersFromEager),
-            reason=f"ScriptModule backward-hook bug, expected present ({EXPECTED.reason})",
-        )]
-    return []
-
-
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("style", list(STYLES))
-@pytest.mark.parametrize(
-    "scenario", [pytest.param(s, id=s.key, marks=_marks(s)) for s in SCENARIOS]
-)
+@pytest.mark.parametrize("scenario", [pytest.param(s, id=s.key) for s in SCENARIOS])
 def test_scriptmodule_hooks_behave_like_eager(scenario, style, device):
+    if any(e.outcome == "cannot-test" for e in EXPECTED.values()):
+        pytest.skip(f"ledger: TorchScript cannot be tested on torch {torch.__version__}")
     result = run_scenario(scenario, style, device)
     if result.verdict == "unavailable":
         pytest.skip(result.detail)
+    expected = [bug_id for bug_id, bug in BUGS.items()
+                if bug.covers(result) and EXPECTED[bug_id].outcome == "present"]
+    if result.verdict == "match" and expected:
+        pytest.fail(f"matches eager, but the ledger expects {', '.join(expected)} here "
+                    f"({'; '.join(EXPECTED[b].reason for b in expected)}): update the ledger")
+    if cause_of(result) in expected:
+        pytest.xfail(f"{cause_of(result)}: expected present ({EXPECTED[cause_of(result)].reason})")
     assert_like_eager(result)

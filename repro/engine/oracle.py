@@ -19,9 +19,6 @@ from typing import Any
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios import SCENARIOS, Scenario
 
-BUG_SIGNATURE = "Could not cast attribute '_is_full_backward_hook'"
-
-
 @dataclass(frozen=True)
 class Side:
     """What one twin did: its observation, and the error that stopped it, if any."""
@@ -47,16 +44,12 @@ class OracleRun:
     cannot_test: str | None  # why TorchScript could not be exercised at all
 
 
-class KnownBug(Exception):
-    """The ScriptModule raised the bug's own error (for ``xfail(raises=...)``)."""
-
-
 class DiffersFromEager(AssertionError):
     """Both twins ran but the ScriptModule behaved differently."""
 
 
 class ScriptRaised(AssertionError):
-    """The ScriptModule raised something other than the known bug."""
+    """The ScriptModule raised where eager did not."""
 
 
 class EagerFailed(AssertionError):
@@ -64,13 +57,15 @@ class EagerFailed(AssertionError):
 
 
 def missing_needs(scenario: Scenario) -> list[str]:
-    """The APIs or keywords ``scenario`` needs that this torch's ``nn.Module`` lacks."""
+    """The APIs or keywords ``scenario`` needs that this torch lacks: ``nn.Module`` methods, and
+    the global ``register_module_*`` functions of ``torch.nn.modules.module``."""
     from torch import nn
+    from torch.nn.modules import module
 
     missing = []
     for need in scenario.needs:
         api, _, kwarg = need.rstrip(")").partition("(")
-        method = getattr(nn.Module, api, None)
+        method = getattr(module if api.startswith("register_module_") else nn.Module, api, None)
         if method is None or (kwarg and kwarg not in inspect.signature(method).parameters):
             missing.append(need)
     return missing
@@ -139,7 +134,7 @@ def torchscript_problem(device: str) -> str | None:
 def assert_like_eager(result: ScenarioResult) -> None:
     """Raise the exception that names how the ScriptModule departed from eager, if it did."""
     if result.verdict == "raises":
-        raise (KnownBug if BUG_SIGNATURE in result.detail else ScriptRaised)(result.detail)
+        raise ScriptRaised(result.detail)
     if result.verdict == "differs":
         raise DiffersFromEager(result.detail)
     if result.verdict == "error":

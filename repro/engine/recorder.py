@@ -67,8 +67,8 @@ class Recorder:
     def summary(self, value: Any) -> Any:
         if value is self.model:
             return "<the module itself>"
-        if isinstance(value, nn.Module):
-            return f"<another module: {type(value).__name__}>"
+        if isinstance(value, nn.Module):  # a scripted child is still the Linear it was made from
+            return f"<another module: {getattr(value, 'original_name', type(value).__name__)}>"
         if isinstance(value, torch.Tensor):
             return {
                 "shape": list(value.shape),

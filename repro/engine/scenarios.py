@@ -14,7 +14,8 @@ lacks any of them reports the scenario as ``unavailable``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,26 +31,28 @@ class Scenario:
     api: str
     name: str
     body: Body
-    needs: tuple[str, ...]
-    bug: bool  # affected by the bug: expected to fail while the ledger says "present"
+    needs: tuple[str, ...]  # nn.Module methods or torch.nn.modules.module functions, "api(keyword)"
     downstream: bool = False  # mirrors a behaviour torch_npu's TestScriptModuleHooks checks
+    slow: bool = False  # costs seconds (e.g. imports dynamo): runs only when asked
 
     @property
     def key(self) -> str:
         return f"{self.api}: {self.name}"
 
+    @property
+    def apis(self) -> set[str]:
+        """Every API the scenario calls, without keywords: what a catalogued bug's scope is matched on."""
+        return {need.split("(")[0] for need in self.needs}
+
 
 SCENARIOS: list[Scenario] = []
-BUGGY_APIS = ("register_full_backward_hook", "register_backward_hook")
 
 
-def scenario(api: str, name: str, *also: str, downstream: bool = False) -> Callable[[Body], Body]:
+def scenario(api: str, name: str, *also: str, downstream: bool = False, slow: bool = False) -> Callable[[Body], Body]:
     """Add the decorated body to the table under ``api``; ``also`` lists further needs."""
 
     def add(body: Body) -> Body:
-        needs = (api, *also)
-        bug = any(need.split("(")[0] in BUGGY_APIS for need in needs)
-        SCENARIOS.append(Scenario(api.split("(")[0], name, body, needs, bug, downstream))
+        SCENARIOS.append(Scenario(api.split("(")[0], name, body, (api, *also), downstream, slow))
         return body
 
     return add
@@ -351,3 +354,50 @@ def _(m, rec):
 
     m.register_state_dict_post_hook(edit)
     rec.note("state dict", m.state_dict())
+
+
+# --- global module hooks (torch.nn.modules.module.register_module_*) -----------------
+
+
+@contextmanager
+def _global_hook(register_name: str, hook: Callable) -> Iterator[None]:
+    """Register a global module hook for one scenario, then remove it and the process-wide
+    full/legacy mode it set, so later scenarios start as a fresh process would."""
+    from torch.nn.modules import module
+
+    mode = getattr(module, "_global_is_full_backward_hook", None)
+    handle = getattr(module, register_name)(hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+        if hasattr(module, "_global_is_full_backward_hook"):
+            module._global_is_full_backward_hook = mode
+
+
+def _global_scenario(register_name: str, label: str) -> None:
+    @scenario(register_name, "runs for the model and its child")
+    def _(m, rec):
+        with _global_hook(register_name, rec.module_hook(label)):
+            rec.backward()
+
+
+for _register, _label in (("register_module_forward_pre_hook", "global forward pre"),
+                          ("register_module_forward_hook", "global forward"),
+                          ("register_module_full_backward_pre_hook", "global backward pre"),
+                          ("register_module_full_backward_hook", "global backward"),
+                          ("register_module_backward_hook", "global legacy backward")):
+    _global_scenario(_register, _label)
+
+
+# --- Module.compile -----------------------------------------------------------------
+
+
+@scenario("compile", "later calls go through torch.compile", slow=True)
+def _(m, rec):
+    def backend(graph_module, example_inputs):  # called by dynamo for each graph it compiles
+        rec.mark("torch.compile backend")()
+        return graph_module.forward
+
+    m.compile(backend=backend)
+    rec.backward()

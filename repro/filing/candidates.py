@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repro.environment import import_torch
+from repro.ledger import ORIGINAL
 from repro.source_checks import FLAG, installed_sources
 
 FULL_HOOK_CALLED = "register_full_backward_hook: called with grad_input and grad_output"
@@ -115,14 +116,17 @@ def judge(candidate: Candidate, device: str) -> CandidateResult:
 
 
 def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
-    """Judge a candidate from the scenarios of ``python -m repro --json`` run with it applied."""
-    bug = [s for s in scenarios if s["bug"]]
+    """Judge a candidate from the scenarios of ``python -m repro --json`` run with it applied.
+
+    Runs that depart through another catalogued bug are left out: a candidate for this bug is
+    judged by every other scenario, which must all match eager."""
+    bug = [s for s in scenarios if ORIGINAL in s["covered_by"]]
     registers = all(s["verdict"] != "raises" for s in bug)
     hook_fires = all(s["verdict"] == "match" for s in bug if f"{s['api']}: {s['name']}" == FULL_HOOK_CALLED)
-    judged = [s for s in scenarios if s["verdict"] != "unavailable"]
+    judged = [s for s in scenarios if s["verdict"] != "unavailable" and s["cause"] in (None, ORIGINAL)]
     matches = sum(s["verdict"] == "match" for s in judged)
     if matches == len(judged):
-        verdict, detail = "fix", "every scenario matches eager"
+        verdict, detail = "fix", "every scenario matches eager except where another catalogued bug shows"
     elif registers:
         departing = next(s for s in judged if s["verdict"] != "match")
         verdict, detail = "hides the error", f"{departing['api']}: {departing['name']}: {departing['detail']}"

@@ -8,7 +8,8 @@ from typing import Any
 
 from repro.filing.explain import RootCause
 from repro.engine.oracle import ScenarioResult
-from repro.report import SCHEMA, Report, conclusion
+from repro.catalogue import cause_of, covering
+from repro.report import SCHEMA, BugStatus, Report, conclusion
 
 
 def _scenario(result: ScenarioResult) -> dict[str, Any]:
@@ -16,11 +17,24 @@ def _scenario(result: ScenarioResult) -> dict[str, Any]:
         "api": result.scenario.api,
         "name": result.scenario.name,
         "style": result.style,
-        "bug": result.scenario.bug,
+        "covered_by": covering(result),
+        "cause": cause_of(result),
         "verdict": result.verdict,
         "detail": result.detail,
         "script": asdict(result.script) if result.script else None,
         "eager": asdict(result.eager) if result.eager else None,
+    }
+
+
+def _bug(status: BugStatus) -> dict[str, Any]:
+    return {
+        "id": status.bug.id,
+        "title": status.bug.title,
+        "upstream": status.bug.upstream,
+        "status": status.status,
+        "detail": status.detail,
+        "expected": asdict(status.expected),
+        "matches_expectation": status.matches_expectation,
     }
 
 
@@ -46,8 +60,8 @@ def as_dict(report: Report, cause: RootCause) -> dict[str, Any]:
         "bug_present": report.bug_present,
         "cannot_test_reason": report.run.cannot_test,
         "warnings": report.run.warnings,
+        "bugs": [_bug(b) for b in report.bugs],
         "scenarios": [_scenario(r) for r in report.run.results],
-        "expected": asdict(report.expected),
         "matches_expectation": report.matches_expectation,
         "drift": report.drift,
         "conclusion": conclusion(report),

@@ -15,6 +15,15 @@ def _table(report: Report) -> list[str]:
     return [line(COLUMNS), "|" + "---|" * len(COLUMNS), *(line(row) for row in rows(report))]
 
 
+def _matching(report: Report) -> str:
+    """The APIs this run observed behaving like eager in every scenario: the only ones the body may call working."""
+    apis: dict[str, bool] = {}
+    for r in report.run.results:
+        apis[r.scenario.api] = apis.get(r.scenario.api, True) and r.verdict in ("match", "unavailable")
+    working = [f"`{api}`" for api, ok in apis.items() if ok]
+    return ", ".join(working) if working else "no hook API"
+
+
 def render(report: Report, cause: RootCause, filing: Filing) -> str:
     env = report.environment
     lines = [
@@ -22,7 +31,8 @@ def render(report: Report, cause: RootCause, filing: Filing) -> str:
         "",
         "On a subclass of `torch.jit.ScriptModule`, `register_full_backward_hook` (and the legacy "
         "`register_backward_hook`) raises `RuntimeError: Could not cast attribute '_is_full_backward_hook' "
-        "to type NoneType`, while the other hook APIs behave like on `nn.Module`. "
+        "to type NoneType`. In the run below, "
+        f"{_matching(report)} matched an eager `nn.Module` twin in every scenario. "
         f"Previously reported as {UPSTREAM_ISSUE} (closed without a fix); a downstream test asserts the "
         f"error today: {DOWNSTREAM_TEST}.",
         "",
@@ -44,7 +54,7 @@ def render(report: Report, cause: RootCause, filing: Filing) -> str:
         filing.traceback,
         "```",
         "",
-        f"Every hook API on a ScriptModule subclass versus an eager `nn.Module` twin (device {env.device}; "
+        f"Each hook scenario on a ScriptModule subclass versus an eager `nn.Module` twin (device {env.device}; "
         "both `@torch.jit.script_method` and plain `def forward`):",
         "",
         *_table(report),

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 
 from repro.filing.candidates import CandidateResult
 from repro.filing.explain import RootCause
 from repro.engine.oracle import ScenarioResult, Side
-from repro.report import Report, conclusion
+from repro.catalogue import cause_of
+from repro.catalogue.bug import Bug
+from repro.report import DEPARTURES, Report, conclusion
 
 COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
 WIDTH = 100  # every line of the report fits a 100-column terminal
 STYLES_NOTE = ("Each row covers both ScriptModule subclass styles (@torch.jit.script_method and a plain "
-               "def forward); where they differ, a cell reads 'script_method | plain_forward'. A cell counts "
+               "def forward); where they differ, one row per style follows the scenario's. A cell counts "
                "the hook calls recorded, or names what was compared where no hook records a call.")
 
 
@@ -27,30 +30,25 @@ def _side(side: Side | None) -> str:
     calls = len(side.observation["hook calls"])
     if calls:
         return f"{calls} hook call{'s' * (calls != 1)}"
-    return ", ".join(key for key in side.observation if key != "hook calls") or "0 hook calls"
-
-
-def _cell(results: list[ScenarioResult], text) -> str:
-    """One value when both ScriptModule styles agree, else each style's value, in STYLES_NOTE's order."""
-    values = [text(r) for r in results]
-    return values[0] if len(set(values)) == 1 else " | ".join(values)
+    compared = ("gradients" if "grad" in key else key for key in side.observation if key != "hook calls")
+    return ", ".join(dict.fromkeys(compared)) or "0 hook calls"
 
 
 def rows(report: Report) -> list[tuple[str, ...]]:
-    """One row per scenario (both styles folded into it), cells as in COLUMNS."""
+    """One row per scenario, cells as in COLUMNS; where the two ScriptModule styles differ, the
+    scenario's row is followed by one row per style (named after the style, indented)."""
     by_scenario: dict[str, list[ScenarioResult]] = defaultdict(list)
     for result in report.run.results:
         by_scenario[result.scenario.key].append(result)
-    return [
-        (
-            results[0].scenario.api,
-            results[0].scenario.name,
-            _cell(results, lambda r: _side(r.script)),
-            _cell(results, lambda r: _side(r.eager)),
-            _cell(results, lambda r: r.verdict),
-        )
-        for results in by_scenario.values()
-    ]
+    table = []
+    for results in by_scenario.values():
+        api, name = results[0].scenario.api, results[0].scenario.name
+        cells = {r.style: (_side(r.script), _side(r.eager), r.verdict) for r in results}
+        if len(set(cells.values())) == 1:
+            table.append((api, name, *next(iter(cells.values()))))
+        else:
+            table += [(api, name, "", "", ""), *((api, f"  {style}", *c) for style, c in cells.items())]
+    return table
 
 
 def _clip(cell: str, width: int) -> str:
@@ -86,10 +84,12 @@ def render(report: Report) -> str:
         *(line for w in report.run.warnings for line in _wrap(f"TorchScript warns (shown once): {w}")),
         "",
     ]
+    lines += ["Catalogued bugs (python -m repro --list-bugs):", *_bug_lines(report), ""]
     if report.run.results:
         lines += [*_wrap(STYLES_NOTE, indent=""), "", *_table(rows(report))]
         details = Counter(
-            f"{r.verdict}: {r.detail}" for r in report.run.results if r.verdict not in ("match",)
+            f"{r.verdict} ({cause_of(r) or 'no catalogued bug'}): {r.detail}"
+            for r in report.run.results if r.verdict in DEPARTURES + ("unavailable",)
         )
         if details:
             lines += ["", "Details:"]
@@ -98,6 +98,28 @@ def render(report: Report) -> str:
         lines += ["", "Drift from the ledger:", *(line for d in report.drift for line in _wrap(f"  - {d}"))]
     lines += ["", *_wrap(conclusion(report), indent="")]
     return "\n".join(lines)
+
+
+def _bug_lines(report: Report) -> list[str]:
+    """One line per bug: its status, and the ledger's expectation where they disagree."""
+    width = max(len(b.bug.id) for b in report.bugs)
+    lines = []
+    for b in report.bugs:
+        versus = "" if b.matches_expectation else f"  (ledger: {b.expected.outcome})"
+        lines += _wrap(f"  {b.bug.id.ljust(width)}  {b.status}{versus}: {b.detail}", indent=" " * (width + 4))
+    return lines
+
+
+def render_bugs(bugs: Iterable[Bug]) -> str:
+    """``--list-bugs``: what the catalogue holds, and where each bug's scripts are."""
+    lines = []
+    for bug in bugs:
+        lines += [f"{bug.id}: {bug.title}",
+                  *_wrap(f"  upstream: {bug.upstream}; styles: {', '.join(bug.styles)}"),
+                  *_wrap(f"  APIs: {', '.join(bug.apis)}"),
+                  *_wrap(f"  symptom: {bug.symptom}"),
+                  f"  bisect: python {bug.script}", ""]
+    return "\n".join(lines).rstrip()
 
 
 def render_explanation(torch_version: str, cause: RootCause) -> str:

@@ -1,0 +1,58 @@
+"""What the catalogue knows about one upstream bug, as data, and the helpers its recognisers share.
+
+A recogniser looks at one oracle result (a scenario run on a ScriptModule subclass next to its
+eager twin) and says whether this bug explains how the ScriptModule departed: by the bug's own
+error text, or by a named difference in the recorded hook calls. No recogniser accepts a
+departure just because it is one: each is tested against the other bugs' departures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from repro.engine.oracle import ScenarioResult
+from repro.source_checks import Check, StaticVerdict, Trees, static_verdict
+
+STYLES = ("script_method", "plain_forward")
+
+
+@dataclass(frozen=True)
+class Bug:
+    id: str
+    title: str
+    upstream: str  # "pytorch/pytorch#N", or "not reported yet"
+    apis: tuple[str, ...]  # a scenario is in scope when it calls one of these
+    styles: tuple[str, ...]  # the subclass styles the bug affects
+    symptom: str  # how it shows, in one line
+    recognise: Callable[[ScenarioResult], bool]
+    pieces: tuple[Check, ...]  # the static signature: every piece intact means present
+    applies: Callable[[Trees], str | None]  # names the missing API where the bug cannot exist
+    script: str  # the bisect-ready script (exit 1 bug, 0 fixed, 125 cannot test), from the repository root
+    paste: str  # the paste-ready script: at most 25 lines, torch only, ends in the error or a failing assert
+
+    def covers(self, result: ScenarioResult) -> bool:
+        """Is this scenario run in the bug's scope (one of its APIs, one of its styles)?"""
+        return result.style in self.styles and bool(result.scenario.apis & set(self.apis))
+
+    def static(self, sources: dict[str, str | None]) -> StaticVerdict:
+        return static_verdict(sources, self.pieces, self.applies)
+
+
+def raised(result: ScenarioResult, *fragments: str) -> bool:
+    """The ScriptModule raised an error whose text holds one of ``fragments``."""
+    return result.verdict == "raises" and any(f in result.detail for f in fragments)
+
+
+def calls(side: Any) -> list[list[Any]]:
+    return side.observation.get("hook calls", []) if side else []
+
+
+def fewer_calls(result: ScenarioResult) -> bool:
+    """Both ran, and the ScriptModule recorded only some of eager's hook calls, in eager's order."""
+    script, eager = calls(result.script), calls(result.eager)
+    if result.verdict != "differs" or len(script) >= len(eager):
+        return False
+    remaining = iter(eager)
+    return all(any(call == other for other in remaining) for call in script)

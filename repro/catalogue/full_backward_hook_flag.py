@@ -1,0 +1,66 @@
+"""``register_full_backward_hook`` / ``register_backward_hook`` raise on a ScriptModule subclass.
+
+``nn.Module.__init__`` sets ``_is_full_backward_hook = None``; scripting turns it into a C++
+attribute typed NoneType (it is missing from ``ignored_attributes``); the registration's
+``self._is_full_backward_hook = True`` is forwarded by ``ScriptModule.__setattr__`` to the C++
+setter, which cannot cast True to None. Where the error is silenced (torch 1.13.1's first
+instance, or the ``ignored_attributes`` one-liner) the flag stays None and no hook ever runs.
+"""
+
+from __future__ import annotations
+
+from repro.catalogue.bug import STYLES, Bug, fewer_calls, raised
+from repro.engine.oracle import ScenarioResult
+from repro.source_checks import FLAG, FLAG_PIECES, MODULE, Trees, method
+
+SIGNATURE = f"Could not cast attribute '{FLAG}'"
+
+
+APIS = ("register_full_backward_hook", "register_backward_hook")
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """Its error, or (where silenced) hooks registered through its two APIs that never run."""
+    return raised(result, SIGNATURE) or (bool(result.scenario.apis & set(APIS)) and fewer_calls(result))
+
+
+def applies(trees: Trees) -> str | None:
+    if method(trees[MODULE], "Module", "register_full_backward_hook") is None:
+        return f"{MODULE}: Module.register_full_backward_hook not found (added in torch 1.8)"
+    return None
+
+
+PASTE = '''\
+import torch
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+calls = []
+model = Net()
+model.register_full_backward_hook(lambda module, grad_input, grad_output: calls.append(grad_input))
+model(torch.ones(1, 2, requires_grad=True)).sum().backward()
+assert len(calls) == 1, f"the full backward hook ran {len(calls)} times, expected once"
+'''
+
+BUG = Bug(
+    id="full-backward-hook-flag",
+    title="register_full_backward_hook raises on a ScriptModule subclass",
+    upstream="pytorch/pytorch#181473",
+    apis=APIS,
+    styles=STYLES,
+    symptom=f"RuntimeError: {SIGNATURE} to type NoneType; where silenced, the hook never runs",
+    recognise=recognise,
+    pieces=FLAG_PIECES,
+    applies=applies,
+    script="repro/full_backward_hook_bug.py",
+    paste=PASTE,
+)

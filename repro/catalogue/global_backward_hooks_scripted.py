@@ -1,0 +1,93 @@
+"""Global backward hooks crash any forward through a scripted module called from Python.
+
+With a global backward hook registered (``torch.nn.modules.module.register_module_full_backward_hook``,
+``register_module_backward_hook`` or ``register_module_full_backward_pre_hook``), ``Module._call_impl``
+asks every module it calls for its backward hooks. A ScriptModule subclass with a plain
+``def forward`` calls its scripted children through ``_call_impl``, and ``RecursiveScriptModule``
+stubs ``_get_backward_hooks``/``_get_backward_pre_hooks`` with methods that raise. The same hits
+any eager model holding a ``torch.jit.script``-ed child. The user never called the refused method.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from repro.catalogue.bug import Bug, raised
+from repro.engine.oracle import ScenarioResult
+from repro.source_checks import MODULE, SCRIPT, Trees, find, method
+
+STUBBED = ("_get_backward_hooks", "_get_backward_pre_hooks")
+
+
+def recognise(result: ScenarioResult) -> bool:
+    return raised(result, *(f"{name} is not supported on ScriptModules" for name in STUBBED))
+
+
+def applies(trees: Trees) -> str | None:
+    if method(trees[MODULE], "Module", "_get_backward_hooks") is None:
+        return f"{MODULE}: Module._get_backward_hooks not found"
+    return None
+
+
+def _call_impl_asks(trees: Trees) -> tuple[bool, str]:
+    call_impl = method(trees[MODULE], "Module", "_call_impl")
+    asks = [node for node in ast.walk(call_impl) if isinstance(node, ast.Attribute)
+            and node.attr == "_get_backward_hooks"] if call_impl else []
+    if not asks:
+        return False, f"{MODULE}: Module._call_impl no longer asks for _get_backward_hooks"
+    return True, f"{MODULE}:{asks[0].lineno}: Module._call_impl asks every module for _get_backward_hooks"
+
+
+def _stubs_raise(trees: Trees) -> tuple[bool, str]:
+    recursive = find(trees[SCRIPT], ast.ClassDef, "RecursiveScriptModule")
+    make_fail = find(trees[SCRIPT], ast.FunctionDef, "_make_fail")
+    if recursive is None or make_fail is None:
+        return False, f"{SCRIPT}: RecursiveScriptModule or its _make_fail stubs not found"
+    if any(find(recursive, ast.FunctionDef, name) for name in STUBBED):
+        return False, f"{SCRIPT}:{recursive.lineno}: RecursiveScriptModule defines its own _get_backward_hooks"
+    allowlist = find_assignment(trees[SCRIPT], "_compiled_methods_allowlist")
+    if allowlist is not None and any(isinstance(n, ast.Constant) and n.value in STUBBED for n in ast.walk(allowlist)):
+        return False, f"{SCRIPT}:{allowlist.lineno}: _compiled_methods_allowlist now lets _get_backward_hooks through"
+    return True, f"{SCRIPT}:{make_fail.lineno}: RecursiveScriptModule stubs _get_backward_hooks with _make_fail"
+
+
+def find_assignment(tree: ast.AST, name: str) -> ast.Assign | None:
+    return next((node for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                 and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)), None)
+
+
+PASTE = '''\
+import torch
+from torch.nn.modules.module import register_module_full_backward_hook
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    def forward(self, x):  # a plain forward, as torch_npu's tests write it
+        return self.linear(x)
+
+
+calls = []
+register_module_full_backward_hook(lambda module, grad_input, grad_output: calls.append(module))
+model = Net()
+model(torch.ones(1, 2, requires_grad=True)).sum().backward()
+assert len(calls) == 2, f"the global backward hook ran {len(calls)} times, expected twice"
+'''
+
+BUG = Bug(
+    id="global-backward-hooks-scripted",
+    title="Global module backward hooks crash the forward of a ScriptModule subclass",
+    upstream="not reported yet",
+    apis=("register_module_full_backward_hook", "register_module_backward_hook",
+          "register_module_full_backward_pre_hook"),
+    styles=("plain_forward",),
+    symptom="RuntimeError: _get_backward_hooks is not supported on ScriptModules (from Module._call_impl)",
+    recognise=recognise,
+    pieces=(_call_impl_asks, _stubs_raise),
+    applies=applies,
+    script="repro/global_backward_hooks_bug.py",
+    paste=PASTE,
+)

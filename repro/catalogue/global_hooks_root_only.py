@@ -1,0 +1,86 @@
+"""Global module hooks fire on the root only when ``forward`` is a ``@torch.jit.script_method``.
+
+Eager ``Module._call_impl`` runs the global hooks (``register_module_forward_hook`` and friends)
+for every module it calls: the model and each child. A compiled ``script_method`` forward calls
+its children inside TorchScript, never through ``Module.__call__``, so only the root's Python
+call runs them: hooks on children are silently skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from repro.catalogue.bug import Bug, calls
+from repro.engine.oracle import ScenarioResult
+from repro.source_checks import MODULE, SCRIPT, Trees, find, method
+
+ROOT = "<the module itself>"
+GLOBAL_APIS = ("register_module_forward_pre_hook", "register_module_forward_hook",
+               "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+               "register_module_backward_hook")
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """The ScriptModule recorded exactly eager's calls on the root, and none of those on children."""
+    script, eager = calls(result.script), calls(result.eager)
+    return (result.verdict == "differs" and result.style == "script_method"
+            and bool(result.scenario.apis & set(GLOBAL_APIS)) and len(script) < len(eager)
+            and script == [call for call in eager if call[1:] == [ROOT]])
+
+
+def applies(trees: Trees) -> str | None:
+    if find(trees[MODULE], ast.FunctionDef, "register_module_forward_hook") is None:
+        return f"{MODULE}: register_module_forward_hook not found"
+    return None
+
+
+def _call_impl_runs_global_hooks(trees: Trees) -> tuple[bool, str]:
+    call_impl = method(trees[MODULE], "Module", "_call_impl")
+    reads = [node for node in ast.walk(call_impl) if isinstance(node, ast.Name)
+             and node.id == "_global_forward_hooks"] if call_impl else []
+    if not reads:
+        return False, f"{MODULE}: Module._call_impl no longer runs _global_forward_hooks"
+    return True, f"{MODULE}:{reads[0].lineno}: Module._call_impl runs global hooks per Python call"
+
+
+def _script_method_compiles(trees: Trees) -> tuple[bool, str]:
+    script_method = find(trees[SCRIPT], ast.FunctionDef, "script_method")
+    if script_method is None:
+        return False, f"{SCRIPT}: script_method not found"
+    return True, f"{SCRIPT}:{script_method.lineno}: script_method compiles forward, whose child calls bypass Python"
+
+
+PASTE = '''\
+import torch
+from torch.nn.modules.module import register_module_forward_hook
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+seen = []
+register_module_forward_hook(lambda module, args, output: seen.append(module.original_name))
+Net()(torch.ones(1, 2))
+assert seen == ["Linear", "Net"], f"global forward hooks ran for {seen}, eager runs them for Linear and Net"
+'''
+
+BUG = Bug(
+    id="global-hooks-root-only",
+    title="Global module hooks skip the children of a script_method forward",
+    upstream="not reported yet",
+    apis=GLOBAL_APIS,
+    styles=("script_method",),
+    symptom="global hooks run for the model but never for its children (eager runs both)",
+    recognise=recognise,
+    pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
+    applies=applies,
+    script="repro/global_hooks_root_only_bug.py",
+    paste=PASTE,
+)

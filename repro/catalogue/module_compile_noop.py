@@ -1,0 +1,72 @@
+"""``Module.compile()`` on a ScriptModule subclass silently compiles nothing.
+
+``Module.compile`` assigns ``self._compiled_call_impl = torch.compile(self._call_impl, ...)``.
+``ScriptModule.__setattr__`` forwards that assignment to the inner ``RecursiveScriptModule``
+(the mechanism of ``full-backward-hook-flag``), so the wrapper, whose ``__call__`` reads the
+attribute, keeps reading None: no error, and later calls never go through ``torch.compile``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from repro.catalogue.bug import STYLES, Bug, calls
+from repro.engine.oracle import ScenarioResult
+from repro.source_checks import MODULE, Trees, assigns, method, setattr_forwards
+
+ATTRIBUTE = "_compiled_call_impl"
+MARK = ["torch.compile backend"]
+
+
+def recognise(result: ScenarioResult) -> bool:
+    return result.verdict == "differs" and MARK in calls(result.eager) and MARK not in calls(result.script)
+
+
+def applies(trees: Trees) -> str | None:
+    if method(trees[MODULE], "Module", "compile") is None:
+        return f"{MODULE}: Module.compile not found (added in torch 2.2)"
+    return None
+
+
+def _compile_assigns(trees: Trees) -> tuple[bool, str]:
+    compile_method = method(trees[MODULE], "Module", "compile")
+    for node in ast.walk(compile_method):
+        if assigns(node, lambda t: isinstance(t, ast.Attribute) and t.attr == ATTRIBUTE):
+            return True, f"{MODULE}:{node.lineno}: Module.compile assigns self.{ATTRIBUTE} = ..."
+    return False, f"{MODULE}:{compile_method.lineno}: Module.compile no longer assigns self.{ATTRIBUTE}"
+
+
+PASTE = '''\
+import torch
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+graphs = []
+model = Net()
+model.compile(backend=lambda graph_module, inputs: graphs.append(graph_module) or graph_module.forward)
+model(torch.ones(1, 2))
+assert graphs, "Module.compile() had no effect: the call never went through torch.compile"
+'''
+
+BUG = Bug(
+    id="module-compile-noop",
+    title="Module.compile() on a ScriptModule subclass compiles nothing",
+    upstream="not reported yet",
+    apis=("compile",),
+    styles=STYLES,
+    symptom="no error, but later calls never go through torch.compile (the wrapper reads None)",
+    recognise=recognise,
+    pieces=(_compile_assigns, setattr_forwards(ATTRIBUTE)),
+    applies=applies,
+    script="repro/module_compile_bug.py",
+    paste=PASTE,
+)

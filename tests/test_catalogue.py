@@ -1,0 +1,140 @@
+"""The catalogue: each bug recognised by its own departure only, statuses per bug, scripts that run."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers import ROOT, run
+from repro.catalogue import BUGS, UnknownBug, cause_of, get, select
+from repro.catalogue.by_design import BY_DESIGN, refusal_line, refused_by_design
+from repro.catalogue.global_hooks_root_only import ROOT as ITSELF
+from repro.engine.oracle import ScenarioResult, Side
+from repro.engine.scenarios import SCENARIOS
+from repro.source_checks import installed_sources, installed_torch_root
+
+SCENARIO = {s.key: s for s in SCENARIOS}
+CHILD = "<another module: Linear>"
+
+
+def _result(key: str, style: str, verdict: str, detail: str = "", script=(), eager=()) -> ScenarioResult:
+    return ScenarioResult(SCENARIO[key], style, verdict, detail,
+                          Side({"hook calls": list(script)}, detail if verdict == "raises" else None),
+                          Side({"hook calls": list(eager)}, None))
+
+
+# One measured departure per bug (torch 2.13.0, CPU), as the oracle records it.
+DEPARTURES = {
+    "full-backward-hook-flag": _result(
+        "register_full_backward_hook: called with grad_input and grad_output", "plain_forward", "raises",
+        "RuntimeError: Could not cast attribute '_is_full_backward_hook' to type NoneType: Cannot cast True to None"),
+    "full-backward-hook-flag (silenced)": _result(
+        "register_full_backward_hook: called with grad_input and grad_output", "script_method", "differs",
+        "hook calls: ScriptModule [] vs eager ['backward']", eager=[["backward", ITSELF]]),
+    "global-backward-hooks-scripted": _result(
+        "register_module_full_backward_hook: runs for the model and its child", "plain_forward", "raises",
+        "RuntimeError: _get_backward_hooks is not supported on ScriptModules"),
+    "global-hooks-root-only": _result(
+        "register_module_forward_hook: runs for the model and its child", "script_method", "differs",
+        "hook calls", script=[["global forward", ITSELF]], eager=[["global forward", CHILD], ["global forward", ITSELF]]),
+    "module-compile-noop": _result(
+        "compile: later calls go through torch.compile", "script_method", "differs", "hook calls",
+        eager=[["torch.compile backend"]]),
+}
+
+
+@pytest.mark.parametrize("name", list(DEPARTURES))
+def test_each_departure_is_recognised_by_its_own_bug_only(name):
+    departure = DEPARTURES[name]
+    recognising = {bug.id for bug in BUGS.values() if bug.recognise(departure)}
+    assert recognising == {name.split(" ")[0]}  # every other recogniser rejects it: no catch-all
+    assert cause_of(departure) == name.split(" ")[0]
+
+
+def test_an_unknown_departure_is_explained_by_no_bug():
+    odd = _result("register_forward_hook: prepend=True runs before earlier hooks", "script_method", "differs",
+                  "hook calls: ScriptModule ['prepended', 'first registered'] vs eager [...]",
+                  script=[["prepended"], ["first registered"]], eager=[["first registered"], ["prepended"]])
+    assert cause_of(odd) is None and not any(bug.recognise(odd) for bug in BUGS.values())
+
+
+def test_the_catalogue_holds_the_known_bugs_with_their_scripts():
+    assert set(BUGS) >= {"full-backward-hook-flag", "global-backward-hooks-scripted", "module-compile-noop"}
+    for bug in BUGS.values():
+        assert (ROOT / bug.script).is_file() and bug.script.startswith("repro/") and bug.script.endswith("_bug.py")
+        assert len(bug.paste.splitlines()) <= 25 and "sys.exit" not in bug.paste
+        assert bug.upstream.startswith("pytorch/pytorch#") or bug.upstream == "not reported yet"
+
+
+def test_an_unknown_id_is_one_sentence():
+    with pytest.raises(UnknownBug) as caught:
+        get("no-such-bug")
+    assert str(caught.value).startswith("no catalogued bug 'no-such-bug'; known: full-backward-hook-flag")
+
+
+def test_slow_scenarios_run_only_when_asked():
+    default, skipped = select([], slow=False)
+    assert not any(s.slow for s in default) and set(skipped) == {"module-compile-noop"}
+    everything, nothing_skipped = select([], slow=True)
+    assert everything == SCENARIOS and nothing_skipped == {}
+    only, others = select(["module-compile-noop"], slow=False)
+    assert {s.api for s in only} == {"compile"} and set(others) == set(BUGS) - {"module-compile-noop"}
+
+
+@pytest.mark.parametrize("bug_id", list(BUGS))
+def test_static_signature_is_present_on_the_installed_torch(bug_id):
+    if bug_id == "full-backward-hook-flag" and not torch.__version__.startswith("2.13"):
+        pytest.skip("the evidence lines below were read on 2.13")
+    verdict = BUGS[bug_id].static(installed_sources())
+    assert verdict.verdict == "present" and all(":" in line for line in verdict.evidence)
+
+
+def test_static_signature_is_not_applicable_without_the_api():
+    sources = installed_sources()
+    without = {**sources, "torch/nn/modules/module.py": sources["torch/nn/modules/module.py"].replace(
+        "def compile(self", "def compile_removed(self")}
+    verdict = BUGS["module-compile-noop"].static(without)
+    assert verdict.verdict == "not-applicable" and "Module.compile not found" in verdict.evidence[0]
+
+
+def test_by_design_refusals_cite_the_line_that_raises():
+    for entry in BY_DESIGN:
+        where = refusal_line(entry)
+        path, line = where.split(":")
+        assert entry.error in (installed_torch_root() / path).read_text().splitlines()[int(line) - 1]
+    assert refused_by_design("RuntimeError: register_forward_hook is not supported on ScriptModules")
+
+
+PASTE_ENDS = {"full-backward-hook-flag": "RuntimeError: Could not cast attribute '_is_full_backward_hook'",
+              "global-backward-hooks-scripted": "RuntimeError: _get_backward_hooks is not supported on ScriptModules",
+              "global-hooks-root-only": "AssertionError: global forward hooks ran for ['Net']",
+              "module-compile-noop": "AssertionError: Module.compile() had no effect"}
+
+
+@pytest.mark.needs_bug
+@pytest.mark.parametrize("bug_id", list(BUGS))
+def test_each_bisect_script_exits_1_and_each_paste_script_ends_in_the_bug(tmp_path, bug_id):
+    bug = BUGS[bug_id]
+    bisect = run([str(ROOT / bug.script)], cwd=tmp_path, env={"PYTHONPATH": ""})
+    assert bisect.returncode == 1 and "BUG:" in bisect.stdout, bisect.stdout + bisect.stderr
+    (tmp_path / "paste.py").write_text(bug.paste)
+    paste = run([str(tmp_path / "paste.py")], cwd=tmp_path, env={"PYTHONPATH": ""})
+    assert paste.returncode == 1 and paste.stderr.strip().splitlines()[-1].startswith(PASTE_ENDS[bug_id])
+
+
+EAGER_SCRIPTMODULE = """
+import runpy, sys, torch
+class Eager(torch.nn.Module):  # what a torch that fixed every bug would look like from outside
+    def __init__(self):
+        super().__init__()
+        self._actual_script_module = None
+torch.jit.ScriptModule, torch.jit.script_method = Eager, lambda fn: fn
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("bug_id", list(BUGS))
+def test_each_bisect_script_exits_0_where_scriptmodule_behaves_like_eager(tmp_path, bug_id):
+    proc = run(["-c", EAGER_SCRIPTMODULE, str(ROOT / BUGS[bug_id].script)], cwd=tmp_path)
+    assert proc.returncode == 0 and "OK:" in proc.stdout, proc.stdout + proc.stderr
