@@ -1,4 +1,9 @@
-"""The ledger: one JSON file recording what is known about the bug per torch release.
+"""The ledger: one JSON file recording what is known about each catalogued bug per torch release.
+
+Schema 2: ``bugs[id]`` holds ``fixed_in`` and ``regressions``; ``releases[version]`` holds when it
+was checked, whether its wheel is yanked, what reading the wheel cost (``probe``) and, under
+``bugs[id]``, the static and dynamic verdicts. A schema-1 ledger (the original bug only) is
+migrated on read and written back only as schema 2.
 
 The CLI and the tests read it to know what to expect from the installed torch; the
 upstream tracker writes it. ``REPRO_LEDGER=/path`` points both at another file. Writes go
@@ -21,9 +26,11 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 DEFAULT_PATH = Path(__file__).with_name("ledger.json")
-SCHEMA = 1
+SCHEMA = 2
 OUTCOMES = ("present", "fixed", "different", "cannot-test")
 ORIGINAL = "full-backward-hook-flag"  # the one bug a schema-1 ledger knows
+MAX_BYTES = 16 * 1024 * 1024  # the committed ledger is ~60 KB; a device file or a runaway one is refused
+PROBE_KEYS = ("wheel", "wheel_size", "bytes_fetched", "requests")  # what reading a wheel cost, per release
 
 
 class LedgerError(Exception):
@@ -43,32 +50,93 @@ def ledger_path() -> Path:
 
 
 def new_ledger() -> dict[str, Any]:
-    return {"schema": SCHEMA, "fixed_in": None, "releases": {}}
+    return {"schema": SCHEMA, "bugs": {}, "releases": {}}
 
 
 def load(path: Path) -> dict[str, Any]:
-    """Read and validate the ledger at ``path``."""
+    """Read, validate and (from schema 1) migrate the ledger at ``path``: always schema 2 in memory."""
     try:
+        if not path.is_file():
+            raise LedgerError(f"the ledger {path} does not exist." if not path.exists()
+                              else f"the ledger {path} is not a regular file.")
+        if path.stat().st_size > MAX_BYTES:
+            raise LedgerError(f"the ledger {path} is larger than {MAX_BYTES} bytes.")
         data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LedgerError(f"the ledger {path} does not exist.") from None
     except (OSError, UnicodeDecodeError) as err:
         raise LedgerError(f"the ledger {path} cannot be read: {err}.") from None
     except json.JSONDecodeError as err:
         raise LedgerError(f"the ledger {path} is not valid JSON ({err}).") from None
-    _validate(path, data)
+    except RecursionError:
+        raise LedgerError(f"the ledger {path} is nested too deeply to be a ledger.") from None
+    return validate(path, migrate(path, data))
+
+
+def migrate(path: Path, data: Any) -> dict[str, Any]:
+    """Schema 1 (one bug: top-level ``fixed_in``, ``releases[v].static/dynamic``) to schema 2 (per bug)."""
+    if not isinstance(data, dict):
+        raise LedgerError(f"the ledger {path} is not a JSON object.")
+    schema = data.get("schema", 1)
+    if schema == SCHEMA:
+        return data
+    if schema != 1:
+        raise LedgerError(f"the ledger {path} has schema {schema!r}; this version reads 1 and 2.")
+    releases = data.get("releases")
+    if not isinstance(releases, dict) or not all(isinstance(e, dict) for e in releases.values()):
+        raise LedgerError(f"the ledger {path} has no 'releases' object of release objects.")
+    migrated = {**{k: v for k, v in data.items() if k not in ("fixed_in", "regressions")}, "schema": SCHEMA,
+                "bugs": {ORIGINAL: {"fixed_in": data.get("fixed_in"), "regressions": data.get("regressions", [])}},
+                "releases": {version: _migrate_release(entry) for version, entry in releases.items()}}
+    return migrated
+
+
+def _migrate_release(entry: dict[str, Any]) -> dict[str, Any]:
+    static = entry.get("static")
+    release = {k: v for k, v in entry.items() if k not in ("static", "dynamic")}
+    flag = {}
+    if isinstance(static, dict):
+        release["probe"] = {k: static[k] for k in PROBE_KEYS if k in static}
+        flag["static"] = {k: v for k, v in static.items() if k not in PROBE_KEYS}
+    if entry.get("dynamic"):
+        flag["dynamic"] = entry["dynamic"]
+    release["bugs"] = {ORIGINAL: flag} if flag else {}
+    return release
+
+
+def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """Every part the CLI, the tests and the tracker read has the type they read it as."""
+    def bad(what: str) -> LedgerError:
+        return LedgerError(f"the ledger {path} has {what}.")
+
+    if not isinstance(data.get("releases"), dict):
+        raise bad("no 'releases' object")
+    if not isinstance(data.get("bugs"), dict) or not all(isinstance(b, dict) for b in data["bugs"].values()):
+        raise bad("no 'bugs' object of bug objects")
+    for bug_id, bug in data["bugs"].items():
+        _version_or_none(bug.get("fixed_in"), bad(f"an invalid fixed_in {bug.get('fixed_in')!r} for {bug_id}"))
+        if not isinstance(bug.get("regressions", []), list):
+            raise bad(f"regressions for {bug_id} that are not a list")
+    for version, entry in data["releases"].items():
+        _version_or_none(version, bad(f"a release key {version!r} that is not a version"))
+        if not isinstance(entry, dict) or not isinstance(entry.get("bugs", {}), dict):
+            raise bad(f"a release {version} that is not an object with a 'bugs' object")
+        for bug_id, verdicts in entry.get("bugs", {}).items():
+            if not isinstance(verdicts, dict) or not all(
+                    isinstance(verdicts.get(kind) or {}, dict) for kind in ("static", "dynamic")):
+                raise bad(f"verdicts for {bug_id} in {version} that are not objects")
+    if not isinstance(data.get("upstream_issues", {}), dict):
+        raise bad("'upstream_issues' that is not an object")
     return data
 
 
-def _validate(path: Path, data: Any) -> None:
-    if not isinstance(data, dict) or not isinstance(data.get("releases"), dict):
-        raise LedgerError(f"the ledger {path} has no 'releases' object.")
-    fixed_in = data.get("fixed_in")
-    if fixed_in is not None:
-        try:
-            Version(str(fixed_in))
-        except InvalidVersion:
-            raise LedgerError(f"the ledger {path} has an invalid fixed_in {fixed_in!r}.") from None
+def _version_or_none(value: Any, problem: LedgerError) -> None:
+    if value is None:
+        return
+    try:
+        Version(value) if isinstance(value, str) else None
+    except InvalidVersion:
+        raise problem from None
+    if not isinstance(value, str):
+        raise problem
 
 
 def release_key(torch_version: str) -> str:
@@ -77,16 +145,9 @@ def release_key(torch_version: str) -> str:
 
 
 def bug_history(ledger: dict[str, Any], bug_id: str) -> tuple[str | None, dict[str, dict[str, Any]]]:
-    """(fixed_in, release -> {"static", "dynamic"}) for one bug, from a schema 1 or 2 ledger.
-
-    Schema 1 knew only the original bug, so it holds no history for the others."""
-    if ledger.get("schema", 1) >= 2:
-        releases = {version: (entry.get("bugs") or {}).get(bug_id) or {}
-                    for version, entry in ledger["releases"].items()}
-        return ((ledger.get("bugs") or {}).get(bug_id) or {}).get("fixed_in"), releases
-    if bug_id != ORIGINAL:
-        return None, {}
-    return ledger.get("fixed_in"), ledger["releases"]
+    """(fixed_in, release -> {"static", "dynamic"}) for one bug."""
+    releases = {version: (entry.get("bugs") or {}).get(bug_id) or {} for version, entry in ledger["releases"].items()}
+    return (ledger["bugs"].get(bug_id) or {}).get("fixed_in"), releases
 
 
 def expectation_for(ledger: dict[str, Any], torch_version: str, bug_id: str = ORIGINAL) -> Expectation:

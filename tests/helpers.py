@@ -31,6 +31,11 @@ def write_ledger(path: Path, fixed_in: str | None = None, releases: dict | None 
     return path
 
 
+def flag(entry: dict[str, Any]) -> dict[str, Any]:
+    """The original bug's verdicts ({"static", "dynamic"}) in a schema-2 release entry (ledger or tracker JSON)."""
+    return (entry.get("bugs") or {}).get(ORIGINAL) or {}
+
+
 def write_fixed_ledger(path: Path, torch_version: str) -> Path:
     """A ledger saying the installed release is fixed: ``fixed_in`` and its confirmed result agree."""
     key = Version(torch_version).public

@@ -15,7 +15,7 @@ import pytest
 import urllib3
 from packaging.version import Version
 
-from helpers import run, write_ledger
+from helpers import flag, run, write_ledger
 from hostile_server import HostileServer, answer, drip, gzip_bomb, ranges, redirect, sequence
 from index_server import BUGGY, Faults, IndexServer, build_wheel, shape
 from tracker.index import Release, WheelFile, discover
@@ -249,8 +249,8 @@ def test_member_declaring_more_than_the_cap_is_not_read(index, monkeypatch):
     wheel = WheelFile(WHEEL, f"{index.url}/files/{WHEEL}", None, False)
     release = Release(Version("2.13.0"), (wheel,))
     entry = static_entry(release, False, make_session)
-    assert entry["static"]["verdict"] == "unknown" and "error" not in entry  # judged unknowable, not a fetch error
-    assert entry["static"]["evidence"] == [
+    assert flag(entry)["static"]["verdict"] == "unknown" and "error" not in entry  # judged unknowable, not a fetch error
+    assert flag(entry)["static"]["evidence"] == [
         f"torch/jit/_script.py declares {len(BOMB) * 20} bytes uncompressed, more than the 100000-byte limit"]
 
 

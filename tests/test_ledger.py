@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import re
+from pathlib import Path
 
 import pytest
 
-from repro.ledger import LedgerError, expectation_for, load, new_ledger, update
+from repro.ledger import ORIGINAL, LedgerError, expectation_for, load, new_ledger, update
 
 
 @pytest.mark.parametrize(
@@ -21,11 +24,13 @@ from repro.ledger import LedgerError, expectation_for, load, new_ledger, update
     ],
 )
 def test_expectation_from_fixed_in(fixed_in, torch_version, outcome):
-    assert expectation_for({"fixed_in": fixed_in, "releases": {}}, torch_version).outcome == outcome
+    ledger = {"bugs": {ORIGINAL: {"fixed_in": fixed_in}}, "releases": {}}
+    assert expectation_for(ledger, torch_version).outcome == outcome
 
 
 def test_confirmed_result_for_the_release_wins_over_fixed_in():
-    ledger = {"fixed_in": "2.10.0", "releases": {"2.13.0": {"dynamic": {"verdict": "present"}}}}
+    ledger = {"bugs": {ORIGINAL: {"fixed_in": "2.10.0"}},
+              "releases": {"2.13.0": {"bugs": {ORIGINAL: {"dynamic": {"verdict": "present"}}}}}}
     expectation = expectation_for(ledger, "2.13.0+cpu")
     assert expectation.outcome == "present" and "2.13.0" in expectation.reason
 
@@ -34,7 +39,7 @@ def test_committed_ledger_is_valid():
     from repro.ledger import DEFAULT_PATH
 
     data = load(DEFAULT_PATH)
-    assert "fixed_in" in data and isinstance(data["releases"], dict)
+    assert data["schema"] == 2 and ORIGINAL in data["bugs"] and isinstance(data["releases"], dict)
 
 
 def test_failed_change_leaves_the_ledger_untouched(tmp_path):
@@ -71,3 +76,52 @@ def test_malformed_ledger_is_a_ledger_error(tmp_path):
     path.write_text('{"releases": []}')
     with pytest.raises(LedgerError, match="no 'releases' object"):
         load(path)
+
+
+SCHEMA_1 = Path(__file__).with_name("data") / "ledger-schema1.json"  # the committed ledger before schema 2
+
+
+def test_schema_1_ledger_is_migrated_on_read():
+    old = json.loads(SCHEMA_1.read_text())
+    data = load(SCHEMA_1)
+    assert old["schema"] == 1 and data["schema"] == 2 and set(data["releases"]) == set(old["releases"])
+    assert data["bugs"] == {ORIGINAL: {"fixed_in": None, "regressions": []}}
+    release = data["releases"]["2.13.0"]
+    assert release["probe"]["wheel"] == old["releases"]["2.13.0"]["static"]["wheel"]
+    assert release["bugs"][ORIGINAL]["static"]["evidence"] == old["releases"]["2.13.0"]["static"]["evidence"]
+    assert release["bugs"][ORIGINAL]["dynamic"] == old["releases"]["2.13.0"]["dynamic"]
+    assert expectation_for(data, "2.13.0+cpu").reason == "the ledger's confirmed result for 2.13.0"
+
+
+def test_schema_1_ledger_is_written_back_only_as_schema_2(tmp_path):
+    path = tmp_path / "ledger.json"
+    path.write_bytes(SCHEMA_1.read_bytes())
+    update(path, lambda data: None)
+    written = json.loads(path.read_text())
+    assert written["schema"] == 2 and "fixed_in" not in written and written["bugs"][ORIGINAL]["fixed_in"] is None
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"schema": 99, "bugs": {}, "releases": {}}', "has schema 99"),
+    ('{"schema": "banana", "releases": {}}', "has schema 'banana'"),
+    ('{"releases": {"2.13.0": "present"}}', "no 'releases' object of release objects"),
+    ('{"schema": 2, "bugs": {}, "releases": {"not-a-version": {}}}', "release key 'not-a-version'"),
+    ('{"schema": 2, "bugs": {"x": {"fixed_in": 2.1}}, "releases": {}}', "invalid fixed_in 2.1"),
+    ('{"schema": 2, "bugs": {}, "releases": {"2.1": {"bugs": {"x": {"dynamic": "present"}}}}}', "not objects"),
+    ('{"schema": 2, "bugs": {}, "releases": {}, "upstream_issues": []}', "'upstream_issues' that is not"),
+    ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
+], ids=["schema-99", "schema-banana", "release-string", "key-not-version", "fixed-in-number", "dynamic-string",
+        "issues-list", "deep"])
+def test_malformed_ledgers_are_one_sentence(tmp_path, text, message):
+    path = tmp_path / "ledger.json"
+    path.write_text(text)
+    with pytest.raises(LedgerError, match=re.escape(message)):
+        load(path)
+
+
+def test_a_device_or_fifo_is_not_read(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (Path("/dev/zero"), fifo):  # reading either would hang or exhaust memory
+        with pytest.raises(LedgerError, match="is not a regular file"):
+            load(path)

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, run, write_ledger
+from helpers import ROOT, flag, run, write_ledger
+from repro.ledger import ORIGINAL
 from index_server import (BUGGY, FIXED_IGNORED, FIXED_MODULE, FIXED_SETATTR, REMOVED_GONE,
                           REMOVED_RAISES, Faults, IndexServer, build_pure_wheel, build_wheel, shape)
+from repro.catalogue import BUGS
 from tracker import summary
 from tracker.sweep import Outcome, recompute
 
@@ -41,18 +43,20 @@ def check(index: IndexServer, tmp_path, *args: str, url: str | None = None, env=
 
 
 def verdicts(report) -> dict[str, str]:
-    return {r["version"]: (r["static"] or {}).get("verdict", "yanked") for r in report["releases"]}
+    return {r["version"]: (flag(r).get("static") or {}).get("verdict", "yanked") for r in report["releases"]}
 
 
 def test_buggy_release_is_present_from_a_sliver_of_the_wheel(index, tmp_path):
     index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY, padding=16 * 1024 * 1024)
     code, report, ledger, _ = check(index, tmp_path)
     assert code == 0 and report["status_changed"] is False
-    static = report["releases"][0]["static"]
-    assert static["verdict"] == "present" and static["requests"] <= 10
-    assert static["bytes_fetched"] <= 0.01 * static["wheel_size"]
+    static, probe = flag(report["releases"][0])["static"], report["releases"][0]["probe"]
+    assert static["verdict"] == "present" and probe["requests"] <= 10
+    assert probe["bytes_fetched"] <= 0.01 * probe["wheel_size"]
     assert any("_recursive.py:1" in e for e in static["evidence"])
-    assert ledger["releases"]["2.13.0"]["static"]["verdict"] == "present" and ledger["fixed_in"] is None
+    assert flag(ledger["releases"]["2.13.0"])["static"]["verdict"] == "present"
+    assert ledger["bugs"][ORIGINAL]["fixed_in"] is None
+    assert set(ledger["releases"]["2.13.0"]["bugs"]) == set(BUGS)  # one read of the wheel serves every bug
 
 
 @pytest.mark.parametrize(
@@ -72,10 +76,10 @@ def test_buggy_release_is_present_from_a_sliver_of_the_wheel(index, tmp_path):
 def test_static_verdicts_with_evidence(index, tmp_path, sources, verdict, evidence):
     index.wheels[wheel_name("2.16.0")] = build_wheel(sources)
     code, report, ledger, _ = check(index, tmp_path)
-    static = report["releases"][0]["static"]
+    static = flag(report["releases"][0])["static"]
     assert static["verdict"] == verdict and any(evidence in e for e in static["evidence"])
     assert code == (3 if verdict in ("changed", "removed") else 0)
-    assert ledger["fixed_in"] is None  # never "fixed" on static evidence alone
+    assert ledger["bugs"][ORIGINAL]["fixed_in"] is None  # never "fixed" on static evidence alone
 
 
 def test_second_run_makes_no_wheel_requests(index, tmp_path):
@@ -119,7 +123,7 @@ def test_prefers_linux_x86_64_wheel(index, tmp_path):
     index.wheels[wheel_name("2.13.0", "cp311-none-macosx_11_0_arm64")] = build_wheel(FIXED_IGNORED, 1024)
     index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY, 1024)
     _, report, _, _ = check(index, tmp_path)
-    assert report["releases"][0]["static"]["wheel"] == wheel_name("2.13.0")
+    assert report["releases"][0]["probe"]["wheel"] == wheel_name("2.13.0")
 
 
 def test_release_without_wheel_is_unknown(index, tmp_path):
@@ -132,9 +136,9 @@ def test_ranges_unsupported_stops_at_once_unless_full_download_allowed(index, tm
     index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY)
     index.faults = Faults(ranges=False)
     code, report, ledger, _ = check(index, tmp_path)
-    static = report["releases"][0]["static"]
+    static = flag(report["releases"][0])["static"]
     assert code == 1 and static["verdict"] == "unknown" and "ignores Range" in static["evidence"][0]
-    assert static["bytes_fetched"] < 1024 * 1024  # stopped, not downloaded
+    assert report["releases"][0]["probe"]["bytes_fetched"] < 1024 * 1024  # stopped, not downloaded
     assert "2.13.0" in ledger["releases"]  # recorded, and retried next time
     code, report, _, _ = check(index, tmp_path, "--full-download")
     assert code == 0 and verdicts(report) == {"2.13.0": "present"}
@@ -160,7 +164,7 @@ def test_broken_central_directory_is_unknown(index, tmp_path):
     data[end + 16:end + 20] = (len(data) + 999).to_bytes(4, "little")  # directory offset past the end
     index.wheels[wheel_name("2.13.0")] = bytes(data)
     code, report, _, _ = check(index, tmp_path)
-    static = report["releases"][0]["static"]
+    static = flag(report["releases"][0])["static"]
     assert static["verdict"] == "unknown" and "unreadable" in static["evidence"][0]
 
 
@@ -188,15 +192,17 @@ def test_runs_as_a_script_and_writes_the_step_summary(index, tmp_path):
     write_ledger(tmp_path / "ledger.json")
     proc = run([str(ROOT / "tracker" / "check_upstream.py"), "--index-url", index.url],
                ledger=tmp_path / "ledger.json", env={"GITHUB_STEP_SUMMARY": str(summary)}, cwd=tmp_path)
-    assert proc.returncode == 0 and "2.13.0" in proc.stdout and "[1/1] 2.13.0: present" in proc.stderr
-    assert "| 2.13.0 | present |" in summary.read_text()
+    assert proc.returncode == 0 and "2.13.0" in proc.stdout and "[1/1] 2.13.0: full-backward-hook-flag: present" in proc.stderr
+    assert "| 2.13.0 | full-backward-hook-flag | present |" in summary.read_text()
 
 
 def test_fixed_in_is_the_lowest_confirmed_fix_and_regressions_are_recorded():
-    data = {"releases": {v: {"dynamic": {"verdict": d}} for v, d in
-                         [("2.13.0", "present"), ("2.16.0", "fixed"), ("2.17.0", "present"), ("2.18.0", "fixed")]}}
+    data = {"bugs": {}, "releases": {v: {"bugs": {ORIGINAL: {"dynamic": {"verdict": d}}}} for v, d in
+                                     [("2.13.0", "present"), ("2.16.0", "fixed"), ("2.17.0", "present"),
+                                      ("2.18.0", "fixed")]}}
     recompute(data)
-    assert data["fixed_in"] == "2.16.0" and data["regressions"] == ["2.17.0"]
+    assert data["bugs"][ORIGINAL] == {"fixed_in": "2.16.0", "regressions": ["2.17.0"]}
+    assert data["bugs"]["module-compile-noop"] == {"fixed_in": None, "regressions": []}  # per bug
 
 
 def _packaging_wheel() -> tuple[str, bytes]:
@@ -224,11 +230,12 @@ def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path)
         index, tmp_path, "--versions", "9.9.9,9.9.8", "--install-index-url", f"{index.url}/simple/",
         env={"TMPDIR": str(scratch)})
     assert code == 0, stderr
-    dynamic = {r["version"]: r["dynamic"] for r in report["releases"]}
+    dynamic = {r["version"]: flag(r)["dynamic"] for r in report["releases"]}
     assert dynamic["9.9.9"]["verdict"] == "cannot-test"
     assert "torch cannot be imported: ImportError: a torch that cannot load" in dynamic["9.9.9"]["detail"]
     assert dynamic["9.9.8"]["verdict"] == "cannot-test" and "installing torch 9.9.8 failed" in dynamic["9.9.8"]["detail"]
-    assert ledger["releases"]["9.9.9"]["dynamic"]["verdict"] == "cannot-test" and ledger["fixed_in"] is None
+    assert {v["dynamic"]["verdict"] for v in ledger["releases"]["9.9.9"]["bugs"].values()} == {"cannot-test"}
+    assert ledger["bugs"][ORIGINAL]["fixed_in"] is None
     assert list(scratch.iterdir()) == []  # environments removed
 
 
@@ -259,8 +266,8 @@ def test_bad_issue_reference_is_usage(index, tmp_path):
 
 
 def test_text_summary_says_none_not_python_none():
-    lines = summary.text(Outcome(), {"fixed_in": None}, []).splitlines()
-    assert "fixed_in: none (no release confirmed fixed)" in lines and "None" not in "\n".join(lines)
+    lines = summary.text(Outcome(), {"bugs": {ORIGINAL: {"fixed_in": None}}}, []).splitlines()
+    assert f"{ORIGINAL}: fixed_in none (no release confirmed fixed)" in lines and "None" not in "\n".join(lines)
 
 
 @pytest.mark.parametrize("jobs", ["0", "-1", "two"])
@@ -288,4 +295,4 @@ def test_a_reader_that_stops_early_changes_neither_the_ledger_nor_the_exit_code(
                ledger=ledger)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
     assert proc.stdout.strip() == "0"
-    assert json.loads(ledger.read_text())["releases"]["2.13.0"]["static"]["verdict"] == "present"
+    assert flag(json.loads(ledger.read_text())["releases"]["2.13.0"])["static"]["verdict"] == "present"

@@ -47,7 +47,7 @@ def test_index_entries_of_the_wrong_shape_are_skipped(index, tmp_path, api, entr
     index.raw_index = json.dumps({"files": files} if api == "/simple/" else {"releases": {"2.13.0": files}}).encode()
     code, report, _, stderr = check(index, tmp_path, url=index.url + api)
     assert code == 0 and "Traceback" not in stderr
-    assert verdicts(report) == {"2.13.0": "present"} and isinstance(report["releases"][0]["static"]["wheel_size"], int)
+    assert verdicts(report) == {"2.13.0": "present"} and isinstance(report["releases"][0]["probe"]["wheel_size"], int)
 
 
 @pytest.mark.parametrize("api", ["/", "/simple/"])
@@ -106,7 +106,7 @@ def test_a_status_change_is_exit_3_even_when_another_release_fails(index, tmp_pa
     assert [e.split(":")[0] for e in report["errors"]] == ["2.14.0"] and "error" in ledger["releases"]["2.14.0"]
     proc = run(["-m", "tracker.check_upstream", "--index-url", index.url, "--recheck"],
                ledger=tmp_path / "ledger.json")
-    assert proc.returncode == 3 and "error: 2.14.0: " in proc.stdout and "changed: 2.13.0" in proc.stdout
+    assert proc.returncode == 3 and "error: 2.14.0: " in proc.stdout and "changed: full-backward-hook-flag: 2.13.0" in proc.stdout
 
 
 def test_errors_alone_are_still_exit_1(index, tmp_path):
@@ -123,6 +123,6 @@ def test_unwritable_step_summary_warns_and_keeps_the_exit_code(index, tmp_path, 
     summary = tmp_path if where == "directory" else tmp_path / "missing" / "summary.md"
     proc = run(["-m", "tracker.check_upstream", "--index-url", index.url],
                ledger=write_ledger(tmp_path / "ledger.json"), env={"GITHUB_STEP_SUMMARY": str(summary)})
-    assert proc.returncode == 3 and "changed: 2.13.0" in proc.stdout and "Traceback" not in proc.stderr
+    assert proc.returncode == 3 and "changed: full-backward-hook-flag: 2.13.0" in proc.stdout and "Traceback" not in proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if "GITHUB_STEP_SUMMARY" in line]
     assert len(warnings) == 1 and warnings[0].startswith("check_upstream: warning: ")

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import flag
 from index_server import IndexServer, build_pure_wheel
+from repro.catalogue import BUGS
+from repro.ledger import ORIGINAL
 from test_tracker import _packaging_wheel, check
 from tracker.confirm import INSTALL_ENV, RUN_ENV, Dynamic, ReportError, allowed_env, read_report
 
@@ -29,7 +32,8 @@ def spy_torch(version: str, report: dict | list, env_file: Path | None = None,
 
 
 def report(conclusion: str, outcome: str = "present") -> dict:
-    return {"outcome": outcome, "conclusion": conclusion}
+    """A reproducer report in which the original bug has ``outcome`` as its status."""
+    return {"outcome": outcome, "conclusion": conclusion, "bugs": [{"id": ORIGINAL, "status": outcome, "detail": conclusion}]}
 
 
 @pytest.fixture
@@ -60,7 +64,7 @@ def pip_config(tmp_path, monkeypatch):
 
 
 def dynamic(report: dict) -> dict[str, dict]:
-    return {r["version"]: r["dynamic"] for r in report["releases"]}
+    return {r["version"]: flag(r).get("dynamic") for r in report["releases"]}
 
 
 def test_installs_get_an_allow_listed_environment_and_only_the_index(index, tmp_path, pip_config):
@@ -80,10 +84,10 @@ def test_installs_get_an_allow_listed_environment_and_only_the_index(index, tmp_
     assert got["9.9.4"] == {**got["9.9.4"], "verdict": "fixed", "detail": "crafted"}
     for version in ("9.9.6", "9.9.7"):  # the index lacks them: pip's configuration is not consulted
         assert got[version]["verdict"] == "cannot-test" and f"installing torch {version} failed" in got[version]["detail"]
-    assert got["9.9.3"] is None and "dynamic" not in ledger["releases"]["9.9.3"]
+    assert got["9.9.3"] is None and "dynamic" not in flag(ledger["releases"]["9.9.3"])
     assert result["errors"] == [ledger["releases"]["9.9.3"]["error"].join(["9.9.3: ", ""])]
     assert "not a report with an outcome (present, fixed, different, cannot-test)" in result["errors"][0]
-    assert code == 3 and ledger["fixed_in"] == "9.9.4" and "Traceback" not in stderr
+    assert code == 3 and ledger["bugs"][ORIGINAL]["fixed_in"] == "9.9.4" and "Traceback" not in stderr
 
 
 def test_use_pip_config_honours_pip_configuration(index, tmp_path, pip_config):
@@ -116,17 +120,20 @@ def test_torch_comes_only_from_the_install_index_and_dependencies_also_from_the_
 
 @pytest.mark.parametrize("stdout", [
     "{}", "[1]", '{"outcome": "pwned", "conclusion": "x"}', '{"outcome": "fixed"}',
-    '{"outcome": "fixed", "conclusion": 1}', "[" * 100_000 + "]" * 100_000,
-], ids=["empty-object", "list", "unknown-outcome", "no-conclusion", "conclusion-number", "deep"])
+    '{"outcome": "fixed", "conclusion": 1}', "[" * 100_000 + "]" * 100_000, '{"outcome": "fixed", "conclusion": "x"}',
+    '{"outcome": "fixed", "conclusion": "x", "bugs": [{"id": 1, "status": "fixed", "detail": "x"}]}',
+], ids=["empty-object", "list", "unknown-outcome", "no-conclusion", "conclusion-number", "deep", "no-bugs",
+        "bug-id-number"])
 def test_a_report_that_is_not_one_is_an_error(stdout):
     with pytest.raises(ReportError, match="not a report with an outcome"):
         read_report(stdout, "")
 
 
 def test_reports_read():
-    assert read_report('{"outcome": "fixed", "conclusion": "ok", "more": 1}', "") == Dynamic("fixed", "ok")
-    assert read_report("", "Segmentation fault\n") == Dynamic(
-        "cannot-test", "the reproducer printed no report: Segmentation fault")
+    assert read_report(json.dumps({**report("ok", "fixed"), "more": 1}), "") == {ORIGINAL: Dynamic("fixed", "ok")}
+    crashed = read_report("", "Segmentation fault\n")
+    assert set(crashed) == set(BUGS) and set(crashed.values()) == {
+        Dynamic("cannot-test", "the reproducer printed no report: Segmentation fault")}
 
 
 def test_allowed_env(monkeypatch):

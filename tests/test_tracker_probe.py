@@ -14,6 +14,7 @@ import pytest
 from packaging.version import Version
 
 from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel, shape
+from helpers import flag
 from tracker.index import Release, WheelFile
 from tracker.remote import make_session
 from tracker.sweep import Options, select, static_entry
@@ -58,13 +59,13 @@ def encoded(**edits: bytes) -> dict[str, bytes]:
 ], ids=["utf8-bom", "latin-1-coding-line"])
 def test_sources_are_decoded_as_python_decodes_them(index, edit):
     entry = probe(index, wheel_of(encoded(**{MODULE: edit})))
-    assert entry["static"]["verdict"] == "present" and "error" not in entry
+    assert flag(entry)["static"]["verdict"] == "present" and "error" not in entry
 
 
 def test_bom_and_coding_line_in_the_changed_file_still_show_the_change(index):
     data = b"\xef\xbb\xbf# coding: utf-8\n" + FIXED_IGNORED[RECURSIVE].encode()
     entry = probe(index, wheel_of(encoded(**{RECURSIVE: data})))
-    assert entry["static"]["verdict"] == "changed"
+    assert flag(entry)["static"]["verdict"] == "changed"
 
 
 @pytest.mark.parametrize(("data", "says"), [
@@ -74,8 +75,8 @@ def test_bom_and_coding_line_in_the_changed_file_still_show_the_change(index):
 ], ids=["unknown-codec", "invalid-utf8", "utf16-python-cannot-read"])
 def test_not_python_source_is_unknown_and_final(index, data, says):
     entry = probe(index, wheel_of(encoded(**{MODULE: data})))
-    assert entry["static"]["verdict"] == "unknown" and "error" not in entry
-    assert entry["static"]["evidence"][0].startswith(f"{MODULE} is not Python source") and says in entry["static"]["evidence"][0]
+    assert flag(entry)["static"]["verdict"] == "unknown" and "error" not in entry
+    assert flag(entry)["static"]["evidence"][0].startswith(f"{MODULE} is not Python source") and says in flag(entry)["static"]["evidence"][0]
 
 
 @pytest.mark.parametrize(("source", "error"), [
@@ -84,8 +85,8 @@ def test_not_python_source_is_unknown_and_final(index, data, says):
 ], ids=["recursion", "memory"])
 def test_sources_too_deep_to_parse_are_unknown_and_final(index, source, error):
     entry = probe(index, build_wheel(shape(**{MODULE: source}), padding=1024))
-    assert entry["static"]["verdict"] == "unknown" and "error" not in entry
-    assert entry["static"]["evidence"] == [f"the sources are too deeply nested or too large to analyse ({error})"]
+    assert flag(entry)["static"]["verdict"] == "unknown" and "error" not in entry
+    assert flag(entry)["static"]["evidence"] == [f"the sources are too deeply nested or too large to analyse ({error})"]
 
 
 def corrupt(member: str) -> bytes:
@@ -100,7 +101,7 @@ def corrupt(member: str) -> bytes:
 
 def test_a_corrupt_member_is_an_error_retried_next_run(index, tmp_path):
     entry = probe(index, corrupt(MODULE))
-    assert entry["static"]["verdict"] == "unknown" and entry["error"].startswith(f"{MODULE} is unreadable: ")
+    assert flag(entry)["static"]["verdict"] == "unknown" and entry["error"].startswith(f"{MODULE} is unreadable: ")
     assert any(word in entry["error"] for word in ("Error -3", "Bad CRC-32", "invalid"))
     release = Release(Version("2.13.0"), ())
     assert select([release], {"2.13.0": entry}, Options(ledger=tmp_path / "ledger.json")) == [release]

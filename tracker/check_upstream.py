@@ -1,4 +1,4 @@
-"""Check torch releases for the ScriptModule backward-hook bug and update the ledger.
+"""Check torch releases for each catalogued ScriptModule bug and update the ledger.
 
     python -m tracker.check_upstream [--since 1.8] [--pre] [--recheck] [--install | --confirm]
     python -m tracker.check_upstream --versions 2.7.1,2.8.0 [--install-extra-index-url URL] [--use-pip-config]
@@ -196,11 +196,10 @@ def _record_issue(ref: str, state: dict) -> Callable[[dict], None]:
 def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[str]) -> dict:
     return {
         "releases": [
-            {"version": v, "yanked": e.get("yanked", False), "static": e.get("static"), "dynamic": e.get("dynamic")}
+            {"version": v, "yanked": e.get("yanked", False), "probe": e.get("probe"), "bugs": e.get("bugs", {})}
             for v, e in outcome.entries.items()
         ],
-        "fixed_in": ledger.get("fixed_in"),
-        "regressions": ledger.get("regressions", []),
+        "bugs": ledger.get("bugs", {}),
         "status_changed": bool(found),
         "changes": found,
         "errors": outcome.errors,

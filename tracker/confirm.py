@@ -25,8 +25,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from repro.catalogue import BUGS
+
 PROJECT = Path(__file__).resolve().parents[1]
 OUTCOMES = ("present", "fixed", "different", "cannot-test")  # what `python -m repro --json` may report
+STATUSES = ("present", "fixed", "not-applicable", "cannot-test")  # per bug, recorded (not "skipped")
 RUN_ENV = ("PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE")  # and LC_*: what the reproducer is given
 INSTALL_ENV = RUN_ENV + (  # and what an installer needs to reach an index (proxies in either case)
     "PIP_CERT", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
@@ -36,7 +39,7 @@ INSTALL_ENV = RUN_ENV + (  # and what an installer needs to reach an index (prox
 
 @dataclass(frozen=True)
 class Dynamic:
-    verdict: str  # one of OUTCOMES
+    verdict: str  # one of STATUSES
     detail: str
 
 
@@ -54,38 +57,49 @@ class ReportError(Exception):
     """The reproducer printed JSON that is not a report: an error of that release, not a verdict."""
 
 
-def confirm(version: str, installer: Installer, timeout: float) -> Dynamic:
-    """Install ``torch==version`` as ``installer`` says and run ``python -m repro --json``."""
+def confirm(version: str, installer: Installer, timeout: float) -> dict[str, Dynamic]:
+    """Install ``torch==version`` as ``installer`` says and run ``python -m repro --json --slow``:
+    a verdict per catalogued bug."""
     with tempfile.TemporaryDirectory(prefix=f"torch-{version}-") as tmp:
         env_dir = Path(tmp) / "venv"
         try:
             python = _create(env_dir, version, installer, timeout)
             proc = subprocess.run(
-                [str(python), "-m", "repro", "--json", "--device", "cpu"], cwd=tmp, timeout=timeout,
+                [str(python), "-m", "repro", "--json", "--slow", "--device", "cpu"], cwd=tmp, timeout=timeout,
                 capture_output=True, text=True, env={**allowed_env(RUN_ENV), "PYTHONPATH": str(PROJECT)},
             )
         except subprocess.TimeoutExpired:
-            return Dynamic("cannot-test", f"timed out after {timeout:.0f} s")
+            return _every_bug(Dynamic("cannot-test", f"timed out after {timeout:.0f} s"))
         except subprocess.CalledProcessError as err:
             tail = (err.stderr or err.stdout or "").strip().splitlines()[-1:] or ["no output"]
-            return Dynamic("cannot-test", f"installing torch {version} failed: {tail[0]}")
+            return _every_bug(Dynamic("cannot-test", f"installing torch {version} failed: {tail[0]}"))
         return read_report(proc.stdout, proc.stderr)
 
 
-def read_report(stdout: str, stderr: str) -> Dynamic:
-    """The reproducer's verdict. No JSON at all (a crash) cannot test; JSON that is not an object with
-    a known outcome and a conclusion is a ``ReportError``."""
+def _every_bug(result: Dynamic) -> dict[str, Dynamic]:
+    return {bug_id: result for bug_id in BUGS}
+
+
+def read_report(stdout: str, stderr: str) -> dict[str, Dynamic]:
+    """The reproducer's verdict per bug. No JSON at all (a crash) cannot test; JSON that is not an
+    object with a known outcome, a conclusion and a status per bug is a ``ReportError``."""
     try:
         report = json.loads(stdout)
     except RecursionError:
         report = None
     except ValueError:
         last = (stderr.strip().splitlines() or ["no output"])[-1]
-        return Dynamic("cannot-test", f"the reproducer printed no report: {last}")
-    if not (isinstance(report, dict) and report.get("outcome") in OUTCOMES and isinstance(report.get("conclusion"), str)):
-        raise ReportError(f"the reproducer's JSON is not a report with an outcome ({', '.join(OUTCOMES)}) "
-                          f"and a conclusion: {stdout.strip()[:80]!r}")
-    return Dynamic(report["outcome"], report["conclusion"])
+        return _every_bug(Dynamic("cannot-test", f"the reproducer printed no report: {last}"))
+    if not (isinstance(report, dict) and report.get("outcome") in OUTCOMES and isinstance(report.get("conclusion"), str)
+            and isinstance(report.get("bugs"), list) and all(_is_bug_status(b) for b in report["bugs"])):
+        raise ReportError(f"the reproducer's JSON is not a report with an outcome ({', '.join(OUTCOMES)}), "
+                          f"a conclusion and a status per bug: {stdout.strip()[:80]!r}")
+    return {b["id"]: Dynamic(b["status"], b["detail"]) for b in report["bugs"] if b["status"] in STATUSES}
+
+
+def _is_bug_status(entry: object) -> bool:
+    return (isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("detail"), str)
+            and entry.get("status") in (*STATUSES, "skipped"))
 
 
 def allowed_env(names: tuple[str, ...]) -> dict[str, str]:

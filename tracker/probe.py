@@ -16,6 +16,7 @@ import io
 import tokenize
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import requests
@@ -75,11 +76,12 @@ def fetch_sources(session: requests.Session, wheel: WheelFile, traffic: Traffic,
     return Fetched(wheel, size, sources, None)
 
 
-def judge(sources: dict[str, str | None]) -> StaticVerdict:
-    """``analyse``, with what ``ast`` refuses to build (too deep, too large) made ``unknown``: such a
-    wheel will not parse any better next run."""
+def judge(sources: dict[str, str | None], signature: Callable[[dict[str, str | None]], StaticVerdict] = analyse
+          ) -> StaticVerdict:
+    """One bug's static ``signature`` (the original bug's by default), with what ``ast`` refuses to
+    build (too deep, too large) made ``unknown``: such a wheel will not parse any better next run."""
     try:
-        return analyse(sources)
+        return signature(sources)
     except (RecursionError, MemoryError, SyntaxError) as err:
         return StaticVerdict("unknown", [f"the sources are too deeply nested or too large to analyse "
                                          f"({type(err).__name__})"])

@@ -6,30 +6,33 @@ from typing import Any
 
 from tracker.sweep import Outcome
 
-HEAD = ("release", "static", "dynamic", "bytes", "requests", "evidence")
+HEAD = ("release", "bug", "static", "dynamic", "bytes", "requests", "evidence")
 NOTHING_NEW = "No release to check: the ledger already holds every release selected (--recheck probes them again)."
 
 
 def _rows(outcome: Outcome) -> list[tuple[str, ...]]:
+    """One row per release and bug; what reading the wheel cost on the release's first row; the
+    evidence that decided the verdict (the dynamic run's, else the static signature's first line)."""
     rows = []
     for version, entry in outcome.entries.items():
-        static = entry.get("static") or {}
-        dynamic = (entry.get("dynamic") or {}).get("verdict", "-")
-        size = static.get("wheel_size")
-        share = f" ({static.get('bytes_fetched', 0) / size:.2%})" if size else ""
-        rows.append((
-            version,
-            "yanked" if entry.get("yanked") else static.get("verdict", "-"),
-            dynamic,
-            f"{static.get('bytes_fetched', 0):,}{share}" if static else "-",
-            str(static.get("requests", "-")),
-            (static.get("evidence") or ["-"])[0],
-        ))
+        if entry.get("yanked"):
+            rows.append((version, "-", "yanked", "-", "-", "-", "-"))
+            continue
+        probe = entry.get("probe") or {}
+        size = probe.get("wheel_size")
+        share = f" ({probe.get('bytes_fetched', 0) / size:.2%})" if size else ""
+        cost = (f"{probe.get('bytes_fetched', 0):,}{share}", str(probe.get("requests", "-"))) if probe else ("-", "-")
+        for i, (bug_id, verdicts) in enumerate((entry.get("bugs") or {}).items()):
+            static, dynamic = verdicts.get("static") or {}, verdicts.get("dynamic") or {}
+            evidence = dynamic.get("detail") or (static.get("evidence") or ["-"])[0]
+            rows.append((version if i == 0 else "", bug_id, static.get("verdict", "-"), dynamic.get("verdict", "-"),
+                         *(cost if i == 0 else ("", "")), evidence))
     return rows
 
 
 def _footer(ledger: dict[str, Any], found: list[str], outcome: Outcome) -> list[str]:
-    lines = [f"fixed_in: {ledger.get('fixed_in') or 'none (no release confirmed fixed)'}"]
+    lines = [f"{bug_id}: fixed_in {bug.get('fixed_in') or 'none (no release confirmed fixed)'}"
+             for bug_id, bug in ledger.get("bugs", {}).items()]
     lines += [f"changed: {c}" for c in found] or ["status unchanged"]
     return lines + [f"error: {e}" for e in outcome.errors]
 
@@ -44,7 +47,7 @@ def text(outcome: Outcome, ledger: dict[str, Any], found: list[str]) -> str:
 
 
 def markdown(outcome: Outcome, ledger: dict[str, Any], found: list[str]) -> str:
-    lines = ["## ScriptModule backward-hook bug: upstream check", ""]
+    lines = ["## Catalogued ScriptModule bugs: upstream check", ""]
     if outcome.entries:
         lines += ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in _rows(outcome)]

@@ -1,7 +1,9 @@
 """One sweep: pick releases, probe each (static, then dynamic if asked), record each in the ledger.
 
-Every release's result is written to the ledger as soon as it is known (locked, atomic),
-so an error later in the sweep loses nothing already learned.
+One read of a wheel's three source files serves every catalogued bug's static signature; a
+dynamic run (``python -m repro --json --slow``) gives a verdict per bug. Every release's result
+is written to the ledger as soon as it is known (locked, atomic), so an error later in the
+sweep loses nothing already learned.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,13 +19,14 @@ from typing import Any
 from packaging.version import Version
 
 from repro import ledger as ledger_io
+from repro.catalogue import BUGS
 from tracker.confirm import Installer, ReportError, confirm
 from tracker.remote import FetchError, Traffic, make_session
 from tracker.index import Release
 from tracker.probe import choose_wheel, fetch_sources, judge
 
 STATUS_STATIC = ("changed", "removed")
-STATUS_DYNAMIC = ("fixed", "different")
+STATUS_DYNAMIC = ("fixed",)
 
 
 @dataclass(frozen=True)
@@ -66,60 +69,85 @@ def select(releases: list[Release], known: dict[str, Any], options: Options) -> 
 
 
 def static_entry(release: Release, full_download: bool, session_for: Callable) -> dict[str, Any]:
-    """The ledger entry for one release from its wheel's sources, with what it cost."""
+    """The ledger entry for one release: what reading its wheel cost (``probe``) and each bug's static
+    verdict from the wheel's sources (``bugs[id].static``)."""
     if release.yanked:
-        return {"yanked": True, "static": None, "checked_at": now()}
+        return {"yanked": True, "bugs": {}, "checked_at": now()}
     wheel = choose_wheel(release.wheels)
     if wheel is None:
-        static = {"verdict": "unknown", "evidence": ["the release has no wheel"], "bytes_fetched": 0,
-                  "wheel_size": None, "requests": 0}
-        return {"yanked": False, "static": static, "checked_at": now()}
+        return {"yanked": False, "checked_at": now(), "probe": {"bytes_fetched": 0, "wheel_size": None, "requests": 0},
+                "bugs": _every_bug("unknown", ["the release has no wheel"])}
     traffic = Traffic()
     error = None
     try:
         fetched = fetch_sources(session_for(), wheel, traffic, full_download)
-        verdict = judge(fetched.sources) if fetched.problem is None else None
-        verdict_name = verdict.verdict if verdict else "unknown"
-        evidence = verdict.evidence if verdict else [fetched.problem]
         size = fetched.wheel_size
+        if fetched.problem is None:
+            bugs = {bug.id: {"static": asdict(judge(fetched.sources, bug.static))} for bug in BUGS.values()}
+        else:
+            bugs = _every_bug("unknown", [fetched.problem])
     except Exception as err:  # one release's failure must not end the sweep: record it, retry next run
-        message = str(err) if isinstance(err, FetchError) else f"{type(err).__name__}: {err}"
-        verdict_name, evidence, size, error = "unknown", [message], wheel.size, message
-    static = {"verdict": verdict_name, "evidence": evidence, "bytes_fetched": traffic.bytes,
-              "wheel_size": size, "requests": traffic.requests, "wheel": wheel.filename}
-    entry = {"yanked": False, "static": static, "checked_at": now()}
+        error = str(err) if isinstance(err, FetchError) else f"{type(err).__name__}: {err}"
+        bugs, size = _every_bug("unknown", [error]), wheel.size
+    probe = {"wheel": wheel.filename, "wheel_size": size, "bytes_fetched": traffic.bytes, "requests": traffic.requests}
+    entry = {"yanked": False, "checked_at": now(), "probe": probe, "bugs": bugs}
     if error:
         entry["error"] = error
     return entry
 
 
+def _every_bug(verdict: str, evidence: list[str]) -> dict[str, Any]:
+    return {bug_id: {"static": {"verdict": verdict, "evidence": evidence}} for bug_id in BUGS}
+
+
 def recompute(data: dict[str, Any]) -> None:
-    """``fixed_in``: the lowest release confirmed fixed; later confirmed-present ones regressed."""
-    confirmed = {
-        Version(v): e["dynamic"]["verdict"] for v, e in data["releases"].items()
-        if (e.get("dynamic") or {}).get("verdict")
-    }
-    fixed = sorted(v for v, verdict in confirmed.items() if verdict == "fixed")
-    data["fixed_in"] = str(fixed[0]) if fixed else None
-    data["regressions"] = [str(v) for v in sorted(confirmed) if fixed and v > fixed[0] and confirmed[v] == "present"]
+    """Per bug, ``fixed_in``: the lowest release confirmed fixed; later confirmed-present ones regressed."""
+    for bug_id in {*BUGS, *data["bugs"]}:
+        _, releases = ledger_io.bug_history(data, bug_id)
+        confirmed = {Version(v): e["dynamic"]["verdict"] for v, e in releases.items()
+                     if (e.get("dynamic") or {}).get("verdict")}
+        fixed = sorted(v for v, verdict in confirmed.items() if verdict == "fixed")
+        data["bugs"][bug_id] = {
+            "fixed_in": str(fixed[0]) if fixed else None,
+            "regressions": [str(v) for v in sorted(confirmed) if fixed and v > fixed[0] and confirmed[v] == "present"],
+        }
 
 
 def record(path: Path, version: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     def apply(data: dict[str, Any]) -> None:
-        change(data["releases"].setdefault(version, {}))
+        change(data["releases"].setdefault(version, {"bugs": {}}))
         recompute(data)
 
     return ledger_io.update(path, apply)
 
 
 def _replace_static(entry: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
-    """Overwrite the static part of a ledger entry, keeping an earlier dynamic verdict."""
+    """Overwrite the static part of a ledger entry, keeping each bug's earlier dynamic verdict."""
 
     def change(existing: dict[str, Any]) -> None:
         existing.pop("error", None)
-        existing.update(entry)
+        existing.pop("probe", None)
+        bugs = existing.setdefault("bugs", {})
+        existing.update({k: v for k, v in entry.items() if k != "bugs"})
+        for bug_id, verdicts in entry["bugs"].items():
+            bugs.setdefault(bug_id, {}).update(verdicts)
 
     return change
+
+
+def _record_dynamic(verdicts: dict[str, dict[str, Any]]) -> Callable[[dict[str, Any]], None]:
+    def change(existing: dict[str, Any]) -> None:
+        existing.pop("error", None)
+        for bug_id, dynamic in verdicts.items():
+            existing.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = dynamic
+
+    return change
+
+
+def static_verdicts(entry: dict[str, Any]) -> dict[str, str]:
+    """bug id -> static verdict of one ledger entry (empty for a yanked release)."""
+    return {bug_id: (v.get("static") or {}).get("verdict") for bug_id, v in (entry.get("bugs") or {}).items()
+            if v.get("static")}
 
 
 def run(releases: list[Release], options: Options, progress: Callable[[str], None]) -> Outcome:
@@ -140,44 +168,53 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
             outcome.entries[version] = entry
             if entry.get("error"):
                 outcome.errors.append(f"{version}: {entry['error']}")
-            static = entry["static"] or {"verdict": "yanked", "bytes_fetched": 0, "requests": 0}
-            progress(f"[{done}/{len(releases)}] {version}: {static['verdict']} "
-                     f"({static['bytes_fetched']} bytes, {static['requests']} requests)")
+            probe = entry.get("probe") or {"bytes_fetched": 0, "requests": 0}
+            verdicts = ", ".join(f"{b}: {v}" for b, v in static_verdicts(entry).items()) or "yanked"
+            progress(f"[{done}/{len(releases)}] {version}: {verdicts} "
+                     f"({probe['bytes_fetched']} bytes, {probe['requests']} requests)")
     for version, entry in outcome.entries.items():
-        verdict = (entry["static"] or {}).get("verdict")
-        if options.install or (options.confirm and verdict not in (None, "present")):
+        verdicts = set(static_verdicts(entry).values())
+        if options.install or (options.confirm and verdicts - {"present", "not-applicable"}):
             confirm_and_record(version, options, outcome, progress)
     return outcome
 
 
 def confirm_and_record(version: str, options: Options, outcome: Outcome, progress: Callable[[str], None]) -> None:
-    """Record the reproducer's outcome; a report that is not one is an error of that release, retried next run."""
+    """Record the reproducer's verdict per bug; a report that is not one is an error of that release,
+    retried next run."""
     progress(f"confirming {version} in a throwaway environment...")
     try:
-        result = confirm(version, options.installer, options.timeout)
+        results = confirm(version, options.installer, options.timeout)
     except ReportError as err:
         record(options.ledger, version, lambda e: e.update(error=str(err)))
-        outcome.entries.setdefault(version, {"static": None})
+        outcome.entries.setdefault(version, {"bugs": {}})
         outcome.errors.append(f"{version}: {err}")
         progress(f"{version}: error: {err}")
         return
-    dynamic = {"verdict": result.verdict, "detail": result.detail, "checked_at": now()}
-    record(options.ledger, version, lambda e: e.update(dynamic=dynamic))
-    outcome.entries.setdefault(version, {"static": None}).update(dynamic=dynamic)
-    progress(f"{version}: {result.verdict}: {result.detail}")
+    checked_at = now()
+    verdicts = {bug_id: {"verdict": r.verdict, "detail": r.detail, "checked_at": checked_at}
+                for bug_id, r in results.items()}
+    record(options.ledger, version, _record_dynamic(verdicts))
+    entry = outcome.entries.setdefault(version, {"bugs": {}})
+    for bug_id, dynamic in verdicts.items():
+        entry.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = dynamic
+    progress(f"{version}: " + ", ".join(f"{bug_id}: {r.verdict}" for bug_id, r in results.items()))
 
 
 def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> list[str]:
-    """What in this run means 'time to flip the tests'."""
+    """What in this run means 'time to flip the tests', per bug."""
     found = []
-    if before.get("fixed_in") != after.get("fixed_in"):
-        found.append(f"fixed_in: {before.get('fixed_in')} -> {after.get('fixed_in')}")
-    for version in set(after.get("regressions", [])) - set(before.get("regressions", [])):
-        found.append(f"{version}: regression (present again after a confirmed fix)")
+    for bug_id in sorted({*before["bugs"], *after["bugs"]}):
+        old, new = before["bugs"].get(bug_id) or {}, after["bugs"].get(bug_id) or {}
+        if old.get("fixed_in") != new.get("fixed_in"):
+            found.append(f"{bug_id}: fixed_in {old.get('fixed_in') or 'none'} -> {new.get('fixed_in') or 'none'}")
+        for version in sorted(set(new.get("regressions", [])) - set(old.get("regressions", []))):
+            found.append(f"{bug_id}: {version} regressed (present again after a confirmed fix)")
     for version, entry in outcome.entries.items():
-        static, dynamic = entry.get("static") or {}, entry.get("dynamic") or {}
-        if static.get("verdict") in STATUS_STATIC:
-            found.append(f"{version}: static verdict {static['verdict']}")
-        if dynamic.get("verdict") in STATUS_DYNAMIC:
-            found.append(f"{version}: confirmed {dynamic['verdict']}")
+        for bug_id, verdicts in (entry.get("bugs") or {}).items():
+            static, dynamic = verdicts.get("static") or {}, verdicts.get("dynamic") or {}
+            if static.get("verdict") in STATUS_STATIC:
+                found.append(f"{bug_id}: {version}: static verdict {static['verdict']}")
+            if dynamic.get("verdict") in STATUS_DYNAMIC:
+                found.append(f"{bug_id}: {version}: confirmed {dynamic['verdict']}")
     return found

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from repro.catalogue import (full_backward_hook_flag, global_backward_hooks_scripted, global_hooks_root_only,
                              module_compile_noop)
+from typing import TYPE_CHECKING
+
 from repro.catalogue.bug import Bug
-from repro.engine.oracle import ScenarioResult
-from repro.engine.scenarios import SCENARIOS, Scenario
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads the catalogue without it
+    from repro.engine.oracle import ScenarioResult
+    from repro.engine.scenarios import Scenario
 
 BUGS: dict[str, Bug] = {module.BUG.id: module.BUG for module in (
     full_backward_hook_flag, global_backward_hooks_scripted, global_hooks_root_only, module_compile_noop)}
@@ -51,6 +55,8 @@ def select(bug_ids: list[str], slow: bool) -> tuple[list[Scenario], dict[str, st
     ``bug_ids`` (from ``--bug``) runs exactly those bugs' scenarios, slow ones included; without
     it every scenario runs except slow ones (``slow`` adds them), and a bug whose scope holds only
     slow scenarios is skipped with that reason."""
+    from repro.engine.scenarios import SCENARIOS
+
     chosen = [get(bug_id) for bug_id in bug_ids]
     if chosen:
         scenarios = [s for s in SCENARIOS if any(s.apis & set(bug.apis) for bug in chosen)]

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from repro.engine.oracle import ScenarioResult
 from repro.source_checks import Check, StaticVerdict, Trees, static_verdict
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
 
 STYLES = ("script_method", "plain_forward")
 

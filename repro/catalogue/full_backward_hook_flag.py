@@ -9,9 +9,13 @@ instance, or the ``ignored_attributes`` one-liner) the flag stays None and no ho
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from repro.catalogue.bug import STYLES, Bug, fewer_calls, raised
-from repro.engine.oracle import ScenarioResult
 from repro.source_checks import FLAG, FLAG_PIECES, MODULE, Trees, method
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
 
 SIGNATURE = f"Could not cast attribute '{FLAG}'"
 

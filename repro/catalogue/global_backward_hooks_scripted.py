@@ -11,10 +11,13 @@ any eager model holding a ``torch.jit.script``-ed child. The user never called t
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, raised
-from repro.engine.oracle import ScenarioResult
 from repro.source_checks import MODULE, SCRIPT, Trees, find, method
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
 
 STUBBED = ("_get_backward_hooks", "_get_backward_pre_hooks")
 

@@ -9,10 +9,13 @@ call runs them: hooks on children are silently skipped.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, calls
-from repro.engine.oracle import ScenarioResult
 from repro.source_checks import MODULE, SCRIPT, Trees, find, method
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
 
 ROOT = "<the module itself>"
 GLOBAL_APIS = ("register_module_forward_pre_hook", "register_module_forward_hook",

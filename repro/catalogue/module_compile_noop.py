@@ -9,10 +9,13 @@ attribute, keeps reading None: no error, and later calls never go through ``torc
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import STYLES, Bug, calls
-from repro.engine.oracle import ScenarioResult
 from repro.source_checks import MODULE, Trees, assigns, method, setattr_forwards
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
 
 ATTRIBUTE = "_compiled_call_impl"
 MARK = ["torch.compile backend"]
