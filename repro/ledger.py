@@ -8,14 +8,18 @@ migrated on read and written back only as schema 2.
 The CLI and the tests read it to know what to expect from the installed torch; the
 upstream tracker writes it. ``REPRO_LEDGER=/path`` points both at another file. Writes go
 through ``update``: an exclusive lock, a temporary file and an atomic rename, so neither
-a crash nor a concurrent run can corrupt the file or lose an entry.
+a crash nor a concurrent run can corrupt the file or lose an entry. The file keeps its mode,
+a symlinked ledger is written through to its target, and the temporary file of a writer that
+was killed is removed by the next one.
 """
 
 from __future__ import annotations
 
 import fcntl
+import glob
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +34,7 @@ SCHEMA = 2
 OUTCOMES = ("present", "fixed", "different", "cannot-test")
 ORIGINAL = "full-backward-hook-flag"  # the one bug a schema-1 ledger knows
 MAX_BYTES = 16 * 1024 * 1024  # the committed ledger is ~60 KB; a device file or a runaway one is refused
+TMP_PATTERN = ".????????.tmp"  # what tempfile.mkstemp(prefix=name + ".", suffix=".tmp") creates
 PROBE_KEYS = ("wheel", "wheel_size", "bytes_fetched", "requests")  # what reading a wheel cost, per release
 
 
@@ -165,21 +170,48 @@ def expectation_for(ledger: dict[str, Any], torch_version: str, bug_id: str = OR
     return Expectation("present", f"the ledger says fixed only in {fixed_in}")
 
 
+def check_writable(path: Path) -> None:
+    """Refuse, before any work, a ledger whose writes would fail: its directory missing or read-only
+    (the lock and the temporary file are created there), or the file itself read-only."""
+    target = path.resolve()
+    if not target.parent.is_dir():
+        raise LedgerError(f"the ledger {path} cannot be written: its directory {target.parent} does not exist.")
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise LedgerError(f"the ledger {path} cannot be written: its directory {target.parent} is read-only.")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise LedgerError(f"the ledger {path} cannot be written: the file is read-only.")
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock beside ``path``; whoever holds it is the only writer, so a temporary file
+    left there is a killed writer's: removed."""
     lock = path.with_name(path.name + ".lock")
     with open(lock, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
+            for stale in path.parent.glob(glob.escape(path.name) + TMP_PATTERN):
+                stale.unlink(missing_ok=True)
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _new_file_mode() -> int:
+    """The mode ``open`` gives a new file here (0666 less the umask), not ``mkstemp``'s 0600."""
+    umask = os.umask(0o077)  # reading the umask means setting it: briefly a stricter one, never a looser
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Replace ``path`` with ``data`` in one rename, keeping the file's mode (call with the symlink
+    resolved: the rename replaces what it names)."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else _new_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), mode)
             json.dump(data, out, indent=2, sort_keys=True)
             out.write("\n")
             out.flush()
@@ -191,9 +223,11 @@ def write_atomic(path: Path, data: dict[str, Any]) -> None:
 
 
 def update(path: Path, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """Apply ``change`` to the freshest ledger on disk, under the lock, atomically."""
-    with _locked(path):
-        data = load(path) if path.exists() else new_ledger()
+    """Apply ``change`` to the freshest ledger on disk, under the lock, atomically. A symlinked
+    ledger is written through: its target is locked and replaced, the link stays."""
+    target = path.resolve()
+    with _locked(target):
+        data = load(path) if target.exists() else new_ledger()
         change(data)
-        write_atomic(path, data)
+        write_atomic(target, data)
     return data

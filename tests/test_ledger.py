@@ -6,11 +6,12 @@ import json
 import multiprocessing
 import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
 
-from repro.ledger import ORIGINAL, LedgerError, expectation_for, load, new_ledger, update
+from repro.ledger import ORIGINAL, LedgerError, check_writable, expectation_for, load, new_ledger, update
 
 
 @pytest.mark.parametrize(
@@ -125,3 +126,61 @@ def test_a_device_or_fifo_is_not_read(tmp_path):
     for path in (Path("/dev/zero"), fifo):  # reading either would hang or exhaust memory
         with pytest.raises(LedgerError, match="is not a regular file"):
             load(path)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o664, 0o600])
+def test_a_write_keeps_the_file_mode(tmp_path, mode):
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps(new_ledger()))
+    path.chmod(mode)
+    update(path, lambda d: d["releases"].update({"2.13.0": {}}))
+    assert _mode(path) == mode and "2.13.0" in load(path)["releases"]
+
+
+def test_a_new_ledger_gets_the_mode_of_any_new_file(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        update(tmp_path / "ledger.json", lambda d: None)
+    finally:
+        os.umask(umask)
+    assert _mode(tmp_path / "ledger.json") == 0o644  # not mkstemp's 0600
+
+
+def test_a_symlinked_ledger_is_written_through_the_link(tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "ledger.json"
+    target.write_text(json.dumps(new_ledger()))
+    target.chmod(0o640)
+    link = tmp_path / "ledger.json"
+    link.symlink_to(target)
+    update(link, lambda d: d["releases"].update({"2.13.0": {}}))
+    assert link.is_symlink() and link.resolve() == target and _mode(target) == 0o640
+    assert "2.13.0" in load(target)["releases"]
+    assert (tmp_path / "real" / "ledger.json.lock").exists()  # the target is locked: one lock for every path to it
+
+
+def test_a_killed_writers_temporary_files_are_removed_by_the_next_write(tmp_path):
+    """kill -9 between mkstemp and the rename leaves ``ledger.json.XXXXXXXX.tmp``; the next writer holds
+    the exclusive lock, so any such file is a dead writer's."""
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps(new_ledger()))
+    stale = [tmp_path / "ledger.json.k1ll3d_9.tmp", tmp_path / "ledger.json.abcdefgh.tmp"]
+    others = [tmp_path / "ledger.json.notes.tmp", tmp_path / "other.json.abcdefgh.tmp"]
+    for leftover in stale + others:
+        leftover.write_text('{"half": ')
+    update(path, lambda d: None)
+    assert [p for p in stale if p.exists()] == [] and all(p.exists() for p in others)
+
+
+def test_a_missing_or_read_only_place_is_refused_before_any_write(tmp_path):
+    check_writable(tmp_path / "new.json")  # a new ledger in a writable directory is fine
+    with pytest.raises(LedgerError, match="its directory .*missing.* does not exist"):
+        check_writable(tmp_path / "missing" / "ledger.json")
+    dangling = tmp_path / "link.json"
+    dangling.symlink_to(tmp_path / "gone" / "ledger.json")
+    with pytest.raises(LedgerError, match="its directory .*gone does not exist"):
+        check_writable(dangling)

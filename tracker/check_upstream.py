@@ -6,7 +6,8 @@
 Exit codes: 0 nothing changed; 3 the bug's status changed (fixed, changed, removed,
 regressed: time to flip the tests), even if other releases failed: their errors are listed
 too, so a failing release never hides a change; 1 errors and no change (every result obtained
-before them is saved, failed releases are retried next run); 2 usage.
+before them is saved, failed releases are retried next run); 2 usage (bad options or URLs, a ledger
+that cannot be read or written), found before any request.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED = 0, 1, 2, 3
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="check_upstream", description=__doc__.splitlines()[0],
                                      epilog="Exit codes: 0 unchanged, 3 status changed (errors or not), "
-                                            "1 errors and no change, 2 usage.")
+                                            "1 errors and no change, 2 usage or an unusable ledger.")
     parser.add_argument("--index-url", default=DEFAULT_INDEX,
                         help="index root for the JSON API, or a URL ending in /simple (default: %(default)s)")
     parser.add_argument("--install-index-url",
@@ -140,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         for url in (args.index_url, args.github_api_url, args.install_index_url, args.install_extra_index_url):
             if url is not None:
                 check_url(url)
+        ledger_io.check_writable(path)  # now, not at the first write after minutes of probing
         before = ledger_io.load(path) if path.exists() else ledger_io.new_ledger()
     except (FetchError, ledger_io.LedgerError) as problem:
         print(f"check_upstream: error: {problem}", file=sys.stderr)
