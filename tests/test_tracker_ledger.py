@@ -3,14 +3,13 @@ request, a failed install never replaces a confirmed verdict, and one key per pu
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
 
 from helpers import run, write_ledger
 from index_server import BUGGY, IndexServer, build_wheel
+from test_ledger import read_only
 
 
 @pytest.fixture
@@ -34,24 +33,8 @@ def test_a_ledger_in_a_missing_directory_is_refused_before_any_request(index, tm
     _refused_before_any_request(proc, index, f"its directory {tmp_path / 'missing'} does not exist")
 
 
-@pytest.fixture
-def read_only_directory(tmp_path):
-    """A directory this process cannot write into: mode 0555 and, for root (which ignores the mode),
-    immutable (``chattr +i``)."""
-    directory = tmp_path / "read-only"
-    directory.mkdir()
-    write_ledger(directory / "ledger.json")
-    directory.chmod(0o555)
-    immutable = os.geteuid() == 0
-    if immutable and (shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(directory)]).returncode):
-        directory.chmod(0o755)
-        pytest.skip("running as root, and chattr +i is unavailable: root writes into a 0555 directory")
-    yield directory
-    if immutable:
-        subprocess.run(["chattr", "-i", str(directory)], check=True)
-    directory.chmod(0o755)
-
-
-def test_a_ledger_in_a_read_only_directory_is_refused_before_any_request(index, read_only_directory):
-    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url], ledger=read_only_directory / "ledger.json")
-    _refused_before_any_request(proc, index, f"its directory {read_only_directory} is read-only")
+def test_a_ledger_in_a_read_only_directory_is_refused_before_any_request(index, tmp_path):
+    ledger = write_ledger(tmp_path / "ledger.json")
+    with read_only(tmp_path):
+        proc = run(["-m", "tracker.check_upstream", "--index-url", index.url], ledger=ledger)
+    _refused_before_any_request(proc, index, f"its directory {tmp_path} is read-only")
