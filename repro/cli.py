@@ -75,6 +75,12 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return fail(problem)
     expected: dict[str, Expectation] = {
         bug_id: expectation_for(ledger, environment.torch_version, bug_id) for bug_id in BUGS}
+    if args.explain or args.candidates or args.markdown:  # each would assert what it could not observe
+        from repro.engine.oracle import torchscript_problem
+
+        problem = torchscript_problem(environment.device)
+        if problem:
+            return fail(problem)
     if args.explain:
         emit(text.render_explanation(environment.torch_version, explain()))
         return EXIT_OK

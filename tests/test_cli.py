@@ -219,6 +219,15 @@ def test_torchscript_disabled_cannot_test(ledger):
     assert run([SCRIPT], env={"PYTORCH_JIT": "0"}).returncode == 125
 
 
+@pytest.mark.parametrize("mode", ["--candidates", "--markdown", "--explain"])
+def test_torchscript_disabled_is_exit_2_for_the_filing_kit_too(ledger, mode):
+    """Nothing observed is nothing to file: no '0/0 scenarios match' fix, no issue body, no measured cause."""
+    proc = run(["-m", "repro", mode], ledger=ledger, env={"PYTORCH_JIT": "0"})
+    assert (proc.returncode, proc.stdout) == (2, "") and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("python -m repro: error: TorchScript is disabled (PYTORCH_JIT=0?)")
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
 def test_broken_torch_npu_still_runs_on_cpu(ledger, broken_npu):
     plain = run(["-c", "import torch"], env=broken_npu)
     assert plain.returncode == 1 and "Failed to load the backend extension: torch_npu" in plain.stderr

@@ -12,10 +12,10 @@ import torch
 from helpers import ROOT, run, run_json, write_ledger
 from repro.ledger import ORIGINAL, release_key
 from repro.filing.candidates import CANDIDATES, Candidate, classify, judge
-from repro.filing.explain import explain
+from repro.filing.explain import RootCause, explain
 from repro.formats.text import render_candidates
 from repro.engine.models import STYLES, EagerNet, build
-from repro.source_checks import RECURSIVE, SCRIPT, installed_sources, installed_torch_root
+from repro.source_checks import RECURSIVE, SCRIPT, StaticVerdict, installed_sources, installed_torch_root
 from repro.filing.upstream_patch import TEST_PATH, PatchError, patched_sources
 from repro import workaround
 
@@ -73,6 +73,19 @@ OTHER_BUG = _scenario("register_module_forward_hook", "runs for the model and it
 def test_candidate_is_a_fix_only_when_every_scenario_matches(scenarios, expected):
     r = classify(CANDIDATES["ignored-attributes"], scenarios)
     assert (r.registers, r.hook_fires, r.matches, r.total, r.verdict, r.detail) == expected
+
+
+@pytest.mark.parametrize("scenarios", [[], [{**FULL_CALLED, "verdict": "unavailable"}, OTHER_BUG]],
+                         ids=["no-scenario", "none-judged"])
+def test_candidate_is_never_a_fix_when_nothing_was_judged(scenarios):
+    """What a TorchScript-disabled run reports (no scenario at all) is not '0/0 match: fix'."""
+    r = classify(CANDIDATES["upstream-patch"], scenarios)
+    assert (r.registers, r.hook_fires, r.matches, r.total, r.verdict) == (None, None, 0, 0, "cannot judge")
+
+
+def test_root_cause_says_what_it_could_not_measure():
+    cause = RootCause("unknown (TorchScript unusable: ...)", None, StaticVerdict("present", []))
+    assert "may or may not hold (not measured)" in cause.chain()[1] and "no longer holds" not in cause.chain()[1]
 
 
 def test_candidate_whose_process_gives_no_report_cannot_be_judged():

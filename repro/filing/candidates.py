@@ -120,10 +120,12 @@ def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
 
     Runs that depart through another catalogued bug are left out: a candidate for this bug is
     judged by every other scenario, which must all match eager."""
+    judged = [s for s in scenarios if s["verdict"] != "unavailable" and s["cause"] in (None, ORIGINAL)]
+    if not judged:  # 0/0 matching proves nothing (TorchScript disabled, say)
+        return CandidateResult(candidate, None, None, 0, 0, "cannot judge", "no scenario was judged with it applied")
     bug = [s for s in scenarios if ORIGINAL in s["covered_by"]]
     registers = all(s["verdict"] != "raises" for s in bug)
     hook_fires = all(s["verdict"] == "match" for s in bug if f"{s['api']}: {s['name']}" == FULL_HOOK_CALLED)
-    judged = [s for s in scenarios if s["verdict"] != "unavailable" and s["cause"] in (None, ORIGINAL)]
     matches = sum(s["verdict"] == "match" for s in judged)
     if matches == len(judged):
         verdict, detail = "fix", "every scenario matches eager except where another catalogued bug shows"

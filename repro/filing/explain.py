@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from repro.source_checks import FLAG, StaticVerdict, analyse, loaded_sources
 
+WRAPPER = {True: "still holds", False: "no longer holds", None: "may or may not hold (not measured)"}
+
 
 @dataclass(frozen=True)
 class RootCause:
@@ -27,7 +29,7 @@ class RootCause:
             f"When a ScriptModule subclass finishes __init__, it is compiled and every instance attribute "
             f"not in torch.jit._recursive.ignored_attributes becomes an attribute of the C++ class "
             f"({ignored}). Here {FLAG} is typed {self.flag_type} there, and the wrapper "
-            f"{'still holds' if self.flag_on_wrapper else 'no longer holds'} a Python copy.",
+            f"{WRAPPER[self.flag_on_wrapper]} a Python copy.",
             f"register_full_backward_hook assigns True to the flag ({assigns}); "
             f"ScriptModule.__setattr__ forwards the assignment to the inner RecursiveScriptModule "
             f"({forwards}), whose C++ setter cannot cast True to {self.flag_type} "
