@@ -3,13 +3,24 @@ request, a failed install never replaces a confirmed verdict, and one key per pu
 
 from __future__ import annotations
 
+import json
 import subprocess
+from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
+from packaging.version import Version
 
-from helpers import run, write_ledger
+from helpers import flag, run, write_ledger
 from index_server import BUGGY, IndexServer, build_wheel
+from repro.catalogue import BUGS
+from repro.ledger import ORIGINAL, expectation_for, load, release_key as ledger_release_key
 from test_ledger import read_only
+from test_tracker import _packaging_wheel
+from test_tracker_install import report as reproducer_report, spy_torch
+from tracker import sweep
+from tracker.check_upstream import parse_args
+from tracker.index import release_key as index_release_key
 
 
 @pytest.fixture
@@ -38,3 +49,107 @@ def test_a_ledger_in_a_read_only_directory_is_refused_before_any_request(index, 
     with read_only(tmp_path):
         proc = run(["-m", "tracker.check_upstream", "--index-url", index.url], ledger=ledger)
     _refused_before_any_request(proc, index, f"its directory {tmp_path} is read-only")
+
+
+CONFIRMED = {"verdict": "present", "detail": "14 of 14 scenario runs in its scope show it",
+             "checked_at": "2026-12-02T19:46:49+00:00"}
+UNREACHABLE = "http://127.0.0.1:9/simple/"  # nothing listens on the discard port
+
+
+def _confirmed_ledger(path: Path) -> Path:
+    """The original bug confirmed present for 2.13.0; the other bugs never confirmed there."""
+    path.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {
+        "2.13.0": {"bugs": {ORIGINAL: {"static": {"verdict": "present", "evidence": []}, "dynamic": CONFIRMED}}}}}))
+    return path
+
+
+def test_a_failed_install_never_replaces_a_confirmed_verdict(tmp_path):
+    """``--versions 2.13`` with an unreachable install index: 2.13.0's confirmed present stays (``repro``
+    still expects it, no drift), the attempt is recorded beside it, and it is an error (exit 1)."""
+    ledger = _confirmed_ledger(tmp_path / "ledger.json")
+    proc = run(["-m", "tracker.check_upstream", "--versions", "2.13", "--install-index-url", UNREACHABLE, "--json"],
+               ledger=ledger)
+    report, data = json.loads(proc.stdout), load(ledger)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and report["status_changed"] is False
+    assert list(data["releases"]) == ["2.13.0"]  # "2.13" is 2.13.0's key, as an installed torch reads it
+    bug = data["releases"]["2.13.0"]["bugs"][ORIGINAL]
+    assert bug["dynamic"] == CONFIRMED and bug["static"]["verdict"] == "present"
+    assert bug["failed_attempt"]["detail"].startswith("installing torch 2.13 failed")
+    assert bug["failed_attempt"]["checked_at"] > CONFIRMED["checked_at"]
+    assert expectation_for(data, "2.13.0+cpu", ORIGINAL).outcome == "present"
+    others = [b for b in BUGS if b != ORIGINAL]  # never confirmed: recorded as cannot-test, as before
+    assert {data["releases"]["2.13.0"]["bugs"][b]["dynamic"]["verdict"] for b in others} == {"cannot-test"}
+    assert report["errors"] == [f"2.13.0: {data['releases']['2.13.0']['error']}"]
+    assert f"the confirmed verdicts of {ORIGINAL} are kept" in report["errors"][0]
+    assert flag(report["releases"][0])["dynamic"] == CONFIRMED  # what the run reports is what the ledger holds
+
+
+def _attempt(verdict: str, detail: str) -> dict[str, dict]:
+    return {bug_id: {"verdict": verdict, "detail": detail, "checked_at": "2026-12-03T00:00:00+00:00"} for bug_id in BUGS}
+
+
+def test_a_later_verdict_replaces_the_failed_attempt_and_clears_the_error(tmp_path):
+    ledger = _confirmed_ledger(tmp_path / "ledger.json")
+    kept: list[str] = []
+    sweep.record(ledger, "2.13.0", sweep._record_dynamic(_attempt("cannot-test", "timed out after 900 s"), kept))
+    assert kept == [ORIGINAL] and "timed out after 900 s" in load(ledger)["releases"]["2.13.0"]["error"]
+    sweep.record(ledger, "2.13.0", sweep._record_dynamic(_attempt("fixed", "0 of 14 runs show it"), kept))
+    release = load(ledger)["releases"]["2.13.0"]
+    assert kept == [] and "error" not in release and "failed_attempt" not in release["bugs"][ORIGINAL]
+    assert release["bugs"][ORIGINAL]["dynamic"]["verdict"] == "fixed"
+
+
+@pytest.mark.parametrize("api", ["", "/simple/"], ids=["json-api", "simple"])
+def test_local_builds_are_one_release_under_its_public_key(index, tmp_path, api):
+    """``2.13.0+cpu`` and ``2.13.0+cu126`` are wheels of 2.13.0 (beside the plain one the fixture serves):
+    one ledger key, the one ``repro`` reads."""
+    for local in ("+cpu", "+cu126"):
+        index.wheels[f"torch-2.13.0{local}-cp311-cp311-manylinux_2_28_x86_64.whl"] = build_wheel(BUGGY, padding=1024)
+    index.wheels["torch-2.14.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"] = build_wheel(BUGGY, padding=1024)
+    ledger = write_ledger(tmp_path / "ledger.json")
+    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url + api, "--json"], ledger=ledger)
+    report, data = json.loads(proc.stdout), load(ledger)
+    assert proc.returncode == 0, proc.stderr
+    assert [r["version"] for r in report["releases"]] == ["2.13.0", "2.14.0"] and list(data["releases"]) == [
+        ledger_release_key("2.13.0+cpu"), ledger_release_key("2.14.0+cpu")]
+    assert "2 releases listed, 2 to check" in proc.stderr
+    again = run(["-m", "tracker.check_upstream", "--index-url", index.url + api], ledger=ledger)
+    assert again.returncode == 0 and "2 releases listed, 0 to check" in again.stderr  # known under that key
+
+
+class _Unquoted(dict):
+    """Wheels looked up by their URL's last part decoded: pip asks for ``torch-9.9.0%2Bcpu-...``, the
+    loopback server looks the name up as sent."""
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(unquote(str(name)))
+
+    def __getitem__(self, name: str) -> bytes:
+        return super().__getitem__(unquote(name))
+
+
+def test_versions_named_short_install_a_local_build_recorded_under_its_public_key(index, tmp_path):
+    """``--versions 9.9`` installs the index's ``9.9.0+cpu`` (``torch==9.9`` matches it) and records it
+    under ``9.9.0``, the key ``repro`` computes for that installed torch."""
+    index.wheels = _Unquoted(index.wheels)
+    for name, data in (_packaging_wheel(), spy_torch("9.9.0+cpu", reproducer_report("a local build"))):
+        index.wheels[name] = data
+    ledger = write_ledger(tmp_path / "ledger.json")
+    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url, "--versions", "9.9", "--json",
+                "--install-index-url", f"{index.url}/simple/"], ledger=ledger)
+    report, data = json.loads(proc.stdout), load(ledger)
+    assert proc.returncode == 0, proc.stderr
+    assert [r["version"] for r in report["releases"]] == list(data["releases"]) == [ledger_release_key("9.9.0+cpu")]
+    assert data["releases"]["9.9.0"]["bugs"][ORIGINAL]["dynamic"]["detail"] == "a local build"
+
+
+@pytest.mark.parametrize(("named", "key"), [
+    ("2.13", "2.13.0"), ("2.13.0", "2.13.0"), ("2.13.0+cpu", "2.13.0"), ("2.13+cu126", "2.13.0"), ("2.13.0.0", "2.13.0"),
+    ("2.14rc1", "2.14.0rc1"), ("2.16.0.dev20260101+cpu", "2.16.0.dev20260101"), ("2.13.0.1", "2.13.0.1")])
+def test_one_key_per_public_release(named, key):
+    assert index_release_key(Version(named)) == key
+    assert ledger_release_key(f"{key}+cpu") == key  # what `repro` reads for that torch installed
+
+
+def test_versions_naming_one_release_twice_install_it_once():
+    assert parse_args(["--versions", "2.13,2.13.0,2.14"]).versions == [Version("2.13"), Version("2.14")]

@@ -121,7 +121,7 @@ def _versions(text: str) -> list[Version]:
     versions = [_version(part.strip()) for part in text.split(",") if part.strip()]
     if not versions:  # an empty list would silently mean "sweep everything"
         raise argparse.ArgumentTypeError(f"no version given: {text!r}")
-    return versions
+    return list(dict.fromkeys(versions))  # "2.13" and "2.13.0" are one release: installed once
 
 
 def main(argv: list[str] | None = None) -> int:

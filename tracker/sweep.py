@@ -22,11 +22,12 @@ from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from tracker.confirm import Installer, ReportError, confirm
 from tracker.remote import FetchError, Traffic, make_session
-from tracker.index import Release
+from tracker.index import Release, release_key
 from tracker.probe import choose_wheel, fetch_sources, judge
 
 STATUS_STATIC = ("changed", "removed")
 STATUS_DYNAMIC = ("fixed",)
+CONFIRMED = ("present", "fixed", "not-applicable")  # a dynamic verdict no cannot-test may replace
 
 
 @dataclass(frozen=True)
@@ -135,13 +136,31 @@ def _replace_static(entry: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     return change
 
 
-def _record_dynamic(verdicts: dict[str, dict[str, Any]]) -> Callable[[dict[str, Any]], None]:
+def _record_dynamic(verdicts: dict[str, dict[str, Any]], kept: list[str]) -> Callable[[dict[str, Any]], None]:
+    """Each bug's new dynamic verdict, except that a ``cannot-test`` (a failed install, a crash) never
+    replaces a confirmed one: that stays, the attempt goes beside it (``failed_attempt``), the bug is
+    added to ``kept`` and the release gets an ``error``, so that it is retried next run."""
+
     def change(existing: dict[str, Any]) -> None:
         existing.pop("error", None)
+        kept.clear()  # decided on the freshest ledger, under its lock
         for bug_id, dynamic in verdicts.items():
-            existing.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = dynamic
+            bug = existing.setdefault("bugs", {}).setdefault(bug_id, {})
+            if dynamic["verdict"] == "cannot-test" and (bug.get("dynamic") or {}).get("verdict") in CONFIRMED:
+                bug["failed_attempt"] = {"checked_at": dynamic["checked_at"], "detail": dynamic["detail"]}
+                kept.append(bug_id)
+            else:
+                bug.pop("failed_attempt", None)
+                bug["dynamic"] = dynamic
+        if kept:
+            existing["error"] = _kept_error(verdicts, kept)
 
     return change
+
+
+def _kept_error(verdicts: dict[str, dict[str, Any]], kept: list[str]) -> str:
+    details = "; ".join(sorted({verdicts[bug_id]["detail"] for bug_id in kept}))
+    return f"could not test ({details}); the confirmed verdicts of {', '.join(kept)} are kept"
 
 
 def static_verdicts(entry: dict[str, Any]) -> dict[str, str]:
@@ -180,25 +199,34 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
 
 
 def confirm_and_record(version: str, options: Options, outcome: Outcome, progress: Callable[[str], None]) -> None:
-    """Record the reproducer's verdict per bug; a report that is not one is an error of that release,
+    """Install ``torch==version``, record the reproducer's verdict per bug under the release's ledger key;
+    a report that is not one, or a cannot-test where a verdict was confirmed, is an error of that release,
     retried next run."""
+    key = release_key(Version(version))
     progress(f"confirming {version} in a throwaway environment...")
     try:
         results = confirm(version, options.installer, options.timeout)
     except ReportError as err:
-        record(options.ledger, version, lambda e: e.update(error=str(err)))
-        outcome.entries.setdefault(version, {"bugs": {}})
-        outcome.errors.append(f"{version}: {err}")
-        progress(f"{version}: error: {err}")
+        record(options.ledger, key, lambda e: e.update(error=str(err)))
+        outcome.entries.setdefault(key, {"bugs": {}})
+        outcome.errors.append(f"{key}: {err}")
+        progress(f"{key}: error: {err}")
         return
     checked_at = now()
     verdicts = {bug_id: {"verdict": r.verdict, "detail": r.detail, "checked_at": checked_at}
                 for bug_id, r in results.items()}
-    record(options.ledger, version, _record_dynamic(verdicts))
-    entry = outcome.entries.setdefault(version, {"bugs": {}})
-    for bug_id, dynamic in verdicts.items():
-        entry.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = dynamic
-    progress(f"{version}: " + ", ".join(f"{bug_id}: {r.verdict}" for bug_id, r in results.items()))
+    kept: list[str] = []
+    release = record(options.ledger, key, _record_dynamic(verdicts, kept))["releases"][key]
+    entry = outcome.entries.setdefault(key, {"bugs": {}})
+    for bug_id in verdicts:
+        recorded = release["bugs"][bug_id]
+        entry.setdefault("bugs", {}).setdefault(bug_id, {}).update(
+            {part: recorded[part] for part in ("dynamic", "failed_attempt") if part in recorded})
+    shown = (f"{b}: {release['bugs'][b]['dynamic']['verdict']}{' (kept)' if b in kept else ''}" for b in verdicts)
+    progress(f"{key}: {', '.join(shown)}")
+    if kept:
+        outcome.errors.append(f"{key}: {release['error']}")
+        progress(f"{key}: error: {release['error']}")
 
 
 def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> list[str]:
