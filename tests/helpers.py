@@ -58,16 +58,16 @@ def patched_torch_env(directory: Path, sources: dict[str, str]) -> dict[str, str
     return {"PYTHONPATH": f"{directory}:{ROOT}"}
 
 
-def run(args: list[str], *, ledger: Path | None = None, cwd: Path = ROOT,
-        env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``python ARGS`` with the project importable and, optionally, another ledger."""
+def run(args: list[str], *, ledger: Path | None = None, cwd: Path = ROOT, env: dict[str, str] | None = None,
+        timeout: float = 120, python: str = sys.executable) -> subprocess.CompletedProcess:
+    """``python ARGS`` with the project importable and, optionally, another ledger or interpreter."""
     inherited = {k: v for k, v in os.environ.items() if k not in ("TORCH_DEVICE_BACKEND_AUTOLOAD", "PYTHONPATH")}
     full_env = {**inherited, "PYTHONPATH": str(ROOT), **(env or {})}  # as from a fresh shell
     # ... but whatever the suite itself runs under (a patched-torch overlay) reaches the child too.
     full_env["PYTHONPATH"] = ":".join(filter(None, [full_env["PYTHONPATH"], os.environ.get("PYTHONPATH")]))
     if ledger is not None:
         full_env["REPRO_LEDGER"] = str(ledger)
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=full_env, capture_output=True,
+    return subprocess.run([python, *args], cwd=cwd, env=full_env, capture_output=True,
                           text=True, timeout=timeout)
 
 

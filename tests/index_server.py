@@ -18,6 +18,7 @@ import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote
 
 BUGGY = {
     "torch/jit/_recursive.py": 'ignored_attributes = [\n    "_version",\n    "_backward_hooks",\n]\n',
@@ -168,7 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(200, index.raw_index or index.simple_json(project),
                                   "application/vnd.pypi.simple.v1+json")
             return self._send(200, index.simple_html(project), "text/html")
-        name = path.rsplit("/", 1)[-1]
+        name = unquote(path.rsplit("/", 1)[-1])  # pip asks for torch-9.9.0%2Bcpu-...
         if path.startswith("/files/") and name in index.wheels:
             return self._file(index.wheels[name])
         self._send(404, b"not found")

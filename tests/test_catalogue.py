@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -138,3 +140,23 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 def test_each_bisect_script_exits_0_where_scriptmodule_behaves_like_eager(tmp_path, bug_id):
     proc = run(["-c", EAGER_SCRIPTMODULE, str(ROOT / BUGS[bug_id].script)], cwd=tmp_path)
     assert proc.returncode == 0 and "OK:" in proc.stdout, proc.stdout + proc.stderr
+
+
+OTHER_TORCH = "REPRO_TORCH_1_13_PYTHON"  # a Python whose environment has torch 1.13.1 (opt-in: -m other_torch)
+
+
+@pytest.mark.other_torch
+def test_torch_1_13_shows_both_instance_behaviours_and_no_compile(tmp_path):
+    """On torch 1.13.1 a class's first instance registers the full backward hook silently and the hook
+    never runs; later instances raise. ``Module.compile`` does not exist there."""
+    import os
+
+    python = os.environ.get(OTHER_TORCH)
+    if not python:
+        pytest.skip(f"set {OTHER_TORCH} to a python with torch==1.13.1 installed")
+    proc = run(["-m", "repro", "--json", "--slow"], cwd=tmp_path, python=python, timeout=600)
+    report = json.loads(proc.stdout)
+    flag = [s for s in report["scenarios"] if s["api"] == "register_full_backward_hook" and s["verdict"] != "unavailable"]
+    assert {(s["instance"], s["verdict"], s["cause"]) for s in flag} == {
+        ("first", "differs", "full-backward-hook-flag"), ("later", "raises", "full-backward-hook-flag")}
+    assert {b["id"]: b["status"] for b in report["bugs"]}["module-compile-noop"] == "not-applicable"

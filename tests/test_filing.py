@@ -124,7 +124,7 @@ def test_patch_applies_and_every_scenario_matches_eager(patched_copy, tmp_path):
     fixed = write_ledger(tmp_path / "fixed.json", fixed_in=release_key(torch.__version__))
     code, report = run_json(["-m", "repro.run_patched", "--sources", str(patched_copy), "-m", "repro"], ledger=fixed)
     assert code == 0 and {b["id"]: b["status"] for b in report["bugs"]}[ORIGINAL] == "fixed"
-    assert {s["verdict"] for s in report["scenarios"] if s["cause"] is None} == {"match"}
+    assert {s["verdict"] for s in report["scenarios"] if s["cause"] is None} == {"match", "refused"}
 
 
 @pytest.mark.needs_bug  # its 'before' half needs the bug
@@ -194,8 +194,9 @@ def test_markdown_issue_body_is_ready_to_paste(tmp_path, ledger):
     assert "+                return super().__setattr__(attr, value)" in body
     verdicts = {c.name: re.search(rf"^\| {re.escape(c.summary)} \| \w+ \| (\d+/\d+) \| ([a-z ]+) \|$", body,
                                   re.MULTILINE).groups() for c in CANDIDATES.values()}  # judged for real
-    assert verdicts == {"ignored-attributes": ("54/68", "hides the error"),
-                        "jit-ignored-attributes": ("54/68", "hides the error"),
-                        "upstream-patch": ("68/68", "fix"), "workaround": ("68/68", "fix")}
-    assert "`register_state_dict_post_hook` matched an eager" in body
-    assert "`register_module_forward_hook`" not in body.split("In the run below")[1].split("\n")[0]
+    assert verdicts == {"ignored-attributes": ("160/196", "hides the error"),
+                        "jit-ignored-attributes": ("160/196", "hides the error"),
+                        "upstream-patch": ("196/196", "fix"), "workaround": ("196/196", "fix")}
+    measured = body.split("In the run below")[1].split("\n")[0]  # the only sentence that calls APIs working
+    assert "`register_state_dict_post_hook`" in measured and "matched an eager" in measured
+    assert "`register_module_forward_hook`" not in measured and "`register_forward_hook`" not in measured

@@ -29,10 +29,10 @@ SELECT = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",  # one proc
 @pytest.mark.parametrize(
     ("candidate", "ledger_says_fixed", "pytest_exit", "summary"),
     [
-        (None, True, 1, "2 failed"),  # ledger claims a fix the torch lacks: red
-        ("upstream-patch", True, 0, "2 passed"),  # fixed, ledger updated: green
-        ("upstream-patch", False, 1, "2 failed"),  # fixed, ledger stale: strict XPASS is red
-        ("ignored-attributes", False, 0, "2 xfailed"),  # error silenced, hooks still dead: still the bug
+        (None, True, 1, "4 failed"),  # ledger claims a fix the torch lacks: red
+        ("upstream-patch", True, 0, "4 passed"),  # fixed, ledger updated: green
+        ("upstream-patch", False, 1, "4 failed"),  # fixed, ledger stale: strict XPASS is red
+        ("ignored-attributes", False, 0, "4 xfailed"),  # error silenced, hooks still dead: still the bug
     ],
     ids=["ledger-claims-fix", "fixed", "ledger-stale", "silenced"],
 )
@@ -45,8 +45,9 @@ def test_bug_tests_follow_ledger_and_torch(tmp_path, candidate, ledger_says_fixe
     assert summary in proc.stdout
 
 
-# Every test module whose assertions depend on the bug's state on the installed torch.
-BUG_AWARE = ["test_cli.py", "test_filing.py", "test_oracle.py", "test_run_patched.py", "test_scenarios.py"]
+# The test modules whose assertions depend on the bugs' state on the installed torch (the CLI's
+# broken-NPU runs repeat the same assertions in another environment: left out for time).
+BUG_AWARE = ["test_cli.py", "test_filing.py", "test_scenarios.py", "test_report.py"]
 
 
 def test_suite_is_green_on_a_fixed_torch_with_a_ledger_saying_fixed(tmp_path):
@@ -55,7 +56,7 @@ def test_suite_is_green_on_a_fixed_torch_with_a_ledger_saying_fixed(tmp_path):
     skip, every other test follows the ledger."""
     env = patched_torch_env(tmp_path / "overlay", patched_sources(installed_sources()))
     ledger = write_fixed_ledger(tmp_path / "ledger.json", torch.__version__)
-    proc = run(["-m", "pytest", "-q", "-rsx", "-p", "no:cacheprovider",
+    proc = run(["-m", "pytest", "-q", "-rsx", "-p", "no:cacheprovider", "-k", "not broken_npu",
                 *(str(ROOT / "tests" / f) for f in BUG_AWARE)], ledger=ledger, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     expected_failures = [line for line in proc.stdout.splitlines() if line.startswith("XFAIL")]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from repro.engine.oracle import (
-    DiffersFromEager, EagerFailed, ScenarioResult, ScriptRaised, Side, assert_like_eager, judge, missing_needs,
-    run_scenario,
+    INSTANCES, DiffersFromEager, EagerFailed, ScenarioResult, ScriptRaised, Side, assert_like_eager, judge,
+    missing_needs, run_scenario,
 )
-from repro.engine.scenarios import SCENARIOS, Scenario
+from repro.catalogue.by_design import refusal
+from repro.engine.scenarios import SCENARIOS, Scenario, uncovered_hook_apis
+from repro.source_checks import installed_torch_root
 
 RAN = Side({"hook calls": [["backward", "<the module itself>"]], "x.grad": [1.0]}, None)
 BUG_ERROR = "RuntimeError: Could not cast attribute '_is_full_backward_hook' to type NoneType: ..."
@@ -77,3 +80,36 @@ def test_table_covers_the_downstream_suite_and_more():
     }
     downstream = [s for s in SCENARIOS if s.downstream]  # torch_npu's TestScriptModuleHooks: 19 hook tests
     assert len(downstream) == 19 and sum("register_full_backward_hook" in s.apis for s in downstream) == 1
+
+
+def test_every_hook_api_of_this_torch_has_a_scenario():
+    assert uncovered_hook_apis() == []
+
+
+def test_a_hook_api_torch_adds_is_reported_uncovered(monkeypatch):
+    from torch.nn.modules import module
+
+    monkeypatch.setattr(torch.nn.Module, "register_new_kind_of_hook", lambda self, hook: None, raising=False)
+    monkeypatch.setattr(module, "register_module_new_kind_of_hook", lambda hook: None, raising=False)
+    assert uncovered_hook_apis() == ["register_module_new_kind_of_hook", "register_new_kind_of_hook"]
+
+
+def test_a_method_torchscript_stubs_out_is_refused_with_its_source_line():
+    scenario = next(s for s in SCENARIOS if s.name == "on a submodule (m.linear)")
+    result = run_scenario(scenario, "plain_forward", "cpu")
+    assert result.verdict == "refused" and "register_forward_hook is not supported on ScriptModules" in result.detail
+    path, line = result.detail.rsplit("(by design: ", 1)[1].rstrip(")").split(":")
+    stub = (installed_torch_root() / path).read_text().splitlines()[int(line) - 1]
+    assert "is not supported on ScriptModules" in stub
+
+
+def test_a_refusal_reached_through_a_path_the_user_did_not_call_is_not_by_design():
+    error = "RuntimeError: _get_backward_hooks is not supported on ScriptModules"
+    assert refusal({"register_module_full_backward_hook"}, error) is None
+    assert refusal({"register_forward_hook"}, "RuntimeError: register_forward_hook is not supported on ScriptModules")
+
+
+def test_first_and_later_instances_are_both_run():
+    scenario = next(s for s in SCENARIOS if s.api == "register_forward_hook")
+    first, later = (run_scenario(scenario, "script_method", "cpu", instance) for instance in INSTANCES)
+    assert (first.instance, later.instance) == ("first", "later") and first.verdict == later.verdict == "match"

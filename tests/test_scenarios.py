@@ -1,4 +1,5 @@
-"""Every scenario, both ScriptModule styles, every device: the ScriptModule must match eager.
+"""Every scenario, both ScriptModule styles, first and later instances, every device: the
+ScriptModule must match eager (or refuse by design, which skips with the torch line that refuses).
 
 A scenario run in the scope of a catalogued bug that the ledger expects present for the
 installed torch is an expected failure, but only for that bug: the run must depart from eager
@@ -14,7 +15,7 @@ import torch
 
 from repro.catalogue import BUGS, cause_of
 from repro.engine.models import STYLES
-from repro.engine.oracle import assert_like_eager, run_scenario
+from repro.engine.oracle import INSTANCES, assert_like_eager, run_scenario
 from repro.engine.scenarios import SCENARIOS
 from repro.ledger import expectation_for, ledger_path, load
 
@@ -28,14 +29,15 @@ DEVICES = [
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("instance", INSTANCES)
 @pytest.mark.parametrize("style", list(STYLES))
 @pytest.mark.parametrize("scenario", [pytest.param(s, id=s.key) for s in SCENARIOS])
-def test_scriptmodule_hooks_behave_like_eager(scenario, style, device):
+def test_scriptmodule_hooks_behave_like_eager(scenario, style, instance, device):
     if any(e.outcome == "cannot-test" for e in EXPECTED.values()):
         pytest.skip(f"ledger: TorchScript cannot be tested on torch {torch.__version__}")
-    result = run_scenario(scenario, style, device)
-    if result.verdict == "unavailable":
-        pytest.skip(result.detail)
+    result = run_scenario(scenario, style, device, instance)
+    if result.verdict in ("unavailable", "refused"):
+        pytest.skip(f"{result.verdict}: {result.detail}")
     expected = [bug_id for bug_id, bug in BUGS.items()
                 if bug.covers(result) and EXPECTED[bug_id].outcome == "present"]
     if result.verdict == "match" and expected:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from urllib.parse import unquote
 
 import pytest
 from packaging.version import Version
@@ -117,21 +116,9 @@ def test_local_builds_are_one_release_under_its_public_key(index, tmp_path, api)
     assert again.returncode == 0 and "2 releases listed, 0 to check" in again.stderr  # known under that key
 
 
-class _Unquoted(dict):
-    """Wheels looked up by their URL's last part decoded: pip asks for ``torch-9.9.0%2Bcpu-...``, the
-    loopback server looks the name up as sent."""
-
-    def __contains__(self, name: object) -> bool:
-        return super().__contains__(unquote(str(name)))
-
-    def __getitem__(self, name: str) -> bytes:
-        return super().__getitem__(unquote(name))
-
-
 def test_versions_named_short_install_a_local_build_recorded_under_its_public_key(index, tmp_path):
     """``--versions 9.9`` installs the index's ``9.9.0+cpu`` (``torch==9.9`` matches it) and records it
     under ``9.9.0``, the key ``repro`` computes for that installed torch."""
-    index.wheels = _Unquoted(index.wheels)
     for name, data in (_packaging_wheel(), spy_torch("9.9.0+cpu", reproducer_report("a local build"))):
         index.wheels[name] = data
     ledger = write_ledger(tmp_path / "ledger.json")

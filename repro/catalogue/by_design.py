@@ -41,3 +41,27 @@ def refusal_line(entry: ByDesign, root: Path | None = None) -> str:
 def refused_by_design(error: str | None) -> ByDesign | None:
     """The by-design refusal ``error`` comes from, if any."""
     return next((entry for entry in BY_DESIGN if error and entry.error in error), None)
+
+
+def refusal(apis: set[str], error: str | None) -> str | None:
+    """``file:line`` of the stub that refused a method the user called directly, or None.
+
+    RecursiveScriptModule replaces every ``nn.Module`` method it does not support with a stub made
+    by ``_make_fail`` that raises "<name> is not supported on ScriptModules". Whether a method is
+    such a stub is read from the running torch, not assumed; a refusal of a method the user did not
+    call (``_get_backward_hooks`` from inside ``Module._call_impl``) is not by design: it is a bug."""
+    import inspect
+
+    import torch
+
+    name = next((api for api in apis if error and f"{api} is not supported on ScriptModules" in error), None)
+    stub = getattr(torch.jit.RecursiveScriptModule, name, None) if name else None
+    if stub is None or "_make_fail" not in stub.__qualname__:
+        return None
+    return f"{_relative(inspect.getsourcefile(stub))}:{inspect.getsourcelines(stub)[1] + 1}"
+
+
+def _relative(path: str | None) -> str:
+    """``.../site-packages/torch/jit/_script.py`` -> ``torch/jit/_script.py``."""
+    parts = Path(path or "?").parts
+    return "/".join(parts[parts.index("torch"):]) if "torch" in parts else str(path)

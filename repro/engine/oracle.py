@@ -19,6 +19,9 @@ from typing import Any
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios import SCENARIOS, Scenario
 
+INSTANCES = ("first", "later")  # a fresh class's first instance, and an instance of a class already built
+
+
 @dataclass(frozen=True)
 class Side:
     """What one twin did: its observation, and the error that stopped it, if any."""
@@ -35,6 +38,7 @@ class ScenarioResult:
     detail: str
     script: Side | None = None
     eager: Side | None = None
+    instance: str = "later"
 
 
 @dataclass(frozen=True)
@@ -95,26 +99,43 @@ def judge(script: Side, eager: Side) -> tuple[str, str]:
     return "differs", _difference(script.observation, eager.observation)
 
 
-def run_scenario(scenario: Scenario, style: str, device: str) -> ScenarioResult:
-    from repro.engine.models import STYLES, EagerNet
+def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "later",
+                 eager: Side | None = None) -> ScenarioResult:
+    """One scenario on a ScriptModule subclass (the ``first`` instance of a fresh class, or a
+    ``later`` one) and on the eager twin (``eager``: its observation, when already made)."""
+    from repro.catalogue.by_design import refusal
+    from repro.engine.models import STYLES, EagerNet, build, fresh_class
 
     missing = missing_needs(scenario)
     if missing:
-        return ScenarioResult(scenario, style, "unavailable", f"nn.Module lacks {', '.join(missing)}")
-    script = observe(STYLES[style], scenario, device)
-    eager = observe(EagerNet, scenario, device)
+        return ScenarioResult(scenario, style, "unavailable", f"this torch lacks {', '.join(missing)}",
+                              instance=instance)
+    if instance == "first":
+        cls = fresh_class(style)
+    else:
+        cls = STYLES[style]
+        build(cls, device)  # so that the instance observed below is not the class's first
+    script = observe(cls, scenario, device)
+    eager = eager or observe(EagerNet, scenario, device)
     verdict, detail = judge(script, eager)
-    return ScenarioResult(scenario, style, verdict, detail, script, eager)
+    where = refusal(scenario.apis, script.error) if verdict == "raises" else None
+    if where:
+        verdict, detail = "refused", f"{detail} (by design: {where})"
+    return ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
 
 
 def run_all(device: str, scenarios: list[Scenario] = SCENARIOS) -> OracleRun:
-    """Every scenario in both ScriptModule styles, with TorchScript warnings gathered once."""
+    """Every scenario in both ScriptModule styles, on a first and on a later instance, with
+    TorchScript warnings gathered once. The eager twin's observation is made once per scenario."""
+    from repro.engine.models import EagerNet
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         reason = torchscript_problem(device)
-        results = [] if reason else [
-            run_scenario(s, style, device) for style in _styles() for s in scenarios
-        ]
+        results = []
+        for s in [] if reason else scenarios:
+            eager = None if missing_needs(s) else observe(EagerNet, s, device)
+            results += [run_scenario(s, style, device, instance, eager) for style in _styles() for instance in INSTANCES]
     return OracleRun(results, _torchscript_warnings(caught), reason)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from repro.engine.recorder import Recorder
+from repro.engine.recorder import INPUT, Recorder
 
 Body = Callable[[Any, Recorder], None]
 
@@ -46,6 +46,17 @@ class Scenario:
 
 
 SCENARIOS: list[Scenario] = []
+
+
+def uncovered_hook_apis() -> list[str]:
+    """Hook APIs the installed torch offers that no scenario calls: every ``register_*hook*`` method
+    of ``nn.Module`` (the private ones libraries use included) and every global ``register_module_*``
+    function. A new one in a torch release fails a test until a scenario covers it."""
+    from torch.nn.modules import module
+
+    offered = {name for name in dir(torch.nn.Module) if name.lstrip("_").startswith("register") and "hook" in name}
+    offered |= {name for name in dir(module) if name.startswith("register_module_")}
+    return sorted(offered - {api for s in SCENARIOS for api in s.apis})
 
 
 def scenario(api: str, name: str, *also: str, downstream: bool = False, slow: bool = False) -> Callable[[Body], Body]:
@@ -356,6 +367,114 @@ def _(m, rec):
     rec.note("state dict", m.state_dict())
 
 
+# --- the rest of nn.Module's hook surface (PyTorch's test/nn/test_module_hooks.py) ---
+
+
+@scenario("register_forward_pre_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs)")
+def _(m, rec):
+    m.register_forward_pre_hook(rec.hook("forward pre"), with_kwargs=True)
+    rec.backward()
+
+
+@scenario("register_forward_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs, output)")
+def _(m, rec):
+    m.register_forward_hook(rec.hook("forward"), with_kwargs=True)
+    rec.backward()
+
+
+@scenario("register_forward_hook(always_call)", "always_call=True runs when forward raises", "register_forward_pre_hook")
+def _(m, rec):
+    def fail(module, args):
+        raise ValueError("a forward pre hook failed")
+
+    m.register_forward_pre_hook(fail)
+    m.register_forward_hook(rec.mark("forward (always_call)"), always_call=True)
+    m.register_forward_hook(rec.mark("forward"))
+    try:
+        m(rec.input())
+    except ValueError as err:
+        rec.note("forward raised", str(err))
+
+
+@scenario("register_forward_hook(prepend)", "three hooks, two prepended, over two iterations")
+def _(m, rec):
+    m.register_forward_hook(rec.mark("a"))
+    m.register_forward_hook(rec.mark("b"), prepend=True)
+    m.register_forward_hook(rec.mark("c"))
+    m.register_forward_hook(rec.mark("d"), prepend=True)
+    rec.backward()
+    rec.backward()
+
+
+@scenario("register_forward_hook", "a hook that removes itself runs once")
+def _(m, rec):
+    def once(module, args, output):
+        rec.mark("forward")()
+        handle.remove()
+
+    handle = m.register_forward_hook(once)
+    rec.backward()
+    rec.backward()
+
+
+@scenario("register_full_backward_hook", "with retain_graph, runs on each backward")
+def _(m, rec):
+    m.register_full_backward_hook(rec.hook("backward"))
+    out = m(rec.input()).sum()
+    out.backward(retain_graph=True)
+    out.backward()
+
+
+@scenario("register_full_backward_hook", "input without requires_grad: grad_input is None")
+def _(m, rec):
+    m.register_full_backward_hook(rec.hook("backward"))
+    m(torch.tensor(INPUT, device=rec.device)).sum().backward()
+
+
+@scenario("register_full_backward_pre_hook", "with retain_graph, runs on each backward")
+def _(m, rec):
+    m.register_full_backward_pre_hook(rec.hook("backward pre"))
+    out = m(rec.input()).sum()
+    out.backward(retain_graph=True)
+    out.backward()
+
+
+@scenario("register_state_dict_pre_hook", "state_dict(prefix='p.', keep_vars=True) reaches it")
+def _(m, rec):
+    m.register_state_dict_pre_hook(rec.hook("pre"))
+    rec.note("keys", list(m.state_dict(prefix="p.", keep_vars=True)))
+
+
+@scenario("register_load_state_dict_post_hook", "adding a missing key makes strict=True raise")
+def _(m, rec):
+    def insist(module, incompatible_keys):
+        incompatible_keys.missing_keys.append("linear.extra")
+
+    m.register_load_state_dict_post_hook(insist)
+    try:
+        m.load_state_dict(m.state_dict(), strict=True)
+    except RuntimeError as err:  # the message names the class, which differs between the twins
+        rec.note("load raised", [type(err).__name__, "Missing key(s)" in str(err), "linear.extra" in str(err)])
+
+
+@scenario("_register_state_dict_hook", "called with module, dict, prefix, metadata")
+def _(m, rec):
+    m._register_state_dict_hook(rec.hook("state dict hook"))
+    m.state_dict()
+
+
+@scenario("_register_load_state_dict_pre_hook", "called with the 7 loading arguments")
+def _(m, rec):
+    m._register_load_state_dict_pre_hook(rec.hook("load pre"))
+    m.load_state_dict(m.state_dict())
+
+
+@scenario("register_forward_hook", "on a submodule (m.linear)")
+def _(m, rec):
+    m.linear.register_forward_hook(rec.mark("child forward"))
+    rec.backward()
+
+
 # --- global module hooks (torch.nn.modules.module.register_module_*) -----------------
 
 
@@ -401,3 +520,22 @@ def _(m, rec):
 
     m.compile(backend=backend)
     rec.backward()
+
+
+# --- global registration hooks: they fire while a module is built ---------------------
+
+
+def _registration_scenario(register_name: str, label: str) -> None:
+    @scenario(register_name, "runs while a new model is built, with each name")
+    def _(m, rec):
+        def hook(module, name, value):
+            rec.events.append([label, name, type(value).__name__])
+
+        with _global_hook(register_name, hook):
+            type(m)()  # the model's own class: a ScriptModule subclass, or the eager twin
+
+
+for _register, _label in (("register_module_module_registration_hook", "module registered"),
+                          ("register_module_parameter_registration_hook", "parameter registered"),
+                          ("register_module_buffer_registration_hook", "buffer registered")):
+    _registration_scenario(_register, _label)

@@ -36,12 +36,12 @@ def add_flag_to_ignored_attributes() -> None:
 
 
 def declare_jit_ignored_attributes() -> None:
-    """(b) User side: each ScriptModule subclass declares ``__jit_ignored_attributes__``."""
-    import_torch()
-    from repro.engine.models import STYLES
+    """(b) User side: each ScriptModule subclass declares ``__jit_ignored_attributes__``; declared on
+    the base class here, so that the fresh classes of first-instance runs inherit it too."""
+    import torch
 
-    for cls in STYLES.values():
-        cls.__jit_ignored_attributes__ = [FLAG]
+    import_torch()
+    torch.jit.ScriptModule.__jit_ignored_attributes__ = [FLAG]
 
 
 def apply_upstream_patch() -> None:
@@ -118,9 +118,10 @@ def judge(candidate: Candidate, device: str) -> CandidateResult:
 def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
     """Judge a candidate from the scenarios of ``python -m repro --json`` run with it applied.
 
-    Runs that depart through another catalogued bug are left out: a candidate for this bug is
-    judged by every other scenario, which must all match eager."""
-    judged = [s for s in scenarios if s["verdict"] != "unavailable" and s["cause"] in (None, ORIGINAL)]
+    Runs that depart through another catalogued bug, or that TorchScript refuses by design, are left
+    out: a candidate for this bug is judged by every other scenario run, which must all match eager.
+    Nothing judged is never a fix."""
+    judged = [s for s in scenarios if s["verdict"] not in ("unavailable", "refused") and s["cause"] in (None, ORIGINAL)]
     if not judged:  # 0/0 matching proves nothing (TorchScript disabled, say)
         return CandidateResult(candidate, None, None, 0, 0, "cannot judge", "no scenario was judged with it applied")
     bug = [s for s in scenarios if ORIGINAL in s["covered_by"]]

@@ -17,6 +17,7 @@ def _scenario(result: ScenarioResult) -> dict[str, Any]:
         "api": result.scenario.api,
         "name": result.scenario.name,
         "style": result.style,
+        "instance": result.instance,
         "covered_by": covering(result),
         "cause": cause_of(result),
         "verdict": result.verdict,

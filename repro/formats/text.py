@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from repro.filing.candidates import CandidateResult
 from repro.filing.explain import RootCause
-from repro.engine.oracle import ScenarioResult, Side
+from repro.engine.oracle import INSTANCES, ScenarioResult, Side
 from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
 from repro.report import DEPARTURES, Report, conclusion
@@ -17,8 +17,9 @@ from repro.report import DEPARTURES, Report, conclusion
 COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
 WIDTH = 100  # every line of the report fits a 100-column terminal
 STYLES_NOTE = ("Each row covers both ScriptModule subclass styles (@torch.jit.script_method and a plain "
-               "def forward); where they differ, one row per style follows the scenario's. A cell counts "
-               "the hook calls recorded, or names what was compared where no hook records a call.")
+               "def forward), each on the first instance of a fresh class and on a later instance; where "
+               "they differ, one row per style (or per style and instance) follows the scenario's. A cell "
+               "counts the hook calls recorded, or names what was compared where no hook records a call.")
 
 
 def _side(side: Side | None) -> str:
@@ -43,11 +44,17 @@ def rows(report: Report) -> list[tuple[str, ...]]:
     table = []
     for results in by_scenario.values():
         api, name = results[0].scenario.api, results[0].scenario.name
-        cells = {r.style: (_side(r.script), _side(r.eager), r.verdict) for r in results}
+        cells = {(r.style, r.instance): (_side(r.script), _side(r.eager), r.verdict) for r in results}
         if len(set(cells.values())) == 1:
             table.append((api, name, *next(iter(cells.values()))))
-        else:
-            table += [(api, name, "", "", ""), *((api, f"  {style}", *c) for style, c in cells.items())]
+            continue
+        by_style = {style: {c for (st, _), c in cells.items() if st == style} for style, _ in cells}
+        table.append((api, name, "", "", ""))
+        for (style, instance), c in cells.items():  # one row per style, or per instance where they differ
+            if len(by_style[style]) > 1:
+                table.append((api, f"  {style}, {instance} instance", *c))
+            elif instance == INSTANCES[0]:
+                table.append((api, f"  {style}", *c))
     return table
 
 
@@ -87,10 +94,8 @@ def render(report: Report) -> str:
     lines += ["Catalogued bugs (python -m repro --list-bugs):", *_bug_lines(report), ""]
     if report.run.results:
         lines += [*_wrap(STYLES_NOTE, indent=""), "", *_table(rows(report))]
-        details = Counter(
-            f"{r.verdict} ({cause_of(r) or 'no catalogued bug'}): {r.detail}"
-            for r in report.run.results if r.verdict in DEPARTURES + ("unavailable",)
-        )
+        details = Counter(f"{r.verdict} ({_attribution(r)}): {r.detail}" for r in report.run.results
+                          if r.verdict in DEPARTURES + ("unavailable", "refused"))
         if details:
             lines += ["", "Details:"]
             lines += [line for text, n in details.items() for line in _wrap(f"  {text}  (x{n})")]
@@ -98,6 +103,13 @@ def render(report: Report) -> str:
         lines += ["", "Drift from the ledger:", *(line for d in report.drift for line in _wrap(f"  - {d}"))]
     lines += ["", *_wrap(conclusion(report), indent="")]
     return "\n".join(lines)
+
+
+def _attribution(result: ScenarioResult) -> str:
+    """Who answers for a departure: a catalogued bug, TorchScript's design, or nobody yet."""
+    if result.verdict in ("refused", "unavailable"):
+        return "by design" if result.verdict == "refused" else "this torch"
+    return cause_of(result) or "a departure no catalogued bug explains"
 
 
 def _bug_lines(report: Report) -> list[str]:
