@@ -44,3 +44,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         usable, status = npu_status()
         if not usable:
             pytest.skip(f"no usable NPU: torch_npu {status}")
+
+
+@pytest.fixture
+def index():
+    """A package index on loopback (tests/index_server.py), serving the wheels a test puts in it."""
+    from index_server import IndexServer
+
+    server = IndexServer()
+    server.url = server.start()
+    yield server
+    server.stop()

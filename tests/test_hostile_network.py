@@ -17,7 +17,7 @@ from packaging.version import Version
 
 from helpers import flag, run, write_ledger
 from hostile_server import HostileServer, answer, drip, gzip_bomb, ranges, redirect, sequence
-from index_server import BUGGY, Faults, IndexServer, build_wheel, shape
+from index_server import BUGGY, Faults, build_wheel, shape
 from tracker.index import Release, WheelFile, discover
 from tracker.probe import fetch_sources
 from tracker.remote import TAIL, FetchError, Limits, RangeFile, Traffic, check_url, get, make_session, redact
@@ -34,14 +34,6 @@ def server():
     hostile.url = hostile.start()
     yield hostile
     hostile.stop()
-
-
-@pytest.fixture
-def index():
-    server = IndexServer()
-    server.url = server.start()
-    yield server
-    server.stop()
 
 
 def listing(url: str) -> list[Release]:

@@ -23,14 +23,6 @@ def wheel_name(version: str, tag: str = TAG) -> str:
     return f"torch-{version}-{tag}.whl"
 
 
-@pytest.fixture
-def index():
-    server = IndexServer()
-    server.url = server.start()
-    yield server
-    server.stop()
-
-
 def check(index: IndexServer, tmp_path, *args: str, url: str | None = None, env=None):
     """Run the tracker as a user would; return (exit code, JSON report, ledger, stderr)."""
     ledger = tmp_path / "ledger.json"

@@ -37,14 +37,6 @@ def report(conclusion: str, outcome: str = "present") -> dict:
 
 
 @pytest.fixture
-def index():
-    server = IndexServer()
-    server.url = server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def pip_config(tmp_path, monkeypatch):
     """pip configuration naming other sources than the index: find-links from a configuration file
     (torch 9.9.6) and an extra index from ``PIP_EXTRA_INDEX_URL`` (torch 9.9.7)."""

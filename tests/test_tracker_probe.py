@@ -24,14 +24,6 @@ MODULE = "torch/nn/modules/module.py"
 RECURSIVE = "torch/jit/_recursive.py"
 
 
-@pytest.fixture
-def index():
-    server = IndexServer()
-    server.url = server.start()
-    yield server
-    server.stop()
-
-
 def probe(index: IndexServer, data: bytes) -> dict:
     """The ledger entry the sweep records for a release whose only wheel is ``data``."""
     index.wheels[WHEEL] = data

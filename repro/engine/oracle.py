@@ -104,17 +104,13 @@ def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "l
     """One scenario on a ScriptModule subclass (the ``first`` instance of a fresh class, or a
     ``later`` one) and on the eager twin (``eager``: its observation, when already made)."""
     from repro.catalogue.by_design import refusal
-    from repro.engine.models import STYLES, EagerNet, build, fresh_class
+    from repro.engine.models import STYLES, EagerNet, fresh_class
 
     missing = missing_needs(scenario)
     if missing:
         return ScenarioResult(scenario, style, "unavailable", f"this torch lacks {', '.join(missing)}",
                               instance=instance)
-    if instance == "first":
-        cls = fresh_class(style)
-    else:
-        cls = STYLES[style]
-        build(cls, device)  # so that the instance observed below is not the class's first
+    cls = fresh_class(style) if instance == "first" else _built_once(STYLES[style], device)
     script = observe(cls, scenario, device)
     eager = eager or observe(EagerNet, scenario, device)
     verdict, detail = judge(script, eager)
@@ -122,6 +118,19 @@ def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "l
     if where:
         verdict, detail = "refused", f"{detail} (by design: {where})"
     return ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
+
+
+_BUILT: set[type] = set()
+
+
+def _built_once(cls: type, device: str) -> type:
+    """``cls``, after making sure it has had its first instance: what ``later`` runs observe is not it."""
+    from repro.engine.models import build
+
+    if cls not in _BUILT:
+        build(cls, device)
+        _BUILT.add(cls)
+    return cls
 
 
 def run_all(device: str, scenarios: list[Scenario] = SCENARIOS) -> OracleRun:
