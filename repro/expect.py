@@ -1,0 +1,182 @@
+"""Downstream tests that flip with the ledger: ``@known_upstream_bug(bug_id)``.
+
+A decorated test is written as the behaviour users want. While the ledger says the bug is present
+on the installed torch, it is an expected failure that must fail *because of that bug*: the bug's
+error text anywhere in the exception chain, or a failed assertion while the bug's own scenarios
+(the "detector") show it here. Any other failure stays a failure, and a pass is one too (strict).
+When the ledger says fixed, the test must pass. A torch that cannot have the bug (its APIs are
+absent) or a release the ledger could not test skips the test with the reason.
+
+Under unittest (``python -m unittest``, torch's ``run_tests()``, pytest running a ``TestCase``)
+an expected failure is reported as unittest's own; a plain pytest function reports ``xfailed``.
+Nothing here imports torch: the detector imports it when a decorated test first runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import sys
+import unittest
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, TypeVar
+
+from repro.catalogue import BUGS, get
+from repro.catalogue.bug import Bug
+from repro.ledger import expectation_for, ledger_path, load
+
+EXPECTED_FAILURE, MUST_PASS, SKIPPED = "expected failure", "must pass", "skipped"
+LEDGER_STATES = {"present": EXPECTED_FAILURE, "fixed": MUST_PASS, "cannot-test": SKIPPED}
+
+Test = TypeVar("Test", bound=Callable[..., Any])
+_override: Path | None = None  # set by the pytest plugin's --upstream-ledger
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a test tied to one bug must do on the installed torch, and why."""
+
+    bug_id: str
+    state: str  # EXPECTED_FAILURE, MUST_PASS or SKIPPED
+    reason: str
+
+
+class UnexpectedPass(AssertionError):
+    """The test passed while the ledger says its bug is present: the ledger is stale (strict)."""
+
+
+def use_ledger(path: Path | None) -> None:
+    """Make ``path`` the ledger of every test that names none (the plugin's ``--upstream-ledger``)."""
+    global _override
+    _override = path
+
+
+def ledger_in_use(ledger: str | Path | None = None) -> Path:
+    """The test's own ledger, else the plugin's, else ``REPRO_LEDGER``, else the shipped one."""
+    return Path(ledger) if ledger is not None else _override or ledger_path()
+
+
+def torch_version() -> str:
+    """The installed torch's version, without importing torch where nothing has (the plugin's header)."""
+    torch = sys.modules.get("torch")
+    return str(torch.__version__) if torch is not None else importlib.metadata.version("torch")
+
+
+@functools.cache
+def _loaded(path: Path) -> dict[str, Any]:
+    return load(path)
+
+
+def from_ledger(bug_id: str, ledger: str | Path | None = None) -> Expected:
+    """The ledger's word alone (no torch import): what the header prints."""
+    version = torch_version()
+    expectation = expectation_for(_loaded(ledger_in_use(ledger)), version, bug_id)
+    return Expected(bug_id, LEDGER_STATES[expectation.outcome],
+                    f"the ledger says {bug_id} is {expectation.outcome} on torch {version} ({expectation.reason})")
+
+
+@functools.cache
+def detector_status(bug_id: str) -> tuple[str, str]:
+    """The bug's own scenarios on this torch, once per process: (status, detail) as the report has it."""
+    from repro.engine.oracle import run_all
+    from repro.catalogue import select
+    from repro.report import status_of
+
+    scenarios, _ = select([bug_id], slow=True)
+    return status_of(BUGS[bug_id], run_all("cpu", scenarios), None)
+
+
+def resolve(bug_id: str, ledger: str | Path | None = None) -> Expected:
+    """The ledger's word, unless this torch cannot have the bug at all (then the test skips)."""
+    expected = from_ledger(bug_id, ledger)
+    if expected.state == SKIPPED:
+        return expected
+    status, detail = detector_status(bug_id)
+    if status == "not-applicable":
+        return Expected(bug_id, SKIPPED, f"{bug_id} cannot occur on torch {torch_version()}: {detail}")
+    return expected
+
+
+def _chain(err: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        yield err
+        err = err.__cause__ or err.__context__
+
+
+def shows_error_text(bug: Bug, err: BaseException) -> bool:
+    """Does ``err`` (or an exception it chains) carry the bug's error text? Asked of the bug's own
+    recogniser, as an oracle result that raised, so the catalogue stays the one source of that text."""
+    return any(bug.recognise(SimpleNamespace(  # type: ignore[arg-type]  # the fields recognisers read
+        verdict="raises", detail=f"{type(e).__name__}: {e}", style=bug.styles[0],
+        scenario=SimpleNamespace(apis=set(bug.apis)), script=None, eager=None)) for e in _chain(err))
+
+
+def caused_by(bug: Bug, err: BaseException) -> bool:
+    """The bug's error text, or a failed assertion while the detector shows the bug on this torch."""
+    return shows_error_text(bug, err) or (isinstance(err, AssertionError) and detector_status(bug.id)[0] == "present")
+
+
+class _ExpectingFailure:
+    """``__unittest_expecting_failure__`` decided by the run itself. ``TestCase.run`` reads the flag
+    before the test (``a or flag`` keeps the object) and asks its truth only when the test raised and
+    after it ended: true exactly when this run failed because of the bug."""
+
+    def __init__(self) -> None:
+        self.now = False
+
+    def __bool__(self) -> bool:
+        return self.now
+
+
+def _skip(case: unittest.TestCase | None, reason: str) -> None:
+    if case is not None:
+        case.skipTest(reason)
+    import pytest
+
+    pytest.skip(reason)
+
+
+def _xfail(reason: str) -> None:
+    import pytest
+
+    pytest.xfail(reason)
+
+
+def known_upstream_bug(bug_id: str, *, ledger: str | Path | None = None) -> Callable[[Test], Test]:
+    """Tie a test of the wanted behaviour to a catalogued bug (an unknown id raises ``UnknownBug`` here)."""
+    bug = get(bug_id)
+
+    def decorate(test: Test) -> Test:
+        flag = _ExpectingFailure()
+
+        @functools.wraps(test)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            flag.now = False
+            case = args[0] if args and isinstance(args[0], unittest.TestCase) else None
+            expected = resolve(bug.id, ledger)
+            if expected.state == SKIPPED:
+                _skip(case, expected.reason)
+            try:
+                result = test(*args, **kwargs)
+            except Exception as err:
+                if expected.state != EXPECTED_FAILURE or not caused_by(bug, err):
+                    raise
+                if case is None:
+                    _xfail(expected.reason)
+                flag.now = True
+                raise
+            if expected.state == EXPECTED_FAILURE:
+                raise UnexpectedPass(f"{test.__qualname__} passed, but {expected.reason}: if torch fixed it, "
+                                     "record the fix in the ledger")
+            return result
+
+        wrapper.__unittest_expecting_failure__ = flag  # type: ignore[attr-defined]
+        wrapper.__upstream_bug__ = bug.id  # type: ignore[attr-defined]  # what the pytest plugin lists
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,107 @@
+"""pytest plugin (entry point ``pytest11``): ``@pytest.mark.upstream_bug(ID)`` and the ledger's word.
+
+The marker means what ``repro.expect.known_upstream_bug`` means. ``--upstream-ledger PATH`` names the
+ledger (default: ``REPRO_LEDGER``, else the shipped one). The header says what the ledger expects of
+each catalogued bug on the installed torch; the terminal summary lists the tests whose expectation
+came from it. It loads in every pytest session of the environment: nothing here imports torch, and a
+session whose tests use neither the marker nor the decorator only reads the ledger for the header.
+Under pytest-xdist each test's state travels to the controller in its report's ``user_properties``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repro import expect
+from repro.catalogue import BUGS, UnknownBug
+from repro.ledger import LedgerError
+
+MARKER = "upstream_bug"
+PROPERTY = "upstream_bug"  # user_properties key: "BUG_ID|STATE"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--upstream-ledger", metavar="PATH", default=None,
+                     help="ledger for @upstream_bug / known_upstream_bug tests (default: $REPRO_LEDGER, "
+                          "else the ledger scriptmodule-hook-repro ships)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker, and refuse a bad ledger in one sentence before any test runs."""
+    config.addinivalue_line("markers", f"{MARKER}(bug_id): an expected failure while the ledger says the "
+                                       "catalogued bug is present on the installed torch; must pass once fixed")
+    config.pluginmanager.register(Summary(), "repro-upstream-summary")
+    option = config.getoption("upstream_ledger")
+    expect.use_ledger(Path(option) if option else None)
+    if not hasattr(config, "workerinput"):  # the controller checks once; workers read it when a test needs it
+        try:
+            expect._loaded(expect.ledger_in_use())
+        except LedgerError as problem:
+            raise pytest.UsageError(f"--upstream-ledger: {problem}") from None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    try:
+        version = expect.torch_version()
+    except Exception as err:  # PackageNotFoundError, or a torch whose import already failed
+        return [f"upstream bugs: torch is not installed ({type(err).__name__}); no expectations"]
+    lines = [f"upstream bugs on torch {version}, from the ledger {expect.ledger_in_use()}:"]
+    for bug_id in BUGS:
+        expected = expect.from_ledger(bug_id)
+        lines.append(f"  {bug_id}: {expected.state}; {expected.reason}")
+    return lines
+
+
+def _items(result: Any) -> Iterator[pytest.Function]:
+    for node in result if isinstance(result, list) else [result]:
+        if isinstance(node, pytest.Function):
+            yield node
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Any:
+    """Wrap each marked test in the decorator: an unknown id fails its module's collection."""
+    result = yield
+    for item in _items(result):
+        mark = item.get_closest_marker(MARKER)
+        if mark is None:
+            continue
+        if len(mark.args) != 1 or not isinstance(mark.args[0], str):
+            raise pytest.Collector.CollectError(f"{item.nodeid}: {MARKER} takes one catalogued bug id")
+        try:
+            item.obj = expect.known_upstream_bug(mark.args[0])(item.obj)
+        except UnknownBug as unknown:
+            raise pytest.Collector.CollectError(f"{item.nodeid}: {unknown}") from None
+    return result
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Put the test's state in its reports, for the summary (the controller's, under xdist)."""
+    bug_id = getattr(getattr(item, "obj", None), "__upstream_bug__", None)
+    if bug_id is not None:
+        item.user_properties.append((PROPERTY, f"{bug_id}|{expect.resolve(bug_id).state}"))
+
+
+class Summary:
+    """Gathers, where the terminal is (the controller under xdist), each ledger-tied test's state and outcome."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, tuple[str, str, str]] = {}  # nodeid -> (bug, state, outcome)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        found = [value for key, value in report.user_properties if key == PROPERTY]
+        if found and (report.when == "call" or not report.passed):
+            bug_id, state = found[-1].split("|", 1)
+            outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            self.results.setdefault(report.nodeid, (bug_id, state, outcome))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.results:
+            return
+        terminalreporter.write_sep("=", f"upstream bugs: expectations from the ledger {expect.ledger_in_use()}")
+        for nodeid, (bug_id, state, outcome) in sorted(self.results.items()):
+            terminalreporter.write_line(f"{nodeid}: {bug_id}, {state}: {outcome}")
