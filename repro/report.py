@@ -69,7 +69,7 @@ def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[str, str]:
     judged = [r for r in scope if r.verdict != "unavailable"]
     if not judged:
         missing = sorted({r.detail for r in scope}) or ["no scenario covers it"]
-        return "not-applicable", f"this torch cannot run its scenarios ({'; '.join(missing)})"
+        return "not-applicable", f"its scenarios cannot run here: {'; '.join(missing)}"
     shown = [r for r in judged if cause_of(r) == bug.id]
     if shown:
         return "present", f"{len(shown)} of {len(judged)} scenario runs in its scope show it"

@@ -59,10 +59,11 @@ Check = Callable[[Trees], tuple[bool, str]]  # one piece of a bug: (intact, evid
 
 def static_verdict(sources: dict[str, str | None], checks: tuple[Check, ...],
                    applies: Callable[[Trees], str | None] = lambda trees: None) -> StaticVerdict:
-    """Parse the three files once, then judge one bug by its pieces: ``present`` when every piece
-    is intact, ``changed`` when one differs, ``not-applicable`` when ``applies`` names a missing API."""
+    """Parse the three files once, then judge one bug by its pieces: ``not-applicable`` when
+    ``applies`` names an API missing from module.py, ``present`` when every piece is intact,
+    ``changed`` when one differs."""
     trees: Trees = {}
-    for path in (RECURSIVE, SCRIPT, MODULE):
+    for path in (MODULE, RECURSIVE, SCRIPT):  # module.py first: whether the bug's API exists is decided there
         text = sources.get(path)
         if text is None:
             return StaticVerdict("unknown", [f"{path}: missing from the wheel"])
@@ -70,9 +71,9 @@ def static_verdict(sources: dict[str, str | None], checks: tuple[Check, ...],
             trees[path] = ast.parse(text)
         except SyntaxError as err:
             return StaticVerdict("unknown", [f"{path}:{err.lineno}: unparsable ({err.msg})"])
-    missing = applies(trees)
-    if missing:
-        return StaticVerdict("not-applicable", [missing])
+        missing = applies(trees) if path == MODULE else None
+        if missing:  # a release before the API: the other files (older wheels lack some) do not matter
+            return StaticVerdict("not-applicable", [missing])
     removed = _torchscript_removed(trees[SCRIPT])
     if removed:
         return StaticVerdict("removed", removed)

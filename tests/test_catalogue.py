@@ -160,3 +160,11 @@ def test_torch_1_13_shows_both_instance_behaviours_and_no_compile(tmp_path):
     assert {(s["instance"], s["verdict"], s["cause"]) for s in flag} == {
         ("first", "differs", "full-backward-hook-flag"), ("later", "raises", "full-backward-hook-flag")}
     assert {b["id"]: b["status"] for b in report["bugs"]}["module-compile-noop"] == "not-applicable"
+
+
+def test_a_release_before_the_api_is_not_applicable_from_module_py_alone():
+    """Releases before 1.8 lack register_full_backward_hook, and the oldest wheels lack the jit files too."""
+    module = installed_sources()["torch/nn/modules/module.py"].replace(
+        "def register_full_backward_hook(", "def register_full_backward_hook_absent(")
+    verdict = BUGS["full-backward-hook-flag"].static({"torch/nn/modules/module.py": module})
+    assert verdict.verdict == "not-applicable" and "added in torch 1.8" in verdict.evidence[0]
