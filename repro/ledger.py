@@ -80,7 +80,9 @@ def migrate(path: Path, data: Any) -> dict[str, Any]:
     """Schema 1 (one bug: top-level ``fixed_in``, ``releases[v].static/dynamic``) to schema 2 (per bug)."""
     if not isinstance(data, dict):
         raise LedgerError(f"the ledger {path} is not a JSON object.")
-    schema = data.get("schema", 1)
+    schema = data.get("schema")
+    if schema is None:
+        raise LedgerError(f"the ledger {path} has no schema number.")
     if schema == SCHEMA:
         return data
     if schema != 1:

@@ -164,7 +164,7 @@ def test_silenced_error_is_still_the_bug(ledger):
 
 @pytest.mark.parametrize(
     ("ledger_text", "message"),
-    [("{not json", "is not valid JSON"), ('{"fixed_in": "2.x", "releases": {}}', "invalid fixed_in"),
+    [("{not json", "is not valid JSON"), ('{"schema": 1, "fixed_in": "2.x", "releases": {}}', "invalid fixed_in"),
      ("[]", "is not a JSON object")],
 )
 def test_bad_ledger_is_one_sentence_exit_2(tmp_path, ledger_text, message):

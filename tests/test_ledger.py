@@ -77,7 +77,7 @@ def test_concurrent_writers_lose_no_entry(tmp_path):
 
 def test_malformed_ledger_is_a_ledger_error(tmp_path):
     path = tmp_path / "ledger.json"
-    path.write_text('{"releases": []}')
+    path.write_text('{"schema": 1, "releases": []}')
     with pytest.raises(LedgerError, match="no 'releases' object"):
         load(path)
 
@@ -108,13 +108,14 @@ def test_schema_1_ledger_is_written_back_only_as_schema_2(tmp_path):
 @pytest.mark.parametrize(("text", "message"), [
     ('{"schema": 99, "bugs": {}, "releases": {}}', "has schema 99"),
     ('{"schema": "banana", "releases": {}}', "has schema 'banana'"),
-    ('{"releases": {"2.13.0": "present"}}', "no 'releases' object of release objects"),
+    ('{"bugs": {}, "releases": {}}', "has no schema number"),
+    ('{"schema": 1, "releases": {"2.13.0": "present"}}', "no 'releases' object of release objects"),
     ('{"schema": 2, "bugs": {}, "releases": {"not-a-version": {}}}', "release key 'not-a-version'"),
     ('{"schema": 2, "bugs": {"x": {"fixed_in": 2.1}}, "releases": {}}', "invalid fixed_in 2.1"),
     ('{"schema": 2, "bugs": {}, "releases": {"2.1": {"bugs": {"x": {"dynamic": "present"}}}}}', "not objects"),
     ('{"schema": 2, "bugs": {}, "releases": {}, "upstream_issues": []}', "'upstream_issues' that is not"),
     ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
-], ids=["schema-99", "schema-banana", "release-string", "key-not-version", "fixed-in-number", "dynamic-string",
+], ids=["schema-99", "schema-banana", "schema-none", "release-string", "key-not-version", "fixed-in-number", "dynamic-string",
         "issues-list", "deep"])
 def test_malformed_ledgers_are_one_sentence(tmp_path, text, message):
     path = tmp_path / "ledger.json"
