@@ -135,7 +135,7 @@ def test_detector_confirms_the_bug_as_the_ledger_does():
 
 @pytest.mark.needs_bug  # the shipped ledger and the installed torch both say present
 def test_example_is_green_on_installed_torch_with_header_and_summary_under_xdist():
-    proc = run(["-m", "pytest", "-n", "2", "-p", "no:cacheprovider", str(EXAMPLE)])
+    proc = run(["-m", "pytest", "-n", "1", "-p", "no:cacheprovider", str(EXAMPLE)])  # a worker: states travel
     out = proc.stdout
     assert proc.returncode == 0 and "18 passed, 1 xfailed" in out, out + proc.stderr
     assert f"upstream bugs on torch {torch.__version__}, from the ledger {ROOT / 'repro' / 'ledger.json'}:" in out
@@ -167,3 +167,142 @@ def test_example_follows_ledger_on_patched_torch(tmp_path, candidate, ledger_say
 def test_example_is_not_part_of_this_projects_suite():
     options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert options["testpaths"] == ["tests"] and not EXAMPLE.is_relative_to(ROOT / "tests")
+
+
+# --- the decorator and the marker as downstream suites meet them: pytest, python -m unittest, run_tests() ------
+
+NET = f"""
+import torch
+
+from repro.expect import known_upstream_bug
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+def hook_fires():
+    calls = []
+    Net().register_full_backward_hook(lambda module, grad_input, grad_output: calls.append(grad_input))
+    assert calls == []
+"""
+
+TESTCASE = f"""
+class TestHooks(TestCase):
+    @known_upstream_bug("{ORIGINAL}")
+    def test_bug(self):
+        hook_fires()
+
+    @known_upstream_bug("{ORIGINAL}")
+    def test_other_failure(self):
+        raise ValueError("not the bug")
+
+    @known_upstream_bug("{ORIGINAL}")
+    def test_passes(self):
+        pass
+"""
+
+PYTEST_SUITE = NET + f"""
+import pytest
+from unittest import TestCase
+
+
+@pytest.mark.upstream_bug("{ORIGINAL}")
+def test_marker_bug():
+    hook_fires()
+
+
+@pytest.mark.upstream_bug("{ORIGINAL}")
+def test_marker_other_failure():
+    raise ValueError("not the bug")
+
+
+@known_upstream_bug("{ORIGINAL}")
+def test_decorator_bug():
+    hook_fires()
+
+
+@known_upstream_bug("{ORIGINAL}")
+def test_decorator_other_failure():
+    raise ValueError("not the bug")
+""" + TESTCASE
+
+TORCH_SUITE = NET + "\nfrom torch.testing._internal.common_utils import TestCase, run_tests\n" + TESTCASE + """
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+def _write(directory: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (directory / name).write_text(textwrap.dedent(text))
+    return directory
+
+
+@pytest.mark.needs_bug
+def test_pytest_marker_and_decorator_reject_other_failures_and_unknown_ids(tmp_path):
+    _write(tmp_path, {"test_downstream.py": PYTEST_SUITE,
+                      "test_unknown.py": 'import pytest\n\n\n@pytest.mark.upstream_bug("no-such-bug")\n'
+                                         'def test_x():\n    pass\n'})
+    proc = run([*ONE_PROCESS, "-rf", "--continue-on-collection-errors", "test_downstream.py", "test_unknown.py"],
+               cwd=tmp_path)
+    out = proc.stdout
+    assert proc.returncode == 1 and "4 failed, 3 xfailed" in out and " 1 error in " in out, out + proc.stderr
+    assert "test_unknown.py::test_x: no catalogued bug 'no-such-bug'; known: " in out
+    failed = sorted(line.split()[1] for line in out.splitlines() if line.startswith("FAILED "))
+    assert failed == ["test_downstream.py::TestHooks::test_other_failure", "test_downstream.py::TestHooks::test_passes",
+                      "test_downstream.py::test_decorator_other_failure", "test_downstream.py::test_marker_other_failure"]
+    assert f"test_downstream.py::test_marker_bug: {ORIGINAL}, expected failure: xfailed" in out
+    assert f"test_downstream.py::test_marker_other_failure: {ORIGINAL}, expected failure: failed" in out
+
+
+@pytest.mark.needs_bug
+@pytest.mark.parametrize(("args", "summary"), [
+    (["-m", "unittest", "discover", "-p", "downstream_*.py"], "FAILED (failures=1, errors=2, expected failures=1)"),
+    (["downstream_hooks.py"], "FAILED (failures=1, errors=1, expected failures=1)"),
+], ids=["python-m-unittest", "torch-run_tests"])
+def test_unittest_runners_keep_only_the_bugs_failure_expected(tmp_path, args, summary):
+    """torch's ``run_tests()`` wants xmlrunner where ``CI`` is set: unset here, as on a developer's machine."""
+    _write(tmp_path, {"downstream_hooks.py": TORCH_SUITE,
+                      "downstream_unknown.py": 'from repro.expect import known_upstream_bug\n\n\n'
+                                               '@known_upstream_bug("no-such-bug")\ndef test_x():\n    pass\n'})
+    proc = run(args, cwd=tmp_path, env={"CI": ""})
+    err = proc.stderr
+    assert proc.returncode == 1 and summary in err, proc.stdout + err
+    assert "ValueError: not the bug" in err and "UnexpectedPass: TestHooks.test_passes passed, but the ledger" in err
+    assert ("no catalogued bug 'no-such-bug'" in err) == ("discover" in args)
+
+
+# --- the plugin in every session of the environment ---------------------------------------------------------
+
+def test_plugin_costs_a_header_in_a_session_that_does_not_use_it(tmp_path):
+    _write(tmp_path, {"test_light.py": """
+        import os
+        import sys
+
+
+        def test_nothing_of_torch_was_touched():
+            assert "torch" not in sys.modules and "repro.engine" not in sys.modules
+            assert "TORCH_DEVICE_BACKEND_AUTOLOAD" not in os.environ
+        """})
+    proc = run(["-m", "pytest", "-p", "no:cacheprovider", "test_light.py"], cwd=tmp_path)
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout + proc.stderr
+    header = [line for line in proc.stdout.splitlines() if line.startswith("  ") and "; the ledger says " in line]
+    assert len(header) == 4 and "upstream bugs: expectations" not in proc.stdout
+
+
+@pytest.mark.parametrize("how", ["option", "REPRO_LEDGER"])
+def test_bad_ledger_is_one_line(tmp_path, how):
+    bad = tmp_path / "ledger.json"
+    bad.write_text('{"schema": 2, "bugs": [], "releases": {}}')
+    option = ["--upstream-ledger", str(bad)] if how == "option" else []
+    proc = run(["-m", "pytest", "-p", "no:cacheprovider", *option], cwd=tmp_path, ledger=bad)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert (proc.stdout + proc.stderr).strip().splitlines() == [
+        f"ERROR: --upstream-ledger: the ledger {bad} has no 'bugs' object of bug objects."]
