@@ -66,14 +66,15 @@ def torch_version() -> str:
 
 
 @functools.cache
-def _loaded(path: Path) -> dict[str, Any]:
+def loaded_ledger(path: Path) -> dict[str, Any]:
+    """The ledger at ``path``, read and validated once per process (``LedgerError`` if it is bad)."""
     return load(path)
 
 
 def from_ledger(bug_id: str, ledger: str | Path | None = None) -> Expected:
     """The ledger's word alone (no torch import): what the header prints."""
     version = torch_version()
-    expectation = expectation_for(_loaded(ledger_in_use(ledger)), version, bug_id)
+    expectation = expectation_for(loaded_ledger(ledger_in_use(ledger)), version, bug_id)
     return Expected(bug_id, LEDGER_STATES[expectation.outcome],
                     f"the ledger says {bug_id} is {expectation.outcome} on torch {version} ({expectation.reason})")
 

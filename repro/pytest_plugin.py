@@ -39,7 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
     expect.use_ledger(Path(option) if option else None)
     if not hasattr(config, "workerinput"):  # the controller checks once; workers read it when a test needs it
         try:
-            expect._loaded(expect.ledger_in_use())
+            expect.loaded_ledger(expect.ledger_in_use())
         except LedgerError as problem:
             raise pytest.UsageError(f"--upstream-ledger: {problem}") from None
 
@@ -82,6 +82,9 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Put the test's state in its reports, for the summary (the controller's, under xdist)."""
     bug_id = getattr(getattr(item, "obj", None), "__upstream_bug__", None)
+    if bug_id is None and item.get_closest_marker(MARKER):  # a unittest method: pytest_pycollect_makeitem never saw it
+        pytest.fail(f"{MARKER} marks pytest functions; decorate a TestCase method with "
+                    "repro.expect.known_upstream_bug instead", pytrace=False)
     if bug_id is not None:
         item.user_properties.append((PROPERTY, f"{bug_id}|{expect.resolve(bug_id).state}"))
 

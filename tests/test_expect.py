@@ -230,6 +230,12 @@ def test_decorator_bug():
 @known_upstream_bug("{ORIGINAL}")
 def test_decorator_other_failure():
     raise ValueError("not the bug")
+
+
+class TestMarked(TestCase):
+    @pytest.mark.upstream_bug("{ORIGINAL}")
+    def test_marked(self):
+        hook_fires()
 """ + TESTCASE
 
 TORCH_SUITE = NET + "\nfrom torch.testing._internal.common_utils import TestCase, run_tests\n" + TESTCASE + """
@@ -253,18 +259,21 @@ def test_pytest_marker_and_decorator_reject_other_failures_and_unknown_ids(tmp_p
     proc = run([*ONE_PROCESS, "-rf", "--continue-on-collection-errors", "test_downstream.py", "test_unknown.py"],
                cwd=tmp_path)
     out = proc.stdout
-    assert proc.returncode == 1 and "4 failed, 3 xfailed" in out and " 1 error in " in out, out + proc.stderr
+    assert proc.returncode == 1 and "4 failed, 3 xfailed" in out and " 2 errors in " in out, out + proc.stderr
     assert "test_unknown.py::test_x: no catalogued bug 'no-such-bug'; known: " in out
-    failed = sorted(line.split()[1] for line in out.splitlines() if line.startswith("FAILED "))
-    assert failed == ["test_downstream.py::TestHooks::test_other_failure", "test_downstream.py::TestHooks::test_passes",
-                      "test_downstream.py::test_decorator_other_failure", "test_downstream.py::test_marker_other_failure"]
+    failed = sorted(line.split()[1].split("::", 1)[1] for line in out.splitlines() if line.startswith("FAILED "))
+    assert failed == ["TestHooks::test_other_failure", "TestHooks::test_passes", "test_decorator_other_failure",
+                      "test_marker_other_failure"]
+    assert "ERROR at setup of TestMarked.test_marked" in out  # the marker cannot wrap a unittest method
+    assert "upstream_bug marks pytest functions; decorate a TestCase method with repro.expect.known_upstream_bug" in out
     assert f"test_downstream.py::test_marker_bug: {ORIGINAL}, expected failure: xfailed" in out
     assert f"test_downstream.py::test_marker_other_failure: {ORIGINAL}, expected failure: failed" in out
 
 
 @pytest.mark.needs_bug
 @pytest.mark.parametrize(("args", "summary"), [
-    (["-m", "unittest", "discover", "-p", "downstream_*.py"], "FAILED (failures=1, errors=2, expected failures=1)"),
+    (["-m", "unittest", "discover", "-p", "downstream_*.py"],
+     "FAILED (failures=1, errors=2, expected failures=1)"),  # errors: the other failure, the unknown id
     (["downstream_hooks.py"], "FAILED (failures=1, errors=1, expected failures=1)"),
 ], ids=["python-m-unittest", "torch-run_tests"])
 def test_unittest_runners_keep_only_the_bugs_failure_expected(tmp_path, args, summary):
