@@ -12,7 +12,7 @@ import os
 import sys
 
 from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
-from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load
+from repro.ledger import ORIGINAL, Expectation, LedgerError, expectation_for, ledger_path, load
 from repro.output import emit
 
 EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT = 0, 1, 2
@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return EXIT_OK
     try:
         scenarios, skipped = select(args.bug, args.slow)
+        if args.markdown:  # the body says which other APIs matched: run them all, and the bug's own slow ones
+            scenarios, skipped = select([], args.slow or any(s.slow for s in scenarios))
     except UnknownBug as problem:
         return fail(problem)
     expected: dict[str, Expectation] = {
@@ -81,13 +83,16 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         problem = torchscript_problem(environment.device)
         if problem:
             return fail(problem)
+    bug = BUGS[args.bug[0]] if args.bug else BUGS[ORIGINAL]  # what --explain and --markdown are about
     if args.explain:
-        emit(text.render_explanation(environment.torch_version, explain()))
+        emit(text.render_explanation(environment.torch_version, explain()) if bug.id == ORIGINAL
+             else text.render_bug_cause(environment.torch_version, bug))
         return EXIT_OK
     if args.candidates:
         from repro.filing.candidates import judge_all
 
-        emit(text.render_candidates(environment.torch_version, environment.device, judge_all(environment.device)))
+        results = judge_all(environment.device, lambda line: print(line, file=sys.stderr, flush=True))
+        emit(text.render_candidates(environment.torch_version, environment.device, results))
         return EXIT_OK
 
     from repro.engine.oracle import run_all
@@ -99,7 +104,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     elif args.markdown:
         from repro.filing.material import gather
 
-        emit(markdown.render(report, explain(), gather(environment.torch_npu, environment.device)))
+        def progress(line: str) -> None:
+            print(line, file=sys.stderr, flush=True)
+
+        filing = gather(bug, environment.torch_npu, environment.device, progress)
+        emit(markdown.render(report, filing, explain() if bug.id == ORIGINAL else None))
     else:
         emit(text.render(report))
     if report.matches_expectation:

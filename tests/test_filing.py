@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 import shutil
 import subprocess
 
@@ -10,6 +11,8 @@ import pytest
 import torch
 
 from helpers import ROOT, run, run_json, write_ledger
+from repro.catalogue import BUGS
+from repro.formats.markdown import ATTRIBUTION
 from repro.ledger import ORIGINAL, release_key
 from repro.filing.candidates import CANDIDATES, Candidate, classify, judge
 from repro.filing.explain import RootCause, explain
@@ -176,27 +179,67 @@ def test_workaround_keeps_the_mixing_rule():
         workaround.register_full_backward_hook(model, lambda *args: None)
 
 
+def _outside_collapsed(body: str) -> list[str]:
+    """The lines a reader sees before expanding anything, without the Versions block."""
+    before_versions = body.split("### Versions")[0]
+    return re.sub(r"<details>.*?</details>", "", before_versions, flags=re.DOTALL).splitlines()
+
+
+def _table_counts(body: str, api: str) -> tuple[int, int, int]:
+    """(runs, match, depart) for ``api`` from the collapsed table: one row per scenario run."""
+    verdicts = [line.split(" | ")[-1].rstrip(" |") for line in body.splitlines() if line.startswith(f"| {api} | ")]
+    return len(verdicts), verdicts.count("match"), verdicts.count("raises") + verdicts.count("differs")
+
+
 @pytest.mark.needs_bug
-def test_markdown_issue_body_is_ready_to_paste(tmp_path, ledger):
+@pytest.mark.parametrize("bug_id", list(BUGS))
+def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     from test_cli import fake_broken_npu
 
-    proc = run(["-m", "repro", "--markdown"], ledger=ledger, env=fake_broken_npu(tmp_path))
+    bug = BUGS[bug_id]
+    proc = run(["-m", "repro", "--markdown", "--bug", bug_id], ledger=ledger, env=fake_broken_npu(tmp_path))
     body = proc.stdout
     assert proc.returncode == 0, proc.stderr
     assert body.startswith("### 🐛 Describe the bug") and "### Versions" in body
-    assert (ROOT / "repro" / "full_backward_hook_bug.py").read_text().rstrip() in body
-    assert "(exit code 1)" in body and "BUG: register_full_backward_hook raised RuntimeError" in body
-    assert "Traceback (most recent call last):" in body and "self._c.setattr(attr, value)" in body
-    assert "pytorch/pytorch#181473" in body and "test_register_full_backward_hook_raises" in body
-    assert "| register_full_backward_hook | called with grad_input and grad_output |" in body
+    assert f"```python\n{bug.paste.rstrip()}\n```" in body  # the catalogue's paste-ready script, verbatim
+    output = body.split("(exit code 1):\n\n```\n")[1].split("\n```")[0]  # what running exactly it printed
+    assert output.startswith("Traceback (most recent call last):\n  File \"bug.py\", line ")
+    assert output.splitlines()[-1].split(":")[0] in ("RuntimeError", "AssertionError")
+    assert len(_outside_collapsed(body)) < 80
+    assert str(ROOT) not in body and str(Path.home()) + "/" not in body and "/tmp/" not in body
+    assert all(".../site-packages/" in line for line in body.splitlines() if "/site-packages/" in line)
+    assert [line for line in body.splitlines() if "repro" in line] == [ATTRIBUTION]  # no tool of ours but this
+    for api in bug.apis:  # each summary row agrees with the collapsed table under it
+        row = next(line for line in body.splitlines() if line.startswith(f"| `{api}` | "))
+        assert tuple(int(n) for n in row.strip("| ").split(" | ")[1:]) == _table_counts(body, api)
     assert "PyTorch version: " + torch.__version__ in body  # torch.utils.collect_env
     assert "torch_npu: 2.13.0 installed but cannot load" in body and "CANN: not found" in body
+    if bug_id != ORIGINAL:
+        assert "Where, in this torch's sources:" in body and "<summary>Proposed fix" not in body
+        return
+    assert "pytorch/pytorch#181473" in body and "test_register_full_backward_hook_raises" in body
     assert "+                return super().__setattr__(attr, value)" in body
-    verdicts = {c.name: re.search(rf"^\| {re.escape(c.summary)} \| \w+ \| (\d+/\d+) \| ([a-z ]+) \|$", body,
-                                  re.MULTILINE).groups() for c in CANDIDATES.values()}  # judged for real
-    assert verdicts == {"ignored-attributes": ("160/196", "hides the error"),
-                        "jit-ignored-attributes": ("160/196", "hides the error"),
-                        "upstream-patch": ("196/196", "fix"), "workaround": ("196/196", "fix")}
-    measured = body.split("In the run below")[1].split("\n")[0]  # the only sentence that calls APIs working
-    assert "`register_state_dict_post_hook`" in measured and "matched an eager" in measured
+    judged = re.search(r"judged by the (\d+) scenario runs below", body).group(1)
+    verdicts = {c.name: re.search(rf"^\| {re.escape(c.summary.split(' (')[0])} \| \w+ \| (\d+)/(\d+) \| ([a-z ]+) \|$",
+                                  body, re.MULTILINE).groups() for c in CANDIDATES.values()}  # judged for real
+    assert verdicts == {"ignored-attributes": ("160", judged, "hides the error"),
+                        "jit-ignored-attributes": ("160", judged, "hides the error"),
+                        "upstream-patch": (judged, judged, "fix"), "workaround": (judged, judged, "fix")}
+    measured = body.split("In the same run, ")[1].split("\n")[0]  # the only sentence that calls APIs working
+    assert "`register_state_dict_post_hook`" in measured and "matched the eager twin" in measured
     assert "`register_module_forward_hook`" not in measured and "`register_forward_hook`" not in measured
+    progress = [line.split(": ")[1] for line in proc.stderr.splitlines() if line.startswith("candidate ")]
+    assert sorted(progress) == sorted(CANDIDATES)  # one progress line per candidate, as each finishes
+
+
+def test_explain_names_each_step_of_a_catalogued_bug_with_file_and_line():
+    from repro.formats.text import render_bug_cause
+
+    text = render_bug_cause(torch.__version__, BUGS["global-backward-hooks-scripted"])
+    steps = [line.strip() for line in text.splitlines() if line.startswith("  ")]
+    assert "Module._call_impl asks every module for _get_backward_hooks" in steps[0]
+    assert "RecursiveScriptModule stubs _get_backward_hooks with _make_fail" in steps[1]
+    for step in steps:  # each cited line is where the step says
+        path, line = step.split(":")[:2]
+        assert (installed_torch_root() / path).is_file() and int(line) > 0
+    assert "Static signature: present" in text

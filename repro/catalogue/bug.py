@@ -33,6 +33,7 @@ class Bug:
     applies: Callable[[Trees], str | None]  # names the missing API where the bug cannot exist
     script: str  # the bisect-ready script (exit 1 bug, 0 fixed, 125 cannot test), from the repository root
     paste: str  # the paste-ready script: at most 25 lines, torch only, ends in the error or a failing assert
+    explanation: str  # the mechanism, in prose (its module's docstring); file:line evidence comes from ``static``
 
     def covers(self, result: ScenarioResult) -> bool:
         """Is this scenario run in the bug's scope (one of its APIs, one of its styles)?"""

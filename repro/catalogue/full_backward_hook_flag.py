@@ -67,4 +67,5 @@ BUG = Bug(
     applies=applies,
     script="repro/full_backward_hook_bug.py",
     paste=PASTE,
+    explanation=__doc__,
 )

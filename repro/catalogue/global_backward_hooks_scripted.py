@@ -93,4 +93,5 @@ BUG = Bug(
     applies=applies,
     script="repro/global_backward_hooks_bug.py",
     paste=PASTE,
+    explanation=__doc__,
 )

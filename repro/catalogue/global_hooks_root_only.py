@@ -86,4 +86,5 @@ BUG = Bug(
     applies=applies,
     script="repro/global_hooks_root_only_bug.py",
     paste=PASTE,
+    explanation=__doc__,
 )

@@ -72,4 +72,5 @@ BUG = Bug(
     applies=applies,
     script="repro/module_compile_bug.py",
     paste=PASTE,
+    explanation=__doc__,
 )

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,7 +85,7 @@ CANDIDATES = {c.name: c for c in (
               declare_jit_ignored_attributes),
     Candidate("upstream-patch", "upstream", "ignored_attributes plus ScriptModule.__setattr__ keeping the flag "
               "on the wrapper (python -m repro --patch)", apply_upstream_patch),
-    Candidate("workaround", "user", "repro.workaround.register_full_backward_hook / register_backward_hook",
+    Candidate("workaround", "user", "register through a helper that sets the flag on the Python wrapper first",
               use_workaround),
 )}
 
@@ -138,7 +138,12 @@ def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
     return CandidateResult(candidate, registers, hook_fires, matches, len(judged), verdict, detail)
 
 
-def judge_all(device: str) -> list[CandidateResult]:
-    """Judge every candidate, one process per CPU at a time (each process imports torch)."""
+def judge_all(device: str, progress: Callable[[str], None] = lambda line: None) -> list[CandidateResult]:
+    """Judge every candidate, one process per CPU at a time (each process imports torch), saying
+    through ``progress`` which one finished as each does: the whole takes several seconds."""
     with ThreadPoolExecutor(max_workers=min(len(CANDIDATES), os.cpu_count() or 1)) as pool:
-        return list(pool.map(lambda c: judge(c, device), CANDIDATES.values()))
+        futures = {pool.submit(judge, c, device): c for c in CANDIDATES.values()}
+        for done, future in enumerate(as_completed(futures), start=1):
+            r = future.result()
+            progress(f"candidate {done}/{len(futures)}: {r.candidate.name}: {r.verdict} ({r.matches}/{r.total})")
+        return [future.result() for future in futures]

@@ -35,8 +35,8 @@ class RootCause:
             f"({forwards}), whose C++ setter cannot cast True to {self.flag_type} "
             "(register_backward_hook assigns False: same error).",
             "Module._get_backward_hooks reads the flag back on the outer module when it is called, "
-            "so a fix must leave the wrapper reading True (`python -m repro --candidates` shows "
-            "which fixes do, and which only silence the error).",
+            "so a fix must leave the wrapper reading True: one that only keeps the flag out of the "
+            "C++ class silences the error while no backward hook ever runs.",
         ]
 
 

@@ -1,42 +1,56 @@
-"""Material for an upstream issue, gathered on this machine: the minimal script's source and
-real output, the traceback, and the versions block PyTorch's bug template asks for."""
+"""Material for an upstream issue, gathered on this machine: the bug's paste-ready script and what
+running exactly that script printed in a fresh interpreter, the versions block PyTorch's bug template
+asks for, and, for the original bug, the proposed patch and the candidates' verdicts. Local paths are
+shortened wherever they would show (tracebacks, versions)."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
-import traceback
-import warnings
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from repro.catalogue.bug import Bug
 from repro.filing.candidates import CandidateResult, judge_all
+from repro.ledger import ORIGINAL
 
-SCRIPT = Path(__file__).parents[1] / "full_backward_hook_bug.py"
-UPSTREAM_ISSUE = "pytorch/pytorch#181473"
+SCRIPT_NAME = "bug.py"  # what the pasted script is called in the traceback readers see
 DOWNSTREAM_TEST = "Ascend/pytorch test/test_jit_api.py::TestScriptModuleHooks::test_register_full_backward_hook_raises"
 
 
 @dataclass(frozen=True)
 class Filing:
-    script_source: str
-    script_output: str
-    script_exit: int
-    traceback: str
+    bug: Bug
+    output: str  # what the paste-ready script printed (its traceback included), paths shortened
+    exit_code: int
     versions: str
-    patch: str  # the proposed upstream diff for this torch, or why there is none
-    candidates: list[CandidateResult]
+    patch: str | None = None  # the original bug only: the proposed upstream diff for this torch
+    candidates: list[CandidateResult] = field(default_factory=list)  # the original bug only
 
 
-def gather(torch_npu_status: str, device: str) -> Filing:
-    """Everything the issue body shows; the minimal script runs while the candidates are judged."""
-    with subprocess.Popen([sys.executable, str(SCRIPT)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                          text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"}) as script:
-        candidates = judge_all(device)
-        output, _ = script.communicate(timeout=300)
-    return Filing(SCRIPT.read_text(encoding="utf-8"), output.strip(), script.returncode,
-                  registration_traceback(), versions(torch_npu_status), _patch(), candidates)
+def gather(bug: Bug, torch_npu_status: str, device: str, progress: Callable[[str], None]) -> Filing:
+    """Everything the issue body shows; the script runs while the original bug's candidates are judged."""
+    with tempfile.TemporaryDirectory(prefix="repro-issue-") as folder:
+        (Path(folder) / SCRIPT_NAME).write_text(bug.paste, encoding="utf-8")
+        with subprocess.Popen([sys.executable, SCRIPT_NAME], cwd=folder, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "PYTHONWARNINGS": "ignore"}) as script:
+            candidates = judge_all(device, progress) if bug.id == ORIGINAL else []
+            output, _ = script.communicate(timeout=300)
+        output = output.replace(f"{Path(folder).resolve()}/", "").replace(f"{folder}/", "")
+    return Filing(bug, shorten(output.strip()), script.returncode, shorten(versions(torch_npu_status)),
+                  _patch() if bug.id == ORIGINAL else None, candidates)
+
+
+def shorten(text: str) -> str:
+    """No home, venv or temporary paths in what is pasted upstream: ``.../site-packages/torch/...``."""
+    text = re.sub(r"(?:/[^\s\"'/]+)+/(site-packages|dist-packages)/", r".../\1/", text)
+    home = str(Path.home())
+    return text.replace(home, "~") if home not in ("/", "") else text
 
 
 def _patch() -> str:
@@ -46,19 +60,6 @@ def _patch() -> str:
         return proposed_diff()
     except PatchError as problem:
         return f"(no patch for this torch: {problem})"
-
-
-def registration_traceback() -> str:
-    """The full traceback of the failing registration, or a line saying it did not fail."""
-    from repro.engine.models import ScriptMethodNet
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ScriptMethodNet().register_full_backward_hook(lambda module, grad_input, grad_output: None)
-    except Exception:
-        return traceback.format_exc().strip()
-    return "register_full_backward_hook did not raise on this torch."
 
 
 def versions(torch_npu_status: str) -> str:

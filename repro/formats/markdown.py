@@ -1,18 +1,58 @@
-"""``--markdown``: an issue body in the shape of PyTorch's bug template, ready to paste."""
+"""``--markdown [--bug ID]``: an issue body in the shape of PyTorch's bug template, ready to paste.
+
+Written for a PyTorch maintainer: the bug's paste-ready script and what it printed in a fresh
+interpreter, one summary row per hook API the bug affects, the root cause where the catalogue knows
+it, and, collapsed, every scenario run, the patch and the versions. It names only tools the reader
+has (torch), but for one closing line saying where the body came from.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+
+from repro.catalogue import cause_of
+from repro.catalogue.bug import Bug
 from repro.filing.explain import RootCause
-from repro.filing.material import DOWNSTREAM_TEST, UPSTREAM_ISSUE, Filing
-from repro.formats.text import COLUMNS, rows
-from repro.report import Report, headline
+from repro.filing.material import DOWNSTREAM_TEST, Filing
+from repro.engine.oracle import ScenarioResult
+from repro.formats.text import side_cell
+from repro.ledger import ORIGINAL
+from repro.report import Report
+from repro.source_checks import installed_sources
+
+ATTRIBUTION = "Found and measured with scriptmodule-hook-repro (`python -m repro --markdown`)."
 
 
-def _table(report: Report) -> list[str]:
-    def line(cells: tuple[str, ...]) -> str:
-        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+def _cells(cells: tuple[str, ...]) -> str:
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
-    return [line(COLUMNS), "|" + "---|" * len(COLUMNS), *(line(row) for row in rows(report))]
+
+def _details(summary: str, body: list[str]) -> list[str]:
+    return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>"]
+
+
+RUN_COLUMNS = ("hook API", "scenario", "style", "instance", "ScriptModule", "eager", "verdict")
+
+
+def _run_row(r: ScenarioResult) -> str:
+    return _cells((r.scenario.api, r.scenario.name, r.style, r.instance, side_cell(r.script), side_cell(r.eager), r.verdict))
+
+
+def _judged(report: Report) -> int:
+    """The runs a candidate for the original bug is judged by: not another bug's, not refused by design."""
+    return sum(r.verdict not in ("unavailable", "refused") and cause_of(r) in (None, ORIGINAL) for r in report.run.results)
+
+
+def _summary(report: Report, bug: Bug) -> list[str]:
+    """One row per hook API the bug affects; its counts are those of the collapsed table's rows."""
+    counts: dict[str, Counter] = {api: Counter() for api in bug.apis}
+    for r in report.run.results:
+        if r.scenario.api in counts:
+            counts[r.scenario.api][r.verdict] += 1
+    lines = ["| hook API | scenario runs | match eager | depart (raises or differs) |", "|---|---|---|---|"]
+    lines += [_cells((f"`{api}`", str(sum(c.values())), str(c["match"]), str(c["raises"] + c["differs"])))
+              for api, c in counts.items() if c]
+    return lines
 
 
 def _matching(report: Report) -> str:
@@ -24,64 +64,60 @@ def _matching(report: Report) -> str:
     return ", ".join(working) if working else "no hook API"
 
 
-def render(report: Report, cause: RootCause, filing: Filing) -> str:
-    env = report.environment
+def _root_cause(bug: Bug, cause: RootCause | None) -> list[str]:
+    if cause is not None:
+        return [f"{i}. {step}" for i, step in enumerate(cause.chain(), start=1)]
+    evidence = bug.static(installed_sources()).evidence
+    return [" ".join(bug.explanation.split()) + " Where, in this torch's sources:",
+            *(f"- `{line.split(': ', 1)[0]}`: {line.split(': ', 1)[-1]}" for line in evidence)]
+
+
+def _candidates(report: Report, filing: Filing) -> list[str]:
+    if not filing.candidates:
+        return []
+    return ["", f"Candidate fixes, each applied in memory and judged by the {_judged(report)} scenario runs below "
+            "that neither another catalogued bug nor a by-design refusal accounts for:", "",
+            "| candidate | side | scenario runs matching eager | verdict |", "|---|---|---|---|",
+            *(_cells((r.candidate.summary.split(" (")[0], r.candidate.side, f"{r.matches}/{r.total}", r.verdict))
+              for r in filing.candidates)]
+
+
+def render(report: Report, filing: Filing, cause: RootCause | None) -> str:
+    """``cause``: the measured chain of the original bug; other bugs explain themselves from the catalogue."""
+    bug, env = filing.bug, report.environment
+    reference = (f"Reported before as {bug.upstream} (closed without a fix); a downstream test asserts the "
+                 f"error today: {DOWNSTREAM_TEST}." if bug.id == ORIGINAL else "Not reported before, as far as we know.")
     lines = [
         "### 🐛 Describe the bug",
         "",
-        "On a subclass of `torch.jit.ScriptModule`, `register_full_backward_hook` (and the legacy "
-        "`register_backward_hook`) raises `RuntimeError: Could not cast attribute '_is_full_backward_hook' "
-        "to type NoneType`. In the run below, "
-        f"{_matching(report)} matched an eager `nn.Module` twin in every scenario. "
-        f"Previously reported as {UPSTREAM_ISSUE} (closed without a fix); a downstream test asserts the "
-        f"error today: {DOWNSTREAM_TEST}.",
-        "",
-        "Minimal reproducer (torch only; exit 1 = bug present, 0 = fixed, 125 = cannot test):",
+        f"{bug.title}: {bug.symptom}. {reference}",
         "",
         "```python",
-        filing.script_source.rstrip(),
+        bug.paste.rstrip(),
         "```",
         "",
-        f"Output on torch {env.torch_version} (exit code {filing.script_exit}):",
+        f"Output of exactly this script on torch {env.torch_version} (exit code {filing.exit_code}):",
         "",
         "```",
-        filing.script_output,
+        filing.output,
         "```",
         "",
-        "Traceback:",
+        f"Each hook API this bug affects, on a ScriptModule subclass (`@torch.jit.script_method` and plain "
+        f"`def forward`, first and later instances) versus an eager `nn.Module` twin, device {env.device}:",
         "",
-        "```",
-        filing.traceback,
-        "```",
+        *_summary(report, bug),
         "",
-        f"Each hook scenario on a ScriptModule subclass versus an eager `nn.Module` twin (device {env.device}; "
-        "both `@torch.jit.script_method` and plain `def forward`):",
+        f"In the same run, {_matching(report)} matched the eager twin in every scenario.",
         "",
-        *_table(report),
+        "Root cause, as measured on this torch:",  # a list may follow a paragraph line directly
+        *_root_cause(bug, cause),
+        *_candidates(report, filing),
         "",
-        headline(report),
-        "",
-        "Root cause, as measured on this torch:",
-        "",
-        *(f"{i}. {step}" for i, step in enumerate(cause.chain(), start=1)),
-        "",
-        "Candidate fixes, each applied in memory and judged by every scenario above:",
-        "",
-        "| candidate | side | scenarios matching eager | verdict |",
-        "|---|---|---|---|",
-        *(f"| {r.candidate.summary} | {r.candidate.side} | {r.matches}/{r.total} | {r.verdict} |"
-          for r in filing.candidates),
-        "",
-        "Proposed fix (the `upstream-patch` candidate), with a regression test:",
-        "",
-        "```diff",
-        filing.patch.rstrip(),
-        "```",
-        "",
-        "### Versions",
-        "",
-        "```",
-        filing.versions.strip(),
-        "```",
+        *_details(f"All {len(report.run.results)} scenario runs, one row each",
+                  [_cells(RUN_COLUMNS), "|" + "---|" * len(RUN_COLUMNS), *(_run_row(r) for r in report.run.results)]),
     ]
+    if filing.patch:
+        lines += ["", *_details("Proposed fix, against the installed release, with a regression test",
+                                ["```diff", filing.patch.rstrip(), "```"])]
+    lines += ["", ATTRIBUTION, "", "### Versions", "", *_details("collect_env", ["```", filing.versions.strip(), "```"])]
     return "\n".join(lines)

@@ -22,7 +22,7 @@ STYLES_NOTE = ("Each row covers both ScriptModule subclass styles (@torch.jit.sc
                "counts the hook calls recorded, or names what was compared where no hook records a call.")
 
 
-def _side(side: Side | None) -> str:
+def side_cell(side: Side | None) -> str:
     """A short cell: the error type, the number of hook calls, or what was compared when no hook ran."""
     if side is None:
         return "-"
@@ -44,7 +44,7 @@ def rows(report: Report) -> list[tuple[str, ...]]:
     table = []
     for results in by_scenario.values():
         api, name = results[0].scenario.api, results[0].scenario.name
-        cells = {(r.style, r.instance): (_side(r.script), _side(r.eager), r.verdict) for r in results}
+        cells = {(r.style, r.instance): (side_cell(r.script), side_cell(r.eager), r.verdict) for r in results}
         if len(set(cells.values())) == 1:
             table.append((api, name, *next(iter(cells.values()))))
             continue
@@ -132,6 +132,17 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
                   *_wrap(f"  symptom: {bug.symptom}"),
                   f"  bisect: python {bug.script}", ""]
     return "\n".join(lines).rstrip()
+
+
+def render_bug_cause(torch_version: str, bug: Bug) -> str:
+    """``--explain --bug ID`` for a bug without a measured chain: its mechanism, then each piece
+    of its static signature with file:line in the installed torch."""
+    from repro.source_checks import installed_sources
+
+    verdict = bug.static(installed_sources())
+    return "\n".join([f"Root cause of {bug.id} on torch {torch_version}:", *_wrap(" ".join(bug.explanation.split()),
+                                                                                    indent=""),
+                      "", f"Static signature: {verdict.verdict}", *(f"  {line}" for line in verdict.evidence)])
 
 
 def render_explanation(torch_version: str, cause: RootCause) -> str:
