@@ -38,11 +38,6 @@ def refusal_line(entry: ByDesign, root: Path | None = None) -> str:
     return f"{entry.source}:{number}" if number else f"{entry.source}: the refusal is no longer there"
 
 
-def refused_by_design(error: str | None) -> ByDesign | None:
-    """The by-design refusal ``error`` comes from, if any."""
-    return next((entry for entry in BY_DESIGN if error and entry.error in error), None)
-
-
 def refusal(apis: set[str], error: str | None) -> str | None:
     """``file:line`` of the stub that refused a method the user called directly, or None.
 

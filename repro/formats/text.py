@@ -12,6 +12,7 @@ from repro.filing.explain import RootCause
 from repro.engine.oracle import INSTANCES, ScenarioResult, Side
 from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
+from repro.catalogue.by_design import BY_DESIGN, refusal_line
 from repro.report import DEPARTURES, Report, conclusion
 
 COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
@@ -131,7 +132,9 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
                   *_wrap(f"  APIs: {', '.join(bug.apis)}"),
                   *_wrap(f"  symptom: {bug.symptom}"),
                   f"  bisect: python {bug.script}", ""]
-    return "\n".join(lines).rstrip()
+    lines.append("Refused by design (not bugs), with the line of this torch that refuses each:")
+    lines += [line for entry in BY_DESIGN for line in _wrap(f"  {refusal_line(entry)}: {entry.what}")]
+    return "\n".join(lines)
 
 
 def render_bug_cause(torch_version: str, bug: Bug) -> str:
