@@ -66,9 +66,10 @@ def test_buggy_release_is_present_from_a_sliver_of_the_wheel(index, tmp_path):
          "member-missing", "unparsable"],
 )
 def test_static_verdicts_with_evidence(index, tmp_path, sources, verdict, evidence):
+    index.wheels[wheel_name("2.15.0")] = build_wheel(BUGGY)  # the predecessor a new status is compared with
     index.wheels[wheel_name("2.16.0")] = build_wheel(sources)
     code, report, ledger, _ = check(index, tmp_path)
-    static = flag(report["releases"][0])["static"]
+    static = flag(next(r for r in report["releases"] if r["version"] == "2.16.0"))["static"]
     assert static["verdict"] == verdict and any(evidence in e for e in static["evidence"])
     assert code == (3 if verdict in ("changed", "removed") else 0)
     assert ledger["bugs"][ORIGINAL]["fixed_in"] is None  # never "fixed" on static evidence alone
@@ -288,3 +289,17 @@ def test_a_reader_that_stops_early_changes_neither_the_ledger_nor_the_exit_code(
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
     assert proc.stdout.strip() == "0"
     assert flag(json.loads(ledger.read_text())["releases"]["2.13.0"])["static"]["verdict"] == "present"
+
+
+
+def test_status_change_is_relative_to_the_ledger(index, tmp_path):
+    """A first release has nothing to differ from; a recorded change is not a change again; a new
+    release that agrees with its predecessor is not one either."""
+    index.wheels[wheel_name("2.16.0")] = build_wheel(FIXED_IGNORED)
+    first, report, _, _ = check(index, tmp_path)
+    assert (first, report["changes"]) == (0, [])  # no earlier release to differ from
+    index.wheels[wheel_name("2.17.0")] = build_wheel(BUGGY)
+    code, report, _, _ = check(index, tmp_path)
+    assert code == 3 and report["changes"] == [f"{ORIGINAL}: 2.17.0: changed -> present"]
+    again, report, _, _ = check(index, tmp_path, "--recheck")
+    assert (again, report["changes"]) == (0, [])  # what the ledger already holds is no news

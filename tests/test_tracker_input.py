@@ -98,15 +98,15 @@ def test_bad_option_values_are_usage(index, tmp_path, args):
 # 16. A status change wins over errors; the errors are still listed.
 
 def test_a_status_change_is_exit_3_even_when_another_release_fails(index, tmp_path):
+    index.wheels[wheel_name("2.12.0")] = build_wheel(BUGGY, padding=1024)  # present: the predecessor
     index.wheels[WHEEL] = build_wheel(FIXED_IGNORED, padding=1024)
     index.extra["2.14.0"] = [wheel_name("2.14.0")]  # listed, but the file answers 404
     code, report, ledger, stderr = check(index, tmp_path)
     assert code == 3 and report["status_changed"] is True
-    assert verdicts(report) == {"2.13.0": "changed", "2.14.0": "unknown"}
+    assert verdicts(report) == {"2.12.0": "present", "2.13.0": "changed", "2.14.0": "unknown"}
     assert [e.split(":")[0] for e in report["errors"]] == ["2.14.0"] and "error" in ledger["releases"]["2.14.0"]
-    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url, "--recheck"],
-               ledger=tmp_path / "ledger.json")
-    assert proc.returncode == 3 and "error: 2.14.0: " in proc.stdout and "changed: full-backward-hook-flag: 2.13.0" in proc.stdout
+    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url], ledger=tmp_path / "ledger.json")
+    assert proc.returncode == 1 and "error: 2.14.0: " in proc.stdout  # the change is recorded: only the error
 
 
 def test_errors_alone_are_still_exit_1(index, tmp_path):
@@ -119,10 +119,12 @@ def test_errors_alone_are_still_exit_1(index, tmp_path):
 
 @pytest.mark.parametrize("where", ["directory", "missing-folder"])
 def test_unwritable_step_summary_warns_and_keeps_the_exit_code(index, tmp_path, where):
+    index.wheels[wheel_name("2.12.0")] = build_wheel(BUGGY, padding=1024)
     index.wheels[WHEEL] = build_wheel(FIXED_IGNORED, padding=1024)
     summary = tmp_path if where == "directory" else tmp_path / "missing" / "summary.md"
     proc = run(["-m", "tracker.check_upstream", "--index-url", index.url],
                ledger=write_ledger(tmp_path / "ledger.json"), env={"GITHUB_STEP_SUMMARY": str(summary)})
-    assert proc.returncode == 3 and "changed: full-backward-hook-flag: 2.13.0" in proc.stdout and "Traceback" not in proc.stderr
+    assert proc.returncode == 3 and "changed: full-backward-hook-flag: 2.13.0: present -> changed" in proc.stdout
+    assert "Traceback" not in proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if "GITHUB_STEP_SUMMARY" in line]
     assert len(warnings) == 1 and warnings[0].startswith("check_upstream: warning: ")

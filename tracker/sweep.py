@@ -25,8 +25,6 @@ from tracker.remote import FetchError, Traffic, make_session
 from tracker.index import Release, release_key
 from tracker.probe import choose_wheel, fetch_sources, judge
 
-STATUS_STATIC = ("changed", "removed")
-STATUS_DYNAMIC = ("fixed",)
 CONFIRMED = ("present", "fixed", "not-applicable")  # a dynamic verdict no cannot-test may replace
 
 
@@ -229,8 +227,25 @@ def confirm_and_record(version: str, options: Options, outcome: Outcome, progres
         progress(f"{key}: error: {release['error']}")
 
 
+def status(verdicts: dict[str, Any]) -> str | None:
+    """A bug's status for one release: its confirmed dynamic verdict when there is one, else its static one."""
+    return (verdicts.get("dynamic") or {}).get("verdict") or (verdicts.get("static") or {}).get("verdict")
+
+
+def _status_before(ledger: dict[str, Any], version: str, bug_id: str) -> str | None:
+    """What the ledger held for this release, or else for the latest earlier release with a status."""
+    _, releases = ledger_io.bug_history(ledger, bug_id)
+    if status(releases.get(version) or {}):
+        return status(releases[version])
+    earlier = sorted((Version(v) for v in releases if Version(v) < Version(version) and status(releases[v])),
+                     reverse=True)
+    return status(releases[str(earlier[0])]) if earlier else None
+
+
 def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> list[str]:
-    """What in this run means 'time to flip the tests', per bug."""
+    """What in this run means 'time to flip the tests', per bug: a new fixed_in or regression, or a
+    release whose status differs from what the ledger held (for a new release: from the latest earlier
+    release's). Moves to or from ``not-applicable`` and ``unknown`` (an error, listed apart) are not changes."""
     found = []
     for bug_id in sorted({*before["bugs"], *after["bugs"]}):
         old, new = before["bugs"].get(bug_id) or {}, after["bugs"].get(bug_id) or {}
@@ -239,10 +254,13 @@ def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> 
         for version in sorted(set(new.get("regressions", [])) - set(old.get("regressions", []))):
             found.append(f"{bug_id}: {version} regressed (present again after a confirmed fix)")
     for version, entry in outcome.entries.items():
-        for bug_id, verdicts in (entry.get("bugs") or {}).items():
-            static, dynamic = verdicts.get("static") or {}, verdicts.get("dynamic") or {}
-            if static.get("verdict") in STATUS_STATIC:
-                found.append(f"{bug_id}: {version}: static verdict {static['verdict']}")
-            if dynamic.get("verdict") in STATUS_DYNAMIC:
-                found.append(f"{bug_id}: {version}: confirmed {dynamic['verdict']}")
+        for bug_id in entry.get("bugs") or {}:
+            new_status = status((after["releases"].get(version, {}).get("bugs") or {}).get(bug_id) or {})
+            known = {**before, "releases": {**after["releases"], **before["releases"]}}
+            if version not in before["releases"]:
+                known["releases"].pop(version, None)
+            old_status = _status_before(known, version, bug_id)
+            if {old_status, new_status} & {None, "unknown", "not-applicable"} or old_status == new_status:
+                continue
+            found.append(f"{bug_id}: {version}: {old_status} -> {new_status}")
     return found
