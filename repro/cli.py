@@ -125,6 +125,8 @@ def _patch(fail) -> int:
         emit(proposed_diff(), end="")
     except (PatchError, FileNotFoundError) as problem:
         return fail(problem)
+    print("note: the torch/ hunks are made against the installed release's files, not upstream's main branch",
+          file=sys.stderr)
     return EXIT_OK
 
 

@@ -117,6 +117,8 @@ def patched_copy(tmp_path):
         shutil.copy(installed_torch_root() / path, tmp_path / path)
     diff = run(["-m", "repro", "--patch"])
     assert diff.returncode == 0 and diff.stdout.startswith("--- a/torch/jit/_recursive.py")
+    assert diff.stderr.strip() == ("note: the torch/ hunks are made against the installed release's files, "
+                                   "not upstream's main branch")
     applied = subprocess.run(["patch", "-p1", "--forward"], input=diff.stdout, cwd=tmp_path,
                              capture_output=True, text=True)
     assert applied.returncode == 0, applied.stdout + applied.stderr
