@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
 from repro.ledger import ORIGINAL, Expectation, LedgerError, expectation_for, ledger_path, load
@@ -36,6 +37,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     mode.add_argument("--patch", action="store_true",
                       help="print the proposed upstream diff (with a regression test) for this torch")
     mode.add_argument("--list-bugs", action="store_true", help="list the catalogued bugs and exit")
+    parser.add_argument("--against", type=Path, metavar="PYTORCH_CHECKOUT",
+                        help="with --patch: make the diff against that checkout and register the test there")
     parser.add_argument(
         "--device", choices=DEVICE_CHOICES, default="auto",
         help="where to run (default: the accelerator if present, else cpu)",
@@ -54,8 +57,10 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         print(f"{prog}: error: {problem}", file=sys.stderr)
         return EXIT_ENVIRONMENT
 
+    if args.against and not args.patch:
+        return fail("--against is for --patch")
     if args.patch:
-        return _patch(fail)
+        return _patch(fail, args.against)
     try:
         ledger = load(ledger_path())  # before importing torch: bad input fails fast
         environment = resolve_environment(args.device)
@@ -118,15 +123,16 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     return EXIT_DRIFT
 
 
-def _patch(fail) -> int:
+def _patch(fail, against: Path | None) -> int:
     from repro.filing.upstream_patch import PatchError, proposed_diff
 
     try:
-        emit(proposed_diff(), end="")
+        emit(proposed_diff(against), end="")
     except (PatchError, FileNotFoundError) as problem:
         return fail(problem)
-    print("note: the torch/ hunks are made against the installed release's files, not upstream's main branch",
-          file=sys.stderr)
+    if against is None:
+        print("note: the torch/ hunks are made against the installed release's files, not upstream's main branch "
+              "(--against PYTORCH_CHECKOUT makes them against a checkout)", file=sys.stderr)
     return EXIT_OK
 
 

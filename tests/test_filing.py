@@ -19,7 +19,7 @@ from repro.filing.explain import RootCause, explain
 from repro.formats.text import render_candidates
 from repro.engine.models import STYLES, EagerNet, build
 from repro.source_checks import RECURSIVE, SCRIPT, StaticVerdict, installed_sources, installed_torch_root
-from repro.filing.upstream_patch import TEST_PATH, PatchError, patched_sources
+from repro.filing.upstream_patch import REGISTRATION, TEST_PATH, PatchError, patched_sources
 from repro import workaround
 
 
@@ -117,8 +117,7 @@ def patched_copy(tmp_path):
         shutil.copy(installed_torch_root() / path, tmp_path / path)
     diff = run(["-m", "repro", "--patch"])
     assert diff.returncode == 0 and diff.stdout.startswith("--- a/torch/jit/_recursive.py")
-    assert diff.stderr.strip() == ("note: the torch/ hunks are made against the installed release's files, "
-                                   "not upstream's main branch")
+    assert diff.stderr.startswith("note: the torch/ hunks are made against the installed release's files")
     applied = subprocess.run(["patch", "-p1", "--forward"], input=diff.stdout, cwd=tmp_path,
                              capture_output=True, text=True)
     assert applied.returncode == 0, applied.stdout + applied.stderr
@@ -245,3 +244,52 @@ def test_explain_names_each_step_of_a_catalogued_bug_with_file_and_line():
         path, line = step.split(":")[:2]
         assert (installed_torch_root() / path).is_file() and int(line) > 0
     assert "Static signature: present" in text
+
+
+UPSTREAM_TEST_JIT = """# Owner(s): ["oncall: jit"]
+
+import torch
+
+# The JIT tests live in test/jit and are imported here, so that the runner collects them.
+from jit.test_tracer import TestTracer  # noqa: F401
+from jit.test_hooks import TestHooks  # noqa: F401
+
+from torch.testing._internal.common_utils import run_tests
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A small checkout in upstream's shape: the installed torch's two files and a test/test_jit.py."""
+    for path in (RECURSIVE, SCRIPT):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(installed_torch_root() / path, tmp_path / path)
+    (tmp_path / "test" / "jit").mkdir(parents=True)
+    (tmp_path / "test" / "test_jit.py").write_text(UPSTREAM_TEST_JIT)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    return tmp_path
+
+
+@pytest.mark.needs_bug
+def test_patch_against_a_checkout_applies_there_and_registers_the_test(checkout):
+    proc = run(["-m", "repro", "--patch", "--against", str(checkout)])
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert "+from jit.test_script_module_backward_hooks import TestScriptModuleBackwardHooks  # noqa: F401" in proc.stdout
+    assert f"+++ b/{TEST_PATH}" in proc.stdout and "--- a/test/test_jit.py" in proc.stdout
+    check = subprocess.run(["git", "apply", "--check", "-"], cwd=checkout, input=proc.stdout, capture_output=True,
+                           text=True)
+    assert check.returncode == 0, check.stderr
+    subprocess.run(["git", "apply", "-"], cwd=checkout, input=proc.stdout, text=True, check=True)
+    lines = (checkout / "test" / "test_jit.py").read_text().splitlines()
+    assert lines.index(REGISTRATION) == lines.index("from jit.test_hooks import TestHooks  # noqa: F401") + 1
+
+
+@pytest.mark.parametrize("layout", ["missing", "not-pytorch"])
+def test_patch_against_something_else_is_one_sentence(tmp_path, layout):
+    target = tmp_path / "absent" if layout == "missing" else tmp_path
+    proc = run(["-m", "repro", "--patch", "--against", str(target)])
+    assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1
+    assert ("is not a folder" if layout == "missing" else "is not a PyTorch checkout") in proc.stderr

@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import ast
 import difflib
+import shutil
+import subprocess
+from pathlib import Path
 
 from repro.source_checks import (FLAG, RECURSIVE, SCRIPT, forwarding_call, ignored_attributes_node,
                                   installed_sources, mentions_flag)
 
 TEST_PATH = "test/jit/test_script_module_backward_hooks.py"
+TEST_JIT = "test/test_jit.py"
+REGISTRATION = "from jit.test_script_module_backward_hooks import TestScriptModuleBackwardHooks  # noqa: F401"
 
 SETATTR_BRANCH = [
     f'if attr == "{FLAG}":',
@@ -134,10 +139,49 @@ def unified_diff(before: dict[str, str], after: dict[str, str]) -> str:
     return "".join(chunks)
 
 
-def proposed_diff() -> str:
-    """The whole proposal for the installed torch: the fix and its regression test."""
-    sources = installed_sources((RECURSIVE, SCRIPT))
-    missing = [path for path, text in sources.items() if text is None]
+def proposed_diff(against: Path | None = None) -> str:
+    """The whole proposal: the fix and its regression test. Against the installed release's files by
+    default; ``against`` a PyTorch checkout, its own files, with the test registered in test/test_jit.py
+    (PyTorch's runner collects test/jit modules only through it), checked there with ``git apply --check``."""
+    if against is None:
+        sources = installed_sources((RECURSIVE, SCRIPT))
+        missing = [path for path, text in sources.items() if text is None]
+        if missing:
+            raise PatchError(f"the installed torch lacks {', '.join(missing)}.")
+        return unified_diff(sources, {**patched_sources(sources), TEST_PATH: REGRESSION_TEST})
+    sources = checkout_sources(against)
+    diff = unified_diff(sources, {**patched_sources(sources), TEST_JIT: register_test(sources[TEST_JIT]),
+                                  TEST_PATH: REGRESSION_TEST})
+    _check_applies(diff, against)
+    return diff
+
+
+def checkout_sources(root: Path) -> dict[str, str]:
+    """The two torch files and test/test_jit.py of a PyTorch checkout; one sentence when it is not one."""
+    if not root.is_dir():
+        raise PatchError(f"{root} is not a folder.")
+    missing = [path for path in (RECURSIVE, SCRIPT, TEST_JIT) if not (root / path).is_file()]
     if missing:
-        raise PatchError(f"the installed torch lacks {', '.join(missing)}.")
-    return unified_diff(sources, {**patched_sources(sources), TEST_PATH: REGRESSION_TEST})
+        raise PatchError(f"{root} is not a PyTorch checkout: it lacks {', '.join(missing)}.")
+    return {path: (root / path).read_text(encoding="utf-8") for path in (RECURSIVE, SCRIPT, TEST_JIT)}
+
+
+def register_test(test_jit: str) -> str:
+    """test/test_jit.py importing the new test class after its last ``from jit.`` import, as upstream does."""
+    lines = test_jit.splitlines(keepends=True)
+    imports = [i for i, line in enumerate(lines) if line.startswith("from jit.")]
+    if not imports:
+        raise PatchError(f"{TEST_JIT} imports no test/jit module; register the test by hand.")
+    if REGISTRATION in test_jit:
+        raise PatchError(f"{TEST_JIT} already imports the regression test.")
+    lines.insert(imports[-1] + 1, REGISTRATION + "\n")
+    return "".join(lines)
+
+
+def _check_applies(diff: str, root: Path) -> None:
+    if shutil.which("git") is None:
+        raise PatchError("git is not installed, so the patch cannot be checked with git apply --check.")
+    check = subprocess.run(["git", "apply", "--check", "-"], cwd=root, input=diff, capture_output=True, text=True)
+    if check.returncode:
+        reason = (check.stderr.strip().splitlines() or ["no reason given"])[0]
+        raise PatchError(f"git apply --check refuses the patch in {root}: {reason}")
