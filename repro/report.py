@@ -55,7 +55,12 @@ class Report:
         return not self.drift
 
     def unexplained(self) -> list[ScenarioResult]:
-        return [r for r in self.run.results if r.verdict in DEPARTURES and cause_of(r) is None]
+        return unexplained(self.run)
+
+
+def unexplained(run: OracleRun) -> list[ScenarioResult]:
+    """Departures no catalogued bug explains: each is drift, and makes the outcome ``different``."""
+    return [r for r in run.results if r.verdict in DEPARTURES and cause_of(r) is None]
 
 
 def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[str, str]:
@@ -113,8 +118,7 @@ def build_report(environment: Environment, run: OracleRun, expected: dict[str, E
     """``skipped``: bug id -> why its scenarios did not run (``catalogue.select``)."""
     statuses = [BugStatus(bug, *status_of(bug, run, (skipped or {}).get(bug.id)), expected[bug.id])
                 for bug in BUGS.values()]
-    unexplained = [r for r in run.results if r.verdict in DEPARTURES and cause_of(r) is None]
-    return Report(environment, run, statuses, outcome_of(run, statuses, unexplained),
+    return Report(environment, run, statuses, outcome_of(run, statuses, unexplained(run)),
                   drift_of(run, statuses, expected))
 
 

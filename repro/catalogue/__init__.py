@@ -20,7 +20,6 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads the catalogue w
 
 BUGS: dict[str, Bug] = {module.BUG.id: module.BUG for module in (
     full_backward_hook_flag, global_backward_hooks_scripted, global_hooks_root_only, module_compile_noop)}
-ORIGINAL = full_backward_hook_flag.BUG.id
 
 
 class UnknownBug(KeyError):
