@@ -119,10 +119,14 @@ def test_prefers_linux_x86_64_wheel(index, tmp_path):
     assert report["releases"][0]["probe"]["wheel"] == wheel_name("2.13.0")
 
 
-def test_release_without_wheel_is_unknown(index, tmp_path):
+@pytest.mark.parametrize("kind", ["json-api", "simple"])
+def test_release_without_wheel_is_unknown_through_either_index(index, tmp_path, kind):
+    """An sdist-only release: the JSON API lists it as a release; the simple index only by its file."""
     index.extra["2.13.0"] = ["torch-2.13.0.tar.gz"]
-    code, report, _, _ = check(index, tmp_path)
+    url = index.url if kind == "json-api" else f"{index.url}/simple/"
+    code, report, _, _ = check(index, tmp_path, url=url)
     assert verdicts(report) == {"2.13.0": "unknown"} and code == 0
+    assert flag(report["releases"][0])["static"]["evidence"] == ["the release has no wheel"]
 
 
 def test_ranges_unsupported_stops_at_once_unless_full_download_allowed(index, tmp_path):
@@ -303,3 +307,11 @@ def test_status_change_is_relative_to_the_ledger(index, tmp_path):
     assert code == 3 and report["changes"] == [f"{ORIGINAL}: 2.17.0: changed -> present"]
     again, report, _, _ = check(index, tmp_path, "--recheck")
     assert (again, report["changes"]) == (0, [])  # what the ledger already holds is no news
+
+
+def test_bug_limits_a_run_to_that_bug(index, tmp_path):
+    index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY)
+    code, report, ledger, _ = check(index, tmp_path, "--bug", "module-compile-noop")
+    assert code == 0 and set(ledger["releases"]["2.13.0"]["bugs"]) == {"module-compile-noop"}
+    code, _, _, stderr = check(index, tmp_path, "--bug", "no-such-bug")
+    assert code == 2 and "no catalogued bug 'no-such-bug'" in stderr and "Traceback" not in stderr

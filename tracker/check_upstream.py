@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=_positive, default=4, help="concurrent probes (default: %(default)s)")
     parser.add_argument("--timeout", type=_seconds, default=900,
                         help="seconds per release for dynamic runs (default: %(default)s)")
+    parser.add_argument("--bug", action="append", default=[], type=_bug_id, metavar="ID",
+                        help="check only this catalogued bug (repeatable; default: every one)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--upstream-issue", type=_issue_ref, metavar="OWNER/REPO#N",
                         help="also record that GitHub issue's state (token from GITHUB_TOKEN if set)")
@@ -87,6 +89,15 @@ def _version(text: str) -> Version:
         return Version(text)
     except InvalidVersion:
         raise argparse.ArgumentTypeError(f"not a version: {text!r}") from None
+
+
+def _bug_id(text: str) -> str:
+    from repro.catalogue import UnknownBug, get
+
+    try:
+        return get(text).id
+    except UnknownBug as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _positive(text: str) -> int:
@@ -131,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         ledger=path, pre=args.pre, since=args.since, recheck=args.recheck, install=args.install,
         confirm=args.confirm, full_download=args.full_download,
         installer=Installer(args.install_index_url, args.install_extra_index_url, args.use_pip_config),
-        jobs=args.jobs, timeout=args.timeout,
+        jobs=args.jobs, timeout=args.timeout, bugs=tuple(args.bug),
     )
 
     def progress(line: str) -> None:

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 from urllib.parse import urljoin
 
 import requests
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from tracker.remote import Document, FetchError, Limits, Traffic, get, parse_json
@@ -69,9 +69,19 @@ def discover(session: requests.Session, index_url: str, traffic: Traffic, name: 
         try:
             _, version, _, _ = parse_wheel_filename(file.filename)
         except (InvalidWheelFilename, InvalidVersion):
-            continue  # sdists and oddly named files tell us nothing
+            sdist = _sdist_version(file.filename)
+            if sdist is not None:  # a release with only an sdist still counts, as "unknown" (no wheel)
+                by_version.setdefault(Version(release_key(sdist)), [])
+            continue
         by_version.setdefault(Version(release_key(version)), []).append(file)
     return [Release(v, tuple(by_version[v])) for v in sorted(by_version)]
+
+
+def _sdist_version(filename: str) -> Version | None:
+    try:
+        return parse_sdist_filename(filename)[1]
+    except (InvalidSdistFilename, InvalidVersion):
+        return None  # an oddly named file tells us nothing
 
 
 def _json_api(session: requests.Session, url: str, traffic: Traffic) -> tuple[list[str], list[WheelFile]]:

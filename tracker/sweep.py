@@ -40,6 +40,7 @@ class Options:
     full_download: bool = False
     jobs: int = 4
     timeout: float = 900.0
+    bugs: tuple[str, ...] = ()  # --bug: the catalogued bugs to check (empty: every one)
 
 
 @dataclass
@@ -67,27 +68,29 @@ def select(releases: list[Release], known: dict[str, Any], options: Options) -> 
     return chosen
 
 
-def static_entry(release: Release, full_download: bool, session_for: Callable) -> dict[str, Any]:
-    """The ledger entry for one release: what reading its wheel cost (``probe``) and each bug's static
-    verdict from the wheel's sources (``bugs[id].static``)."""
+def static_entry(release: Release, full_download: bool, session_for: Callable,
+                 bug_ids: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The ledger entry for one release: what reading its wheel cost (``probe``) and the static verdict
+    of each bug (``bug_ids``, default every catalogued one) from the wheel's sources (``bugs[id].static``)."""
+    chosen = bug_ids or tuple(BUGS)
     if release.yanked:
         return {"yanked": True, "bugs": {}, "checked_at": now()}
     wheel = choose_wheel(release.wheels)
     if wheel is None:
         return {"yanked": False, "checked_at": now(), "probe": {"bytes_fetched": 0, "wheel_size": None, "requests": 0},
-                "bugs": _every_bug("unknown", ["the release has no wheel"])}
+                "bugs": _every_bug(chosen, "unknown", ["the release has no wheel"])}
     traffic = Traffic()
     error = None
     try:
         fetched = fetch_sources(session_for(), wheel, traffic, full_download)
         size = fetched.wheel_size
         if fetched.problem is None:
-            bugs = {bug.id: {"static": asdict(judge(fetched.sources, bug.static))} for bug in BUGS.values()}
+            bugs = {bug_id: {"static": asdict(judge(fetched.sources, BUGS[bug_id].static))} for bug_id in chosen}
         else:
-            bugs = _every_bug("unknown", [fetched.problem])
+            bugs = _every_bug(chosen, "unknown", [fetched.problem])
     except Exception as err:  # one release's failure must not end the sweep: record it, retry next run
         error = str(err) if isinstance(err, FetchError) else f"{type(err).__name__}: {err}"
-        bugs, size = _every_bug("unknown", [error]), wheel.size
+        bugs, size = _every_bug(chosen, "unknown", [error]), wheel.size
     probe = {"wheel": wheel.filename, "wheel_size": size, "bytes_fetched": traffic.bytes, "requests": traffic.requests}
     entry = {"yanked": False, "checked_at": now(), "probe": probe, "bugs": bugs}
     if error:
@@ -95,8 +98,8 @@ def static_entry(release: Release, full_download: bool, session_for: Callable) -
     return entry
 
 
-def _every_bug(verdict: str, evidence: list[str]) -> dict[str, Any]:
-    return {bug_id: {"static": {"verdict": verdict, "evidence": evidence}} for bug_id in BUGS}
+def _every_bug(bug_ids: tuple[str, ...], verdict: str, evidence: list[str]) -> dict[str, Any]:
+    return {bug_id: {"static": {"verdict": verdict, "evidence": evidence}} for bug_id in bug_ids}
 
 
 def recompute(data: dict[str, Any]) -> None:
@@ -177,7 +180,7 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
         return local.session
 
     def probe(release: Release) -> tuple[str, dict[str, Any]]:
-        return str(release.version), static_entry(release, options.full_download, session_for)
+        return str(release.version), static_entry(release, options.full_download, session_for, options.bugs)
 
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         for done, (version, entry) in enumerate(pool.map(probe, releases), start=1):
@@ -211,6 +214,7 @@ def confirm_and_record(version: str, options: Options, outcome: Outcome, progres
         progress(f"{key}: error: {err}")
         return
     checked_at = now()
+    results = {bug_id: r for bug_id, r in results.items() if not options.bugs or bug_id in options.bugs}
     verdicts = {bug_id: {"verdict": r.verdict, "detail": r.detail, "checked_at": checked_at}
                 for bug_id, r in results.items()}
     kept: list[str] = []
