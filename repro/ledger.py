@@ -146,9 +146,18 @@ def _version_or_none(value: Any, problem: LedgerError) -> None:
         raise problem
 
 
-def release_key(torch_version: str) -> str:
-    """'2.13.0+cpu' -> '2.13.0': ledger entries are per release, not per build."""
-    return Version(torch_version).public
+def release_key(version: str | Version) -> str:
+    """The ledger's key for a torch version: one per public release, with three release numbers, as an
+    installed torch reports it ('2.13', '2.13.0+cpu', '2.13.0.0' -> '2.13.0'); the CLI and the tracker
+    both key by it."""
+    public = Version(Version(str(version)).public)
+    numbers = list(public.release)
+    while len(numbers) > 3 and numbers[-1] == 0:
+        numbers.pop()
+    numbers += [0] * (3 - len(numbers))
+    epoch = f"{public.epoch}!" if public.epoch else ""
+    rest = str(public)[len(epoch + ".".join(map(str, public.release))):]  # pre-, post- and dev-release parts
+    return epoch + ".".join(map(str, numbers)) + rest
 
 
 def bug_history(ledger: dict[str, Any], bug_id: str) -> tuple[str | None, dict[str, dict[str, Any]]]:

@@ -95,6 +95,19 @@ def method(tree: ast.AST, cls: str, name: str) -> ast.FunctionDef | None:
     return find(owner, ast.FunctionDef, name) if owner else None
 
 
+def call_impl_uses(trees: Trees, name: str) -> ast.AST | None:
+    """The first place ``Module._call_impl`` names ``name`` (an attribute or a variable), or None."""
+    call_impl = method(trees[MODULE], "Module", "_call_impl")
+    return next((node for node in ast.walk(call_impl) if name in (getattr(node, "attr", None), getattr(node, "id", None))),
+                None) if call_impl else None
+
+
+def find_assignment(tree: ast.AST, name: str) -> ast.Assign | None:
+    """The first ``name = ...`` anywhere in ``tree`` (module level or nested in a block)."""
+    return next((node for node in ast.walk(tree) if assigns(node, lambda t: isinstance(t, ast.Name) and t.id == name)),
+                None)
+
+
 def mentions(node: ast.AST, text: str) -> bool:
     """Does ``node`` contain the string constant ``text`` (an attribute name spelled out)?"""
     return any(isinstance(n, ast.Constant) and n.value == text for n in ast.walk(node))

@@ -15,6 +15,7 @@ import requests
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from repro.ledger import release_key
 from tracker.remote import Document, FetchError, Limits, Traffic, get, parse_json
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -38,19 +39,6 @@ class Release:
         return bool(self.wheels) and all(w.yanked for w in self.wheels)
 
 
-def release_key(version: Version) -> str:
-    """The ledger's key for ``version``: its public version with three release numbers, as an installed
-    torch reports it and ``repro.ledger.release_key`` keys it ('2.13', '2.13.0+cpu', '2.13.0.0' -> '2.13.0')."""
-    public = Version(version.public)
-    numbers = list(public.release)
-    while len(numbers) > 3 and numbers[-1] == 0:
-        numbers.pop()
-    numbers += [0] * (3 - len(numbers))
-    epoch = f"{public.epoch}!" if public.epoch else ""
-    rest = str(public)[len(epoch + ".".join(map(str, public.release))):]  # pre-, post- and dev-release parts
-    return epoch + ".".join(map(str, numbers)) + rest
-
-
 def discover(session: requests.Session, index_url: str, traffic: Traffic, name: str = "torch") -> list[Release]:
     """Every release of ``name`` the index lists, oldest first, one per ledger key: local builds
     (``+cpu``, ``+cu126``) are wheels of their public release."""
@@ -62,7 +50,7 @@ def discover(session: requests.Session, index_url: str, traffic: Traffic, name: 
         listed, files = _json_api(session, f"{root}/pypi/{name}/json", traffic)
         for text in listed:  # a release with no wheel still counts, as "unknown"
             try:
-                by_version.setdefault(Version(release_key(Version(text))), [])
+                by_version.setdefault(Version(release_key(text)), [])
             except InvalidVersion:
                 continue
     for file in files:

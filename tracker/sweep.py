@@ -22,7 +22,7 @@ from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from tracker.confirm import Installer, ReportError, confirm
 from tracker.remote import FetchError, Traffic, make_session
-from tracker.index import Release, release_key
+from tracker.index import Release
 from tracker.probe import choose_wheel, fetch_sources, judge
 
 CONFIRMED = ("present", "fixed", "not-applicable")  # a dynamic verdict no cannot-test may replace
@@ -203,7 +203,7 @@ def confirm_and_record(version: str, options: Options, outcome: Outcome, progres
     """Install ``torch==version``, record the reproducer's verdict per bug under the release's ledger key;
     a report that is not one, or a cannot-test where a verdict was confirmed, is an error of that release,
     retried next run."""
-    key = release_key(Version(version))
+    key = ledger_io.release_key(version)
     progress(f"confirming {version} in a throwaway environment...")
     try:
         results = confirm(version, options.installer, options.timeout)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, Bug, fewer_calls, raised
+from repro.catalogue.bug import STYLES, Bug, fewer_calls, paste_script, raised
 from repro.source_checks import FLAG, FLAG_PIECES, MODULE, Trees, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -34,26 +34,13 @@ def applies(trees: Trees) -> str | None:
     return None
 
 
-PASTE = '''\
-import torch
-
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
-
-
+PASTE = paste_script('import torch', '''\
 calls = []
 model = Net()
 model.register_full_backward_hook(lambda module, grad_input, grad_output: calls.append(grad_input))
 model(torch.ones(1, 2, requires_grad=True)).sum().backward()
 assert len(calls) == 1, f"the full backward hook ran {len(calls)} times, expected once"
-'''
+''')
 
 BUG = Bug(
     id="full-backward-hook-flag",

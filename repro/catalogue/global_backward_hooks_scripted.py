@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, raised
-from repro.source_checks import MODULE, SCRIPT, Trees, find, method
+from repro.catalogue.bug import Bug, paste_script, raised
+from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find, find_assignment, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -33,12 +33,10 @@ def applies(trees: Trees) -> str | None:
 
 
 def _call_impl_asks(trees: Trees) -> tuple[bool, str]:
-    call_impl = method(trees[MODULE], "Module", "_call_impl")
-    asks = [node for node in ast.walk(call_impl) if isinstance(node, ast.Attribute)
-            and node.attr == "_get_backward_hooks"] if call_impl else []
-    if not asks:
+    asks = call_impl_uses(trees, "_get_backward_hooks")
+    if asks is None:
         return False, f"{MODULE}: Module._call_impl no longer asks for _get_backward_hooks"
-    return True, f"{MODULE}:{asks[0].lineno}: Module._call_impl asks every module for _get_backward_hooks"
+    return True, f"{MODULE}:{asks.lineno}: Module._call_impl asks every module for _get_backward_hooks"
 
 
 def _stubs_raise(trees: Trees) -> tuple[bool, str]:
@@ -54,31 +52,13 @@ def _stubs_raise(trees: Trees) -> tuple[bool, str]:
     return True, f"{SCRIPT}:{make_fail.lineno}: RecursiveScriptModule stubs _get_backward_hooks with _make_fail"
 
 
-def find_assignment(tree: ast.AST, name: str) -> ast.Assign | None:
-    return next((node for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                 and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)), None)
-
-
-PASTE = '''\
-import torch
-from torch.nn.modules.module import register_module_full_backward_hook
-
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    def forward(self, x):  # a plain forward, as torch_npu's tests write it
-        return self.linear(x)
-
-
+PASTE = paste_script('import torch\nfrom torch.nn.modules.module import register_module_full_backward_hook', '''\
 calls = []
 register_module_full_backward_hook(lambda module, grad_input, grad_output: calls.append(module))
 model = Net()
 model(torch.ones(1, 2, requires_grad=True)).sum().backward()
 assert len(calls) == 2, f"the global backward hook ran {len(calls)} times, expected twice"
-'''
+''', script_method=False)
 
 BUG = Bug(
     id="global-backward-hooks-scripted",

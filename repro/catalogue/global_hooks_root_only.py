@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, calls
-from repro.source_checks import MODULE, SCRIPT, Trees, find, method
+from repro.catalogue.bug import Bug, calls, paste_script
+from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -38,12 +38,10 @@ def applies(trees: Trees) -> str | None:
 
 
 def _call_impl_runs_global_hooks(trees: Trees) -> tuple[bool, str]:
-    call_impl = method(trees[MODULE], "Module", "_call_impl")
-    reads = [node for node in ast.walk(call_impl) if isinstance(node, ast.Name)
-             and node.id == "_global_forward_hooks"] if call_impl else []
-    if not reads:
+    reads = call_impl_uses(trees, "_global_forward_hooks")
+    if reads is None:
         return False, f"{MODULE}: Module._call_impl no longer runs _global_forward_hooks"
-    return True, f"{MODULE}:{reads[0].lineno}: Module._call_impl runs global hooks per Python call"
+    return True, f"{MODULE}:{reads.lineno}: Module._call_impl runs global hooks per Python call"
 
 
 def _script_method_compiles(trees: Trees) -> tuple[bool, str]:
@@ -53,26 +51,12 @@ def _script_method_compiles(trees: Trees) -> tuple[bool, str]:
     return True, f"{SCRIPT}:{script_method.lineno}: script_method compiles forward, whose child calls bypass Python"
 
 
-PASTE = '''\
-import torch
-from torch.nn.modules.module import register_module_forward_hook
-
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
-
-
+PASTE = paste_script('import torch\nfrom torch.nn.modules.module import register_module_forward_hook', '''\
 seen = []
 register_module_forward_hook(lambda module, args, output: seen.append(module.original_name))
 Net()(torch.ones(1, 2))
 assert seen == ["Linear", "Net"], f"global forward hooks ran for {seen}, eager runs them for Linear and Net"
-'''
+''')
 
 BUG = Bug(
     id="global-hooks-root-only",

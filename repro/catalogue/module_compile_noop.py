@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, Bug, calls
+from repro.catalogue.bug import STYLES, Bug, calls, paste_script
 from repro.source_checks import MODULE, Trees, assigns, method, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -39,26 +39,13 @@ def _compile_assigns(trees: Trees) -> tuple[bool, str]:
     return False, f"{MODULE}:{compile_method.lineno}: Module.compile no longer assigns self.{ATTRIBUTE}"
 
 
-PASTE = '''\
-import torch
-
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
-
-
+PASTE = paste_script('import torch', '''\
 graphs = []
 model = Net()
 model.compile(backend=lambda graph_module, inputs: graphs.append(graph_module) or graph_module.forward)
 model(torch.ones(1, 2))
 assert graphs, "Module.compile() had no effect: the call never went through torch.compile"
-'''
+''')
 
 BUG = Bug(
     id="module-compile-noop",
