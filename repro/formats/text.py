@@ -164,6 +164,7 @@ def render_candidates(torch_version: str, device: str, results: list[CandidateRe
             f"{r.matches}/{r.total} scenarios match eager",
             f"  verdict: {r.verdict.upper()}: {r.detail}",
         ]
-    lines += ["", "Only a candidate whose every scenario matches eager counts as a fix; "
-              "'hides the error' means registration succeeds but hooks still misbehave."]
+    lines += ["", "Only a candidate under which every judged scenario run matches eager counts as a fix (runs that "
+              "another catalogued bug or a by-design refusal accounts for are not judged); 'hides the error' "
+              "means registration succeeds but hooks still misbehave."]
     return "\n".join(lines)
