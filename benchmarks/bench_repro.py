@@ -1,4 +1,5 @@
-"""Print the reproducer's speed figures (floors: repro <= 1.5x `import torch`, suite < 60 s).
+"""Print the reproducer's speed figures (floors: repro <= 1.5x `import torch`; --candidates and
+--markdown <= 2x repro; suite < 60 s).
 
     python benchmarks/bench_repro.py [--runs N] [--skip-suite]
 
@@ -37,6 +38,9 @@ def main() -> None:
     repro = seconds(["-m", "repro"], args.runs)
     print(f"import torch      {base:6.2f} s (median of {args.runs})")
     print(f"python -m repro   {repro:6.2f} s  ratio {repro / base:.2f}x  (floor: <= 1.5x)")
+    for option in ("--candidates", "--markdown"):
+        kit = seconds(["-m", "repro", option], args.runs)
+        print(f"  {option:<15} {kit:6.2f} s  ratio {kit / repro:.2f}x python -m repro  (floor: <= 2x)")
     if not args.skip_suite:
         suite = seconds(["-m", "pytest", "-q", "-p", "no:cacheprovider"], 1)
         print(f"pytest suite      {suite:6.2f} s  ratio {suite / 60:.2f} of the 60 s budget")

@@ -12,7 +12,11 @@ import os
 import sys
 from pathlib import Path
 
+from collections.abc import Callable
+
+from repro.catalogue import UnknownBug, get
 from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
+from repro.filing.material import HeadStart, head_start
 from repro.ledger import ORIGINAL, Expectation, LedgerError, expectation_for, ledger_path, load
 from repro.output import emit
 
@@ -63,11 +67,29 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return _patch(fail, args.against)
     try:
         ledger = load(ledger_path())  # before importing torch: bad input fails fast
+        started = _head_start(args)
+    except (LedgerError, UnknownBug) as problem:
+        return fail(problem)
+    try:
+        return _run(args, ledger, started, fail)
+    finally:
+        started.stop()
+
+
+def _head_start(args: argparse.Namespace) -> HeadStart:
+    """--markdown and --candidates start their processes of their own before this one imports torch."""
+    if not (args.markdown or args.candidates):
+        return HeadStart()
+    return head_start(get(args.bug[0] if args.bug else ORIGINAL) if args.markdown else None, args.device)
+
+
+def _run(args: argparse.Namespace, ledger: dict, started: HeadStart, fail: Callable[[object], int]) -> int:
+    try:
         environment = resolve_environment(args.device)
-    except (EnvironmentProblem, LedgerError) as problem:
+    except EnvironmentProblem as problem:
         return fail(problem)
 
-    from repro.catalogue import BUGS, UnknownBug, select  # imports torch: after resolve_environment
+    from repro.catalogue import BUGS, select  # imports torch: after resolve_environment
     from repro.filing.explain import explain
     from repro.formats import json as json_format, markdown, text
 
@@ -96,7 +118,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     if args.candidates:
         from repro.filing.candidates import judge_all
 
-        results = judge_all(environment.device, lambda line: print(line, file=sys.stderr, flush=True))
+        results = judge_all(environment.device, lambda line: print(line, file=sys.stderr, flush=True),
+                            started.candidates)
         emit(text.render_candidates(environment.torch_version, environment.device, results))
         return EXIT_OK
 
@@ -112,7 +135,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         def progress(line: str) -> None:
             print(line, file=sys.stderr, flush=True)
 
-        filing = gather(bug, environment.torch_npu, environment.device, progress)
+        filing = gather(bug, environment.torch_npu, environment.device, progress, started)
         emit(markdown.render(report, filing, explain() if bug.id == ORIGINAL else None))
     else:
         emit(text.render(report))

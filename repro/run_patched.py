@@ -5,8 +5,9 @@
 
     python -m repro.run_patched --sources DIR (-m MODULE | SCRIPT) [ARGS...]
 
-Nothing is written to site-packages: the patch lives only in this process, which is why
-each candidate is judged in a subprocess of its own. ``--sources DIR`` serves the torch
+Nothing is written to site-packages: the patch lives only in this process. The upstream-patch
+candidate replaces torch's source files, so it is judged this way, before torch is imported;
+the others can also be applied and reverted inside one process. ``--sources DIR`` serves the torch
 files under DIR (e.g. ``DIR/torch/jit/_script.py`` after ``patch -p1``) that differ from the
 installed ones instead, and names them on stderr. Exit 2: usage, or nothing to overlay.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import runpy
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from repro.filing.candidates import CANDIDATES
@@ -32,6 +34,7 @@ def _fail(message: str) -> None:
 
 
 def main(argv: list[str]) -> None:
+    fix: AbstractContextManager[None] = nullcontext()
     if argv[:1] == ["--sources"] and len(argv) > 1:
         directory, argv = Path(argv[1]), argv[1:]
         if not directory.is_dir():
@@ -44,17 +47,18 @@ def main(argv: list[str]) -> None:
               file=sys.stderr)
         import_torch()
     elif argv[:1] and argv[0] in CANDIDATES:
-        CANDIDATES[argv[0]].apply()  # before anything imports torch: some candidates replace its sources
+        fix = CANDIDATES[argv[0]].apply()  # entered before anything imports torch
     else:
         _fail(USAGE)
     if len(argv) < 2 or (argv[1] == "-m" and len(argv) < 3):
         _fail(USAGE)
-    if argv[1] == "-m":
-        sys.argv = [argv[2], *argv[3:]]
-        runpy.run_module(argv[2], run_name="__main__", alter_sys=True)
-    else:
-        sys.argv = argv[1:]
-        runpy.run_path(argv[1], run_name="__main__")
+    with fix:
+        if argv[1] == "-m":
+            sys.argv = [argv[2], *argv[3:]]
+            runpy.run_module(argv[2], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = argv[1:]
+            runpy.run_path(argv[1], run_name="__main__")
 
 
 if __name__ == "__main__":

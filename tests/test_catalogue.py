@@ -68,6 +68,18 @@ def test_the_catalogue_holds_the_known_bugs_with_their_scripts():
         assert bug.upstream.startswith("pytorch/pytorch#") or bug.upstream == "not reported yet"
 
 
+def test_each_bug_scopes_styles_and_shapes_the_engine_runs():
+    """A scope naming a shape or style no scenario runs in would leave the bug silently untested."""
+    from repro.catalogue.bug import SUBCLASS_SHAPES
+    from repro.engine.models import MODELS, SCRIPTED, STYLES, styles_of
+
+    assert set(SUBCLASS_SHAPES) == {shape for shape in MODELS if styles_of(shape) == STYLES}
+    for bug in BUGS.values():
+        runs = {(style, s.model) for s in SCENARIOS if s.apis & set(bug.apis) for style in styles_of(s.model)}
+        assert set(bug.styles) <= {*STYLES, SCRIPTED} and set(bug.models) <= set(MODELS)
+        assert runs & {(style, shape) for style in bug.styles for shape in bug.models}, bug.id
+
+
 def test_an_unknown_id_is_one_sentence():
     with pytest.raises(UnknownBug) as caught:
         get("no-such-bug")

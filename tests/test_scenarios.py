@@ -1,5 +1,5 @@
-"""Every scenario, both ScriptModule styles, first and later instances, every device: the
-ScriptModule must match eager (or refuse by design, which skips with the torch line that refuses).
+"""Every scenario, in each style it runs in (both ScriptModule subclass styles, or torch.jit.script),
+first and later instances, every device: the ScriptModule must match eager (or refuse by design, which skips with the torch line that refuses).
 
 A scenario run in the scope of a catalogued bug that the ledger expects present for the
 installed torch is an expected failure, but only for that bug: the run must depart from eager
@@ -14,13 +14,14 @@ import pytest
 import torch
 
 from repro.catalogue import BUGS, cause_of
-from repro.engine.models import STYLES
+from repro.engine.models import styles_of
 from repro.engine.oracle import INSTANCES, assert_like_eager, run_scenario
 from repro.engine.scenarios import SCENARIOS
 from repro.ledger import expectation_for, ledger_path, load
 
 LEDGER = load(ledger_path())
 EXPECTED = {bug_id: expectation_for(LEDGER, torch.__version__, bug_id) for bug_id in BUGS}
+RUNS = [pytest.param(s, style, id=f"{s.key}-{style}") for s in SCENARIOS for style in styles_of(s.model)]
 DEVICES = [
     pytest.param("cpu"),
     pytest.param("cuda", marks=pytest.mark.cuda),
@@ -30,8 +31,7 @@ DEVICES = [
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("instance", INSTANCES)
-@pytest.mark.parametrize("style", list(STYLES))
-@pytest.mark.parametrize("scenario", [pytest.param(s, id=s.key) for s in SCENARIOS])
+@pytest.mark.parametrize(("scenario", "style"), RUNS)
 def test_scriptmodule_hooks_behave_like_eager(scenario, style, instance, device):
     if any(e.outcome == "cannot-test" for e in EXPECTED.values()):
         pytest.skip(f"ledger: TorchScript cannot be tested on torch {torch.__version__}")

@@ -17,7 +17,10 @@ from repro.source_checks import Check, StaticVerdict, Trees, static_verdict
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
-STYLES = ("script_method", "plain_forward")
+STYLES = ("script_method", "plain_forward")  # ScriptModule subclasses: repro.engine.models.STYLES
+# The model shapes a ScriptModule subclass is tested in (repro.engine.models.MODELS); a torch.jit.script-ed
+# child of an eager model is the shape "scripted child", in the style "torch.jit.script".
+SUBCLASS_SHAPES = ("flat", "child", "two inputs", "non-tensor input", "in eager parent")
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,8 @@ class Bug:
     title: str
     upstream: str  # "pytorch/pytorch#N", or "not reported yet"
     apis: tuple[str, ...]  # a scenario is in scope when it calls one of these
-    styles: tuple[str, ...]  # the subclass styles the bug affects
+    styles: tuple[str, ...]  # the styles the bug affects (subclass styles, or "torch.jit.script")
+    models: tuple[str, ...]  # the model shapes it affects, in those styles
     symptom: str  # how it shows, in one line
     recognise: Callable[[ScenarioResult], bool]
     pieces: tuple[Check, ...]  # the static signature: every piece intact means present
@@ -36,8 +40,9 @@ class Bug:
     explanation: str  # the mechanism, in prose (its module's docstring); file:line evidence comes from ``static``
 
     def covers(self, result: ScenarioResult) -> bool:
-        """Is this scenario run in the bug's scope (one of its APIs, one of its styles)?"""
-        return result.style in self.styles and bool(result.scenario.apis & set(self.apis))
+        """Is this scenario run in the bug's scope (one of its APIs, styles and model shapes)?"""
+        return (result.style in self.styles and result.scenario.model in self.models
+                and bool(result.scenario.apis & set(self.apis)))
 
     def static(self, sources: dict[str, str | None]) -> StaticVerdict:
         return static_verdict(sources, self.pieces, self.applies)

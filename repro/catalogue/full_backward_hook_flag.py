@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, Bug, fewer_calls, paste_script, raised
+from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, fewer_calls, paste_script, raised
 from repro.source_checks import FLAG, FLAG_PIECES, MODULE, Trees, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -48,6 +48,7 @@ BUG = Bug(
     upstream="pytorch/pytorch#181473",
     apis=APIS,
     styles=STYLES,
+    models=SUBCLASS_SHAPES,
     symptom=f"RuntimeError: {SIGNATURE} to type NoneType; where silenced, the hook never runs",
     recognise=recognise,
     pieces=FLAG_PIECES,

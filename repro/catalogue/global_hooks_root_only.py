@@ -64,6 +64,7 @@ BUG = Bug(
     upstream="not reported yet",
     apis=GLOBAL_APIS,
     styles=("script_method",),
+    models=("child",),
     symptom="global hooks run for the model but never for its children (eager runs both)",
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),

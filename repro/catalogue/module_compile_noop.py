@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, Bug, calls, paste_script
+from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, calls, paste_script
 from repro.source_checks import MODULE, Trees, assigns, method, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -53,6 +53,7 @@ BUG = Bug(
     upstream="not reported yet",
     apis=("compile",),
     styles=STYLES,
+    models=SUBCLASS_SHAPES,
     symptom="no error, but later calls never go through torch.compile (the wrapper reads None)",
     recognise=recognise,
     pieces=(_compile_assigns, setattr_forwards(ATTRIBUTE)),

@@ -16,10 +16,10 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from repro.engine.models import INSTANCES, STYLES, styles_of
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios import SCENARIOS, Scenario
 
-INSTANCES = ("first", "later")  # a fresh class's first instance, and an instance of a class already built
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,11 @@ def missing_needs(scenario: Scenario) -> list[str]:
     return missing
 
 
-def observe(cls: type, scenario: Scenario, device: str) -> Side:
-    """Build a fresh ``cls`` model, run the scenario body on it, and record everything."""
-    from repro.engine.models import build
+def observe(model: Any, scenario: Scenario, device: str) -> Side:
+    """Run the scenario body on a freshly built ``model`` and record everything."""
+    from repro.engine.models import MODELS
 
-    model = build(cls, device)
-    rec = Recorder(model, device)
+    rec = Recorder(model, device, MODELS[scenario.model].extra)
     try:
         scenario.body(model, rec)
     except Exception as err:  # the error is the observation
@@ -99,20 +98,25 @@ def judge(script: Side, eager: Side) -> tuple[str, str]:
     return "differs", _difference(script.observation, eager.observation)
 
 
+def observe_eager(scenario: Scenario, device: str) -> Side:
+    from repro.engine.models import build_eager
+
+    return observe(build_eager(scenario.model, device), scenario, device)
+
+
 def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "later",
                  eager: Side | None = None) -> ScenarioResult:
     """One scenario on a ScriptModule subclass (the ``first`` instance of a fresh class, or a
     ``later`` one) and on the eager twin (``eager``: its observation, when already made)."""
     from repro.catalogue.by_design import refusal
-    from repro.engine.models import STYLES, EagerNet, fresh_class
+    from repro.engine.models import build_script
 
     missing = missing_needs(scenario)
     if missing:
         return ScenarioResult(scenario, style, "unavailable", f"this torch lacks {', '.join(missing)}",
                               instance=instance)
-    cls = fresh_class(style) if instance == "first" else _built_once(STYLES[style], device)
-    script = observe(cls, scenario, device)
-    eager = eager or observe(EagerNet, scenario, device)
+    script = observe(build_script(scenario.model, style, instance, device), scenario, device)
+    eager = eager or observe_eager(scenario, device)
     verdict, detail = judge(script, eager)
     where = refusal(scenario.apis, script.error) if verdict == "raises" else None
     if where:
@@ -120,41 +124,26 @@ def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "l
     return ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
 
 
-_BUILT: set[type] = set()
-
-
-def _built_once(cls: type, device: str) -> type:
-    """``cls``, after making sure it has had its first instance: what ``later`` runs observe is not it."""
-    from repro.engine.models import build
-
-    if cls not in _BUILT:
-        build(cls, device)
-        _BUILT.add(cls)
-    return cls
-
-
 def run_all(device: str, scenarios: list[Scenario] = SCENARIOS) -> OracleRun:
     """Every scenario in both ScriptModule styles, on a first and on a later instance, with
     TorchScript warnings gathered once. The eager twin's observation is made once per scenario."""
-    from repro.engine.models import EagerNet
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         reason = torchscript_problem(device)
         results = []
         for s in [] if reason else scenarios:
-            eager = None if missing_needs(s) else observe(EagerNet, s, device)
-            results += [run_scenario(s, style, device, instance, eager) for style in _styles() for instance in INSTANCES]
+            eager = None if missing_needs(s) else observe_eager(s, device)
+            results += [run_scenario(s, style, device, instance, eager) for style in styles_of(s.model) for instance in INSTANCES]
     return OracleRun(results, _torchscript_warnings(caught), reason)
 
 
 def torchscript_problem(device: str) -> str | None:
     """Why a ScriptModule subclass cannot be built and scripted here, or None if it can."""
     try:
-        from repro.engine.models import STYLES, build, is_really_scripted
+        from repro.engine.models import build_script, is_really_scripted
 
-        for cls in STYLES.values():
-            if not is_really_scripted(build(cls, device)):
+        for style in STYLES:
+            if not is_really_scripted(build_script("flat", style, "later", device)):
                 return "TorchScript is disabled (PYTORCH_JIT=0?): ScriptModule is a plain nn.Module"
     except Exception as err:
         return f"TorchScript is unusable here: {_describe(err)}"
@@ -169,12 +158,6 @@ def assert_like_eager(result: ScenarioResult) -> None:
         raise DiffersFromEager(result.detail)
     if result.verdict == "error":
         raise EagerFailed(result.detail)
-
-
-def _styles() -> list[str]:
-    from repro.engine.models import STYLES
-
-    return list(STYLES)
 
 
 def _torchscript_warnings(caught: list[warnings.WarningMessage]) -> list[str]:

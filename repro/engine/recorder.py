@@ -20,9 +20,10 @@ INPUT = [[1.0, 2.0], [-3.0, 0.5]]
 class Recorder:
     """Collects hook calls (in order) and named facts for one run of one scenario."""
 
-    def __init__(self, model: nn.Module, device: str) -> None:
+    def __init__(self, model: nn.Module, device: str, extra: Callable[[str], tuple] = lambda device: ()) -> None:
         self.model = model
         self.device = device
+        self.extra = extra  # the forward arguments after the input, made anew for each call
         self.events: list[list[Any]] = []
         self.facts: dict[str, Any] = {}
         self._backwards = 0
@@ -50,13 +51,21 @@ class Recorder:
     def input(self, values: Any = INPUT) -> torch.Tensor:
         return torch.tensor(values, device=self.device, requires_grad=True)
 
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The model called on ``x`` and the model's further arguments."""
+        return self.model(x, *self.extra(self.device))
+
     def backward(self, x: torch.Tensor | None = None) -> None:
         """Forward, ``.sum().backward()``, then note every gradient it produced."""
         self._backwards += 1
         x = self.input() if x is None else x
-        self.model(x).sum().backward()
+        extra = self.extra(self.device)
+        self.model(x, *extra).sum().backward()
         tag = f"backward {self._backwards}"
         self.note(f"{tag}: input grad", x.grad)
+        for position, value in enumerate(extra, start=2):
+            if isinstance(value, torch.Tensor):
+                self.note(f"{tag}: input {position} grad", value.grad)
         for name, param in self.model.named_parameters():
             self.note(f"{tag}: {name}.grad", param.grad)
             param.grad = None

@@ -9,7 +9,10 @@ test/nn/test_module_hooks.py.
 
 ``needs`` names the ``nn.Module`` methods a scenario calls, with a keyword argument in
 brackets when it relies on one (``"register_full_backward_hook(prepend)"``); a torch that
-lacks any of them reports the scenario as ``unavailable``.
+lacks any of them reports the scenario as ``unavailable``. ``model`` names the shape a scenario
+runs on (``repro.engine.models.MODELS``): most run on ``flat``, the cheapest to compile; global and
+submodule hooks need a child, and the other shapes are what PyTorch's hook tests also cover (two
+inputs, a non-tensor input, the subclass inside an eager parent, a ``torch.jit.script``-ed child).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class Scenario:
     needs: tuple[str, ...]  # nn.Module methods or torch.nn.modules.module functions, "api(keyword)"
     downstream: bool = False  # mirrors a behaviour torch_npu's TestScriptModuleHooks checks
     slow: bool = False  # costs seconds (e.g. imports dynamo): runs only when asked
+    model: str = "flat"  # the shape it runs on (repro.engine.models.MODELS)
 
     @property
     def key(self) -> str:
@@ -59,11 +63,12 @@ def uncovered_hook_apis() -> list[str]:
     return sorted(offered - {api for s in SCENARIOS for api in s.apis})
 
 
-def scenario(api: str, name: str, *also: str, downstream: bool = False, slow: bool = False) -> Callable[[Body], Body]:
+def scenario(api: str, name: str, *also: str, downstream: bool = False, slow: bool = False,
+             model: str = "flat") -> Callable[[Body], Body]:
     """Add the decorated body to the table under ``api``; ``also`` lists further needs."""
 
     def add(body: Body) -> Body:
-        SCENARIOS.append(Scenario(api.split("(")[0], name, body, (api, *also), downstream, slow))
+        SCENARIOS.append(Scenario(api.split("(")[0], name, body, (api, *also), downstream, slow, model))
         return body
 
     return add
@@ -247,7 +252,7 @@ def _(m, rec):
     downstream=True,
 )
 def _(m, rec):
-    m.register_load_state_dict_post_hook(lambda mod, keys: rec.note("weight in post hook", mod.linear.weight))
+    m.register_load_state_dict_post_hook(lambda mod, keys: rec.note("weight in post hook", mod.weight))
     m.register_load_state_dict_pre_hook(_load_pre(rec, edit=_zero_all))
     m.load_state_dict(m.state_dict())
     rec.note("state dict after load", m.state_dict())
@@ -301,7 +306,7 @@ def _(m, rec):
         incompatible_keys.unexpected_keys.clear()
 
     m.register_load_state_dict_post_hook(forgive)
-    partial = {"linear.weight": torch.ones(2, 2), "extra": torch.zeros(1)}
+    partial = {"weight": torch.ones(2, 2), "extra": torch.zeros(1)}
     rec.note("result", m.load_state_dict(partial, strict=True))
     rec.note("state dict after load", m.state_dict())
 
@@ -361,7 +366,7 @@ def _(m, rec):
 @scenario("register_state_dict_post_hook", "can edit the returned state dict in place")
 def _(m, rec):
     def edit(module, state_dict, prefix, local_metadata):
-        state_dict["linear.bias"] = state_dict["linear.bias"] + 1
+        state_dict["bias"] = state_dict["bias"] + 1
 
     m.register_state_dict_post_hook(edit)
     rec.note("state dict", m.state_dict())
@@ -391,7 +396,7 @@ def _(m, rec):
     m.register_forward_hook(rec.mark("forward (always_call)"), always_call=True)
     m.register_forward_hook(rec.mark("forward"))
     try:
-        m(rec.input())
+        rec.forward(rec.input())
     except ValueError as err:
         rec.note("forward raised", str(err))
 
@@ -420,7 +425,7 @@ def _(m, rec):
 @scenario("register_full_backward_hook", "with retain_graph, runs on each backward")
 def _(m, rec):
     m.register_full_backward_hook(rec.hook("backward"))
-    out = m(rec.input()).sum()
+    out = rec.forward(rec.input()).sum()
     out.backward(retain_graph=True)
     out.backward()
 
@@ -428,13 +433,13 @@ def _(m, rec):
 @scenario("register_full_backward_hook", "input without requires_grad: grad_input is None")
 def _(m, rec):
     m.register_full_backward_hook(rec.hook("backward"))
-    m(torch.tensor(INPUT, device=rec.device)).sum().backward()
+    rec.forward(torch.tensor(INPUT, device=rec.device)).sum().backward()
 
 
 @scenario("register_full_backward_pre_hook", "with retain_graph, runs on each backward")
 def _(m, rec):
     m.register_full_backward_pre_hook(rec.hook("backward pre"))
-    out = m(rec.input()).sum()
+    out = rec.forward(rec.input()).sum()
     out.backward(retain_graph=True)
     out.backward()
 
@@ -448,13 +453,13 @@ def _(m, rec):
 @scenario("register_load_state_dict_post_hook", "adding a missing key makes strict=True raise")
 def _(m, rec):
     def insist(module, incompatible_keys):
-        incompatible_keys.missing_keys.append("linear.extra")
+        incompatible_keys.missing_keys.append("extra")
 
     m.register_load_state_dict_post_hook(insist)
     try:
         m.load_state_dict(m.state_dict(), strict=True)
     except RuntimeError as err:  # the message names the class, which differs between the twins
-        rec.note("load raised", [type(err).__name__, "Missing key(s)" in str(err), "linear.extra" in str(err)])
+        rec.note("load raised", [type(err).__name__, "Missing key(s)" in str(err), "extra" in str(err)])
 
 
 @scenario("_register_state_dict_hook", "called with module, dict, prefix, metadata")
@@ -469,9 +474,49 @@ def _(m, rec):
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_forward_hook", "on a submodule (m.linear)")
+@scenario("register_forward_hook", "on a submodule (m.linear)", model="child")
 def _(m, rec):
     m.linear.register_forward_hook(rec.mark("child forward"))
+    rec.backward()
+
+
+# --- other model shapes: two inputs, a non-tensor input, inside an eager parent ------
+
+
+@scenario("register_full_backward_hook", "two inputs: grad_input holds both gradients", model="two inputs")
+def _(m, rec):
+    m.register_full_backward_hook(rec.hook("backward"))
+    rec.backward()
+
+
+@scenario("register_forward_pre_hook", "two inputs: args holds both", model="two inputs")
+def _(m, rec):
+    m.register_forward_pre_hook(rec.hook("forward pre"))
+    rec.backward()
+
+
+@scenario("register_full_backward_hook", "a non-tensor input: only tensors get gradients", model="non-tensor input")
+def _(m, rec):
+    m.register_full_backward_hook(rec.hook("backward"))
+    rec.backward()
+
+
+@scenario("register_forward_pre_hook", "a non-tensor input reaches the hook", model="non-tensor input")
+def _(m, rec):
+    m.register_forward_pre_hook(rec.hook("forward pre"))
+    rec.backward()
+
+
+@scenario("register_full_backward_hook", "on a ScriptModule subclass inside an eager parent",
+          model="in eager parent")
+def _(m, rec):
+    m.inner.register_full_backward_hook(rec.hook("inner backward"))
+    rec.backward()
+
+
+@scenario("register_forward_hook", "on a ScriptModule subclass inside an eager parent", model="in eager parent")
+def _(m, rec):
+    m.inner.register_forward_hook(rec.hook("inner forward"))
     rec.backward()
 
 
@@ -494,8 +539,8 @@ def _global_hook(register_name: str, hook: Callable) -> Iterator[None]:
             module._global_is_full_backward_hook = mode
 
 
-def _global_scenario(register_name: str, label: str) -> None:
-    @scenario(register_name, "runs for the model and its child")
+def _global_scenario(register_name: str, label: str, name: str, model: str) -> None:
+    @scenario(register_name, name, model=model)
     def _(m, rec):
         with _global_hook(register_name, rec.module_hook(label)):
             rec.backward()
@@ -506,7 +551,9 @@ for _register, _label in (("register_module_forward_pre_hook", "global forward p
                           ("register_module_full_backward_pre_hook", "global backward pre"),
                           ("register_module_full_backward_hook", "global backward"),
                           ("register_module_backward_hook", "global legacy backward")):
-    _global_scenario(_register, _label)
+    _global_scenario(_register, _label, "runs for the model and its child", "child")
+    _global_scenario(_register, _label, "a ScriptModule subclass inside an eager parent", "in eager parent")
+    _global_scenario(_register, _label, "an eager parent with a torch.jit.script-ed child", "scripted child")
 
 
 # --- Module.compile -----------------------------------------------------------------
@@ -526,7 +573,7 @@ def _(m, rec):
 
 
 def _registration_scenario(register_name: str, label: str) -> None:
-    @scenario(register_name, "runs while a new model is built, with each name")
+    @scenario(register_name, "runs while a new model is built, with each name", model="child")
     def _(m, rec):
         def hook(module, name, value):
             rec.events.append([label, name, type(value).__name__])

@@ -1,21 +1,23 @@
-"""Candidate fixes, each applied in memory in a process of its own, and judged by the oracle.
+"""Candidate fixes, each applied in memory and judged by the oracle.
 
-``apply`` runs before the candidate's process imports torch (``python -m repro.run_patched``)
-and imports torch itself. A candidate counts as a fix only when every scenario then matches
-eager; one that lets registration succeed while hooks still misbehave only hides the error.
+``apply`` is a context manager that imports torch itself: the fix is in force inside the block.
+Candidates that patch Python objects are applied and reverted one after another in this process;
+the upstream patch replaces torch's source files, which only works before torch is imported, so
+it runs in a process of its own (``python -m repro.run_patched``). A candidate counts as a fix
+only when every scenario then matches eager; one that lets registration succeed while hooks
+still misbehave only hides the error.
 """
 
 from __future__ import annotations
 
-import atexit
 import json
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,48 +28,79 @@ from repro.source_checks import FLAG, installed_sources
 FULL_HOOK_CALLED = "register_full_backward_hook: called with grad_input and grad_output"
 
 
-def add_flag_to_ignored_attributes() -> None:
+@contextmanager
+def add_flag_to_ignored_attributes() -> Iterator[None]:
     """(a) The one-line fix most people propose: keep the flag out of the C++ class."""
     import_torch()
     import torch.jit._recursive
 
-    if FLAG not in torch.jit._recursive.ignored_attributes:
-        torch.jit._recursive.ignored_attributes.append(FLAG)
+    ignored = torch.jit._recursive.ignored_attributes
+    added = FLAG not in ignored
+    if added:
+        ignored.append(FLAG)
+    try:
+        yield
+    finally:
+        if added:
+            ignored.remove(FLAG)
 
 
-def declare_jit_ignored_attributes() -> None:
+@contextmanager
+def declare_jit_ignored_attributes() -> Iterator[None]:
     """(b) User side: each ScriptModule subclass declares ``__jit_ignored_attributes__``; declared on
     the base class here, so that the fresh classes of first-instance runs inherit it too."""
+    import_torch()
     import torch
 
-    import_torch()
-    torch.jit.ScriptModule.__jit_ignored_attributes__ = [FLAG]
+    with _replaced(torch.jit.ScriptModule, "__jit_ignored_attributes__", [FLAG]):
+        yield
 
 
-def apply_upstream_patch() -> None:
-    """(c) The proposed upstream diff (``--patch``), loaded from generated source files."""
+@contextmanager
+def apply_upstream_patch() -> Iterator[None]:
+    """(c) The proposed upstream diff (``--patch``), loaded from generated source files: only before
+    torch is imported, so only in a process of its own (``python -m repro.run_patched``)."""
     from repro.filing.source_import import import_from
     from repro.filing.upstream_patch import patched_sources
 
-    directory = Path(tempfile.mkdtemp(prefix="repro-upstream-patch-"))
-    atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    for path, text in patched_sources(installed_sources()).items():
-        (directory / path).parent.mkdir(parents=True, exist_ok=True)
-        (directory / path).write_text(text, encoding="utf-8")
-    import_from(directory)
-    import_torch()
+    with tempfile.TemporaryDirectory(prefix="repro-upstream-patch-") as directory:
+        for path, text in patched_sources(installed_sources()).items():
+            (Path(directory) / path).parent.mkdir(parents=True, exist_ok=True)
+            (Path(directory) / path).write_text(text, encoding="utf-8")
+        import_from(Path(directory))
+        import_torch()
+        yield
 
 
-def use_workaround() -> None:
+@contextmanager
+def use_workaround() -> Iterator[None]:
     """(d) User side: call ``repro.workaround`` instead of the two methods."""
     import_torch()
     import torch
 
     from repro import workaround
 
-    torch.jit.ScriptModule.register_full_backward_hook = (
-        lambda self, hook, prepend=False: workaround.register_full_backward_hook(self, hook, prepend=prepend))
-    torch.jit.ScriptModule.register_backward_hook = workaround.register_backward_hook
+    def full(self, hook, prepend=False):
+        return workaround.register_full_backward_hook(self, hook, prepend=prepend)
+
+    with (_replaced(torch.jit.ScriptModule, "register_full_backward_hook", full),
+          _replaced(torch.jit.ScriptModule, "register_backward_hook", workaround.register_backward_hook)):
+        yield
+
+
+@contextmanager
+def _replaced(owner: type, name: str, value: object) -> Iterator[None]:
+    """``owner.name = value`` until the block ends, then what was there before (or nothing)."""
+    missing = object()
+    before = owner.__dict__.get(name, missing)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        if before is missing:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, before)
 
 
 @dataclass(frozen=True)
@@ -75,7 +108,8 @@ class Candidate:
     name: str
     side: str  # "upstream" or "user"
     summary: str
-    apply: Callable[[], None]
+    apply: Callable[[], AbstractContextManager[None]]  # the fix, in force while the block runs
+    in_process: bool = True  # can be applied and reverted after torch is imported
 
 
 CANDIDATES = {c.name: c for c in (
@@ -84,7 +118,7 @@ CANDIDATES = {c.name: c for c in (
     Candidate("jit-ignored-attributes", "user", "declare __jit_ignored_attributes__ = ['_is_full_backward_hook']",
               declare_jit_ignored_attributes),
     Candidate("upstream-patch", "upstream", "ignored_attributes plus ScriptModule.__setattr__ keeping the flag "
-              "on the wrapper (python -m repro --patch)", apply_upstream_patch),
+              "on the wrapper (python -m repro --patch)", apply_upstream_patch, in_process=False),
     Candidate("workaround", "user", "register through a helper that sets the flag on the Python wrapper first",
               use_workaround),
 )}
@@ -101,18 +135,50 @@ class CandidateResult:
     detail: str
 
 
-def judge(candidate: Candidate, device: str) -> CandidateResult:
-    """Run every scenario with ``candidate`` applied, in a subprocess of its own."""
-    proc = subprocess.run(
+def start_apart(device: str) -> dict[str, subprocess.Popen]:
+    """Start the candidates that need a process of their own (``judge_all`` collects them): started
+    before this process imports torch, their own imports run on another CPU meanwhile."""
+    return {c.name: _start(c, device) for c in CANDIDATES.values() if not c.in_process}
+
+
+def _start(candidate: Candidate, device: str) -> subprocess.Popen:
+    return subprocess.Popen(
         [sys.executable, "-m", "repro.run_patched", candidate.name, "-m", "repro", "--json", "--device", device],
-        capture_output=True, text=True, timeout=600,
-    )
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def judge(candidate: Candidate, device: str) -> CandidateResult:
+    """Run every scenario with ``candidate`` applied, in a subprocess of its own (which imports torch)."""
+    return _collect(candidate, _start(candidate, device))
+
+
+def _collect(candidate: Candidate, proc: subprocess.Popen) -> CandidateResult:
+    stdout, stderr = proc.communicate(timeout=600)
     try:
-        scenarios = json.loads(proc.stdout)["scenarios"]
+        scenarios = json.loads(stdout)["scenarios"]
     except (ValueError, KeyError):
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
         return CandidateResult(candidate, None, None, 0, 0, "cannot judge", last)
     return classify(candidate, scenarios)
+
+
+def judge_here(candidate: Candidate, device: str) -> CandidateResult:
+    """Run every scenario with ``candidate`` applied in this process, then revert it. Classes are
+    built anew under the candidate: TorchScript compiles a class once, with what was in force then."""
+    from repro.catalogue import select
+    from repro.engine import models
+    from repro.engine.oracle import run_all
+    from repro.formats.json import scenario_summary
+
+    with candidate.apply():
+        models.forget_built_classes()
+        try:
+            run = run_all(device, select([], slow=False)[0])
+        finally:
+            models.forget_built_classes()
+    if run.cannot_test:
+        return CandidateResult(candidate, None, None, 0, 0, "cannot judge", run.cannot_test)
+    return classify(candidate, [scenario_summary(r) for r in run.results])
 
 
 def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
@@ -138,12 +204,25 @@ def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
     return CandidateResult(candidate, registers, hook_fires, matches, len(judged), verdict, detail)
 
 
-def judge_all(device: str, progress: Callable[[str], None] = lambda line: None) -> list[CandidateResult]:
-    """Judge every candidate, one process per CPU at a time (each process imports torch), saying
-    through ``progress`` which one finished as each does: the whole takes several seconds."""
-    with ThreadPoolExecutor(max_workers=min(len(CANDIDATES), os.cpu_count() or 1)) as pool:
-        futures = {pool.submit(judge, c, device): c for c in CANDIDATES.values()}
-        for done, future in enumerate(as_completed(futures), start=1):
-            r = future.result()
-            progress(f"candidate {done}/{len(futures)}: {r.candidate.name}: {r.verdict} ({r.matches}/{r.total})")
-        return [future.result() for future in futures]
+def judge_all(device: str, progress: Callable[[str], None] = lambda line: None,
+              apart: dict[str, subprocess.Popen] | None = None) -> list[CandidateResult]:
+    """Judge every candidate, saying through ``progress`` which one finished as each does. Those that
+    can be reverted run here one after another (torch is imported once); the others each run in a
+    process of their own meanwhile (``apart``: already started by ``start_apart``)."""
+    lock = threading.Lock()
+    done: list[CandidateResult] = []
+
+    def finished(result: CandidateResult) -> CandidateResult:
+        with lock:
+            done.append(result)
+            progress(f"candidate {len(done)}/{len(CANDIDATES)}: {result.candidate.name}: {result.verdict} "
+                     f"({result.matches}/{result.total})")
+        return result
+
+    started = start_apart(device) if apart is None else apart
+    with ThreadPoolExecutor(max_workers=max(1, len(started))) as pool:
+        waiting = {name: pool.submit(lambda name=name: finished(_collect(CANDIDATES[name], started[name])))
+                   for name in started}
+        here = {c.name: finished(judge_here(c, device)) for c in CANDIDATES.values() if c.in_process}
+        results = {**here, **{name: future.result() for name, future in waiting.items()}}
+    return [results[name] for name in CANDIDATES]

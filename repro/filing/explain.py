@@ -46,9 +46,9 @@ def explain() -> RootCause:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from repro.engine.models import PlainForwardNet
+            from repro.engine.models import build_script
 
-            model = PlainForwardNet()
+            model = build_script("flat", "plain_forward", "later", "cpu")
         attributes = model._actual_script_module._concrete_type.get_attributes()
     except Exception as err:  # TorchScript disabled or raising: say so instead of guessing
         return RootCause(f"unknown (TorchScript unusable: {type(err).__name__}: {err})", None, static)

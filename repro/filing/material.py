@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repro.catalogue.bug import Bug
-from repro.filing.candidates import CandidateResult, judge_all
+from repro.filing.candidates import CandidateResult, judge_all, start_apart
 from repro.ledger import ORIGINAL
 
+# As this tool imports torch (repro.environment): a torch_npu without CANN must not stop the script at import.
+NO_BACKEND_AUTOLOAD = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
 SCRIPT_NAME = "bug.py"  # what the pasted script is called in the traceback readers see
 DOWNSTREAM_TEST = "Ascend/pytorch test/test_jit_api.py::TestScriptModuleHooks::test_register_full_backward_hook_raises"
 
@@ -32,17 +34,62 @@ class Filing:
     candidates: list[CandidateResult] = field(default_factory=list)  # the original bug only
 
 
-def gather(bug: Bug, torch_npu_status: str, device: str, progress: Callable[[str], None]) -> Filing:
-    """Everything the issue body shows; the script runs while the original bug's candidates are judged."""
-    with tempfile.TemporaryDirectory(prefix="repro-issue-") as folder:
-        (Path(folder) / SCRIPT_NAME).write_text(bug.paste, encoding="utf-8")
-        with subprocess.Popen([sys.executable, SCRIPT_NAME], cwd=folder, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True,
-                              env={**os.environ, "PYTHONWARNINGS": "ignore"}) as script:
-            candidates = judge_all(device, progress) if bug.id == ORIGINAL else []
-            output, _ = script.communicate(timeout=300)
+class ScriptRun:
+    """The paste-ready script, running as ``bug.py`` in a fresh interpreter of its own."""
+
+    def __init__(self, bug: Bug) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="repro-issue-")
+        (Path(self._folder.name) / SCRIPT_NAME).write_text(bug.paste, encoding="utf-8")
+        self._proc = subprocess.Popen([sys.executable, SCRIPT_NAME], cwd=self._folder.name, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True,
+                                      env={**os.environ, "PYTHONWARNINGS": "ignore", **NO_BACKEND_AUTOLOAD})
+
+    def result(self) -> tuple[str, int]:
+        """What it printed (paths shortened) and its exit code."""
+        output, _ = self._proc.communicate(timeout=300)
+        folder = self._folder.name
         output = output.replace(f"{Path(folder).resolve()}/", "").replace(f"{folder}/", "")
-    return Filing(bug, shorten(output.strip()), script.returncode, shorten(versions(torch_npu_status)),
+        self._folder.cleanup()
+        return shorten(output.strip()), self._proc.returncode
+
+    def stop(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        self._folder.cleanup()
+
+
+@dataclass
+class HeadStart:
+    """What the filing kit runs in processes of its own, started before this process imports torch,
+    so that their imports of torch run on another CPU meanwhile."""
+
+    script: ScriptRun | None = None
+    candidates: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    def stop(self) -> None:
+        """End whatever is still running (an early exit, an error): no process outlives the command."""
+        if self.script:
+            self.script.stop()
+        for proc in self.candidates.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
+def head_start(bug: Bug | None, device: str) -> HeadStart:
+    """Start the paste-ready script of ``bug`` (for an issue body) and, for the original bug or for
+    ``--candidates`` (``bug`` None), the candidates that need a process of their own."""
+    return HeadStart(ScriptRun(bug) if bug else None,
+                     start_apart(device) if bug is None or bug.id == ORIGINAL else {})
+
+
+def gather(bug: Bug, torch_npu_status: str, device: str, progress: Callable[[str], None],
+           started: HeadStart) -> Filing:
+    """Everything the issue body shows, from the processes ``started`` and from this one."""
+    candidates = judge_all(device, progress, started.candidates) if bug.id == ORIGINAL else []
+    output, exit_code = (started.script or ScriptRun(bug)).result()
+    return Filing(bug, output, exit_code, shorten(versions(torch_npu_status)),
                   _patch() if bug.id == ORIGINAL else None, candidates)
 
 

@@ -12,7 +12,8 @@ from repro.catalogue import cause_of, covering
 from repro.report import SCHEMA, BugStatus, Report, conclusion
 
 
-def _scenario(result: ScenarioResult) -> dict[str, Any]:
+def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
+    """A scenario run without what each twin recorded: what judging a candidate fix reads."""
     return {
         "api": result.scenario.api,
         "name": result.scenario.name,
@@ -22,6 +23,12 @@ def _scenario(result: ScenarioResult) -> dict[str, Any]:
         "cause": cause_of(result),
         "verdict": result.verdict,
         "detail": result.detail,
+    }
+
+
+def scenario_as_dict(result: ScenarioResult) -> dict[str, Any]:
+    return {
+        **scenario_summary(result),
         "script": asdict(result.script) if result.script else None,
         "eager": asdict(result.eager) if result.eager else None,
     }
@@ -62,7 +69,7 @@ def as_dict(report: Report, cause: RootCause) -> dict[str, Any]:
         "cannot_test_reason": report.run.cannot_test,
         "warnings": report.run.warnings,
         "bugs": [_bug(b) for b in report.bugs],
-        "scenarios": [_scenario(r) for r in report.run.results],
+        "scenarios": [scenario_as_dict(r) for r in report.run.results],
         "matches_expectation": report.matches_expectation,
         "drift": report.drift,
         "conclusion": conclusion(report),

@@ -19,7 +19,8 @@ COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
 WIDTH = 100  # every line of the report fits a 100-column terminal
 STYLES_NOTE = ("Each row covers both ScriptModule subclass styles (@torch.jit.script_method and a plain "
                "def forward), each on the first instance of a fresh class and on a later instance; where "
-               "they differ, one row per style (or per style and instance) follows the scenario's. A cell "
+               "they differ, one row per style (or per style and instance) follows the scenario's. Rows about "
+               "a torch.jit.script-ed child have that one style, no subclass. A cell "
                "counts the hook calls recorded, or names what was compared where no hook records a call.")
 
 
@@ -155,8 +156,8 @@ def render_explanation(torch_version: str, cause: RootCause) -> str:
 
 def render_candidates(torch_version: str, device: str, results: list[CandidateResult]) -> str:
     yes_no = {True: "yes", False: "no", None: "?"}
-    lines = [f"Candidate fixes on torch {torch_version}, each judged by every scenario "
-             f"in a process of its own (device {device}):", ""]
+    lines = [f"Candidate fixes on torch {torch_version}, each applied in memory and judged by every "
+             f"scenario (device {device}):", ""]
     for r in results:
         lines += [
             f"{r.candidate.name} ({r.candidate.side} side): {r.candidate.summary}",
