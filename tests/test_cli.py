@@ -234,7 +234,7 @@ def test_torchscript_disabled_is_exit_2_for_the_filing_kit_too(ledger, mode):
 def test_broken_torch_npu_still_runs_on_cpu(ledger, broken_npu):
     plain = run(["-c", "import torch"], env=broken_npu)
     assert plain.returncode == 1 and "Failed to load the backend extension: torch_npu" in plain.stderr
-    code, report = run_json(["-m", "repro"], ledger=ledger, env=broken_npu)
+    code, report = run_json(["-m", "repro", "--bug", ORIGINAL], ledger=ledger, env=broken_npu)  # one bug: enough
     assert code == 0 and report["device"] == "cpu"
     assert report["torch_npu"].startswith("2.13.0 installed but cannot load (ImportError: libhccl.so")
     npu = run(["-m", "repro", "--device", "npu"], ledger=ledger, env=broken_npu)
