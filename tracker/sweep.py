@@ -193,8 +193,8 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
             progress(f"[{done}/{len(releases)}] {version}: {verdicts} "
                      f"({probe['bytes_fetched']} bytes, {probe['requests']} requests)")
     for version, entry in outcome.entries.items():
-        verdicts = set(static_verdicts(entry).values())
-        if options.install or (options.confirm and verdicts - {"present", "not-applicable"}):
+        applicable = set(static_verdicts(entry).values()) - {"not-applicable"}  # never confirmed: nothing to run
+        if applicable and (options.install or (options.confirm and applicable - {"present"})):
             confirm_and_record(version, options, outcome, progress)
     return outcome
 
