@@ -17,6 +17,7 @@ unparsable: ``unknown``.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,7 +69,7 @@ def static_verdict(sources: dict[str, str | None], checks: tuple[Check, ...],
         if text is None:
             return StaticVerdict("unknown", [f"{path}: missing from the wheel"])
         try:
-            trees[path] = ast.parse(text)
+            trees[path] = _parse(text)
         except SyntaxError as err:
             return StaticVerdict("unknown", [f"{path}:{err.lineno}: unparsable ({err.msg})"])
         missing = applies(trees) if path == MODULE else None
@@ -79,6 +80,12 @@ def static_verdict(sources: dict[str, str | None], checks: tuple[Check, ...],
         return StaticVerdict("removed", removed)
     results = [check(trees) for check in checks]
     return StaticVerdict("present" if all(ok for ok, _ in results) else "changed", [text for _, text in results])
+
+
+@functools.lru_cache(maxsize=16)  # the files of the releases probed at once (--jobs)
+def _parse(text: str) -> ast.Module:
+    """One parse of a file per release, whichever catalogued bugs then read it (the checks only read)."""
+    return ast.parse(text)
 
 
 def analyse(sources: dict[str, str | None]) -> StaticVerdict:

@@ -18,7 +18,7 @@ import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 BUGGY = {
     "torch/jit/_recursive.py": 'ignored_attributes = [\n    "_version",\n    "_backward_hooks",\n]\n',
@@ -101,6 +101,7 @@ class IndexServer:
     hits: Counter = field(default_factory=Counter)
     raw_index: bytes | None = None  # serve this instead of a valid JSON API or PEP 691 answer
     html_only: bool = False  # a PEP 503 mirror that ignores the Accept header
+    nightly: str | None = None  # a path like /whl/nightly/cpu: PyTorch's layout, no JSON API, a page at <path>/torch/
     issues: dict[str, dict | bytes] = field(default_factory=dict)  # GitHub API path -> issue JSON (or raw body)
     authorizations: list[str | None] = field(default_factory=list)
 
@@ -139,6 +140,12 @@ class IndexServer:
                         for _, n in self.files(project))
         return f"<!DOCTYPE html><html><body>{links}</body></html>".encode()
 
+    def nightly_html(self) -> bytes:
+        """PyTorch's own PEP 503 page: root-relative hrefs with '+' quoted and a #sha256= fragment."""
+        links = "".join(f'<a href="/files/{quote(n)}#sha256={hashlib.sha256(self.wheels.get(n, b"")).hexdigest()}" '
+                        f'data-requires-python="&gt;=3.10">{n}</a><br/>\n' for _, n in self.files())
+        return f"<!DOCTYPE html>\n<html>\n<body>\n<h1>Links for torch</h1>\n{links}</body>\n</html>\n".encode()
+
 
 class _Handler(BaseHTTPRequestHandler):
     index: IndexServer
@@ -156,6 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
             index.authorizations.append(self.headers.get("Authorization"))
             issue = index.issues[path]
             return self._send(200, issue if isinstance(issue, bytes) else json.dumps(issue).encode(), "application/json")
+        if index.nightly is not None and path == f"{index.nightly}/torch/":
+            return self._send(200, index.nightly_html(), "text/html")
         if path == "/pypi/torch/json":
             body = index.raw_index or index.json_api()
             if index.faults.reset_index_once:

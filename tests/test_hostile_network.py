@@ -270,7 +270,7 @@ def test_dripping_index_hits_the_deadline(server, monkeypatch):
 
 def test_dripping_range_hits_the_deadline(server, monkeypatch):
     monkeypatch.setenv("REPRO_TRACKER_DEADLINE", "0.5")
-    server.routes["/x.whl"] = drip(bytes(100), 0.05, 206, Content_Range="bytes 0-99/100")
+    server.routes["/x.whl"] = drip(bytes(TAIL), 0.05, 206, Content_Range=f"bytes 0-{TAIL - 1}/{TAIL}")
     started = time.monotonic()
     with pytest.raises(FetchError, match=f"range bytes=-{TAIL} of .* did not finish within 0.5 s"):
         range_file(f"{server.url}/x.whl")

@@ -8,6 +8,8 @@ read (a corrupt compressed member, a CRC mismatch) is an error, retried next run
 from __future__ import annotations
 
 import io
+import os
+import struct
 import zipfile
 
 import pytest
@@ -16,6 +18,7 @@ from packaging.version import Version
 from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel, shape
 from helpers import flag
 from tracker.index import Release, WheelFile
+from tracker.probe import MEMBERS
 from tracker.remote import make_session
 from tracker.sweep import Options, select, static_entry
 
@@ -98,3 +101,35 @@ def test_a_corrupt_member_is_an_error_retried_next_run(index, tmp_path):
     release = Release(Version("2.13.0"), ())
     assert select([release], {"2.13.0": entry}, Options(ledger=tmp_path / "ledger.json")) == [release]
 
+
+
+def spread_wheel(gap: int) -> bytes:
+    """A wheel whose source members each follow ``gap`` incompressible bytes, as torch's lie among its
+    thousands of files."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for number, (name, text) in enumerate(BUGGY.items()):
+            archive.writestr(f"torch/lib/part{number}.so", os.urandom(gap), zipfile.ZIP_STORED)
+            archive.writestr(name, text * 20, zipfile.ZIP_DEFLATED)
+    return out.getvalue()
+
+
+def floor_of(data: bytes) -> int:
+    """What no reader can skip: end records, central directory, each read member's local header and data."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        total = len(data) - archive.start_dir
+        for member in MEMBERS:
+            info = archive.getinfo(member)
+            name_length, extra_length = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+            total += 30 + name_length + extra_length + info.compress_size
+    return total
+
+
+@pytest.mark.parametrize(("gap", "requests"), [(1024 * 1024, 5), (1024, 3)], ids=["far-apart", "close-together"])
+def test_reads_the_floor_in_at_most_five_requests(index, gap, requests):
+    """End records, then the central directory in one exact read, then the members: one request each,
+    or one for those lying close together. torch/version.py is not read: the version is in the name."""
+    data = spread_wheel(gap)
+    probe_figures = probe(index, data)["probe"]
+    assert probe_figures["requests"] == requests
+    assert floor_of(data) <= probe_figures["bytes_fetched"] <= floor_of(data) + 3 * 1024

@@ -1,6 +1,7 @@
 """Check torch releases for each catalogued ScriptModule bug and update the ledger.
 
     python -m tracker.check_upstream [--since 1.8] [--pre] [--recheck] [--install | --confirm]
+    python -m tracker.check_upstream --index-url https://download.pytorch.org/whl/nightly/cpu --pre
     python -m tracker.check_upstream --versions 2.7.1,2.8.0 [--install-extra-index-url URL] [--use-pip-config]
 
 Exit codes: 0 nothing changed; 3 the bug's status changed (fixed, changed, removed,
@@ -30,7 +31,7 @@ from repro.output import emit
 from tracker import sweep
 from tracker.confirm import Installer
 from tracker.remote import FetchError, Traffic, check_url, make_session
-from tracker.index import discover
+from tracker.index import INDEX_KINDS, discover
 from tracker.summary import markdown, text
 from tracker.upstream_issue import DEFAULT_API, issue_state, parse_ref
 
@@ -43,7 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
                                      epilog="Exit codes: 0 unchanged, 3 status changed (errors or not), "
                                             "1 errors and no change, 2 usage or an unusable ledger.")
     parser.add_argument("--index-url", default=DEFAULT_INDEX,
-                        help="index root for the JSON API, or a URL ending in /simple (default: %(default)s)")
+                        help="the package index, read as --index-kind says (default: %(default)s)")
+    parser.add_argument("--index-kind", choices=INDEX_KINDS, default="auto",
+                        help="json: <URL>/pypi/torch/json; simple: a page at <URL>/torch/; auto: simple for a URL "
+                             "ending in /simple, else json, falling back to simple where there is none "
+                             "(default: %(default)s)")
     parser.add_argument("--install-index-url",
                         help="the only index --install/--confirm/--versions get torch from (default: <index-url>/simple/)")
     parser.add_argument("--install-extra-index-url", metavar="URL",
@@ -77,7 +82,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
     ignored = [name for name, given in (("--since", args.since is not None), ("--pre", args.pre),
-                                        ("--recheck", args.recheck)) if given]
+                                        ("--recheck", args.recheck), ("--index-kind", args.index_kind != "auto"))
+               if given]
     if args.versions and ignored:
         parser.error(f"--versions names the releases to install; {', '.join(ignored)} would be ignored")
     args.install_index_url = args.install_index_url or args.index_url.rstrip("/").removesuffix("/simple") + "/simple/"
@@ -170,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
             sweep.confirm_and_record(str(version), options, outcome, progress)
     else:
         try:
-            releases = discover(make_session(), args.index_url, Traffic())
+            releases = discover(make_session(), args.index_url, Traffic(), kind=args.index_kind)
         except FetchError as err:
             print(f"check_upstream: error: {err}", file=sys.stderr)
             return EXIT_ERRORS

@@ -1,8 +1,10 @@
 """Release discovery: torch's releases and wheel files from a package index.
 
-``<URL>/pypi/<name>/json`` is read as the JSON API; a URL whose path ends in ``/simple``
-is read as a simple index, PEP 691 JSON or PEP 503 HTML. File URLs may be relative: they
-are resolved against the URL of the response that named them.
+An index is read as one of two kinds: the JSON API at ``<URL>/pypi/<name>/json``, or a simple
+index with the project's page at ``<URL>/<name>/``, PEP 691 JSON or PEP 503 HTML. ``auto`` reads a
+URL whose path ends in ``/simple`` as a simple index, and any other as the JSON API, falling back
+to the simple layout where the host has no JSON API (PyTorch's own indexes, nightlies included).
+File URLs may be relative: they are resolved against the URL of the response that named them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from repro.ledger import release_key
 from tracker.remote import Document, FetchError, Limits, Traffic, get, parse_json
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+INDEX_KINDS = ("auto", "json", "simple")
+NOT_THERE = (403, 404, 410)  # how hosts answer a path they lack; S3-backed ones (download.pytorch.org) say 403
 
 
 @dataclass(frozen=True)
@@ -39,20 +43,24 @@ class Release:
         return bool(self.wheels) and all(w.yanked for w in self.wheels)
 
 
-def discover(session: requests.Session, index_url: str, traffic: Traffic, name: str = "torch") -> list[Release]:
+class _NoJsonApi(FetchError):
+    """The host has no JSON API there: it answered 403, 404 or 410, or a page that is not JSON."""
+
+
+def discover(session: requests.Session, index_url: str, traffic: Traffic, name: str = "torch",
+             kind: str = "auto") -> list[Release]:
     """Every release of ``name`` the index lists, oldest first, one per ledger key: local builds
-    (``+cpu``, ``+cu126``) are wheels of their public release."""
+    (``+cpu``, ``+cu126``) are wheels of their public release. ``kind`` is one of INDEX_KINDS."""
     root = index_url.rstrip("/")
+    if kind == "auto" and root.endswith("/simple"):
+        kind = "simple"
     by_version: dict[Version, list[WheelFile]] = {}
-    if root.endswith("/simple"):
-        files = _simple(session, f"{root}/{name}/", traffic)
-    else:
-        listed, files = _json_api(session, f"{root}/pypi/{name}/json", traffic)
-        for text in listed:  # a release with no wheel still counts, as "unknown"
-            try:
-                by_version.setdefault(Version(release_key(text)), [])
-            except InvalidVersion:
-                continue
+    listed, files = _listing(session, root, name, traffic, kind)
+    for text in listed:  # a release with no wheel still counts, as "unknown"
+        try:
+            by_version.setdefault(Version(release_key(text)), [])
+        except InvalidVersion:
+            continue
     for file in files:
         try:
             _, version, _, _ = parse_wheel_filename(file.filename)
@@ -72,8 +80,33 @@ def _sdist_version(filename: str) -> Version | None:
         return None  # an oddly named file tells us nothing
 
 
+def _listing(session: requests.Session, root: str, name: str, traffic: Traffic,
+             kind: str) -> tuple[list[str], list[WheelFile]]:
+    """(the versions the JSON API lists, every file) from the index at ``root`` read as ``kind``; ``auto``
+    falls back to the simple layout only on the JSON API's own answer, never on a guess from the URL."""
+    if kind == "simple":
+        return [], _simple(session, f"{root}/{name}/", traffic)
+    try:
+        return _json_api(session, f"{root}/pypi/{name}/json", traffic)
+    except _NoJsonApi as missing:
+        if kind == "json":
+            raise
+        try:
+            return [], _simple(session, f"{root}/{name}/", traffic)
+        except FetchError as err:
+            raise FetchError(f"{root} has neither a JSON API ({missing}) nor a simple index page ({err})") from None
+
+
 def _json_api(session: requests.Session, url: str, traffic: Traffic) -> tuple[list[str], list[WheelFile]]:
-    response = get(session, url, traffic, Limits.from_env().max_index_bytes)
+    try:
+        response = get(session, url, traffic, Limits.from_env().max_index_bytes)
+    except FetchError as err:
+        if err.status in NOT_THERE:
+            raise _NoJsonApi(str(err), err.status) from None
+        raise
+    media = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    if media and media != "application/json" and not media.endswith("+json"):  # an HTML page, not an API
+        raise _NoJsonApi(f"{url} answered {media}, not JSON")
     data = parse_json(response)
     releases = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(releases, dict) or not all(isinstance(files, list) for files in releases.values()):

@@ -1,7 +1,7 @@
 """Read the few source files the verdict needs out of a remote torch wheel, without installing it.
 
-The wheel is opened with ``zipfile`` over a ``RangeFile``: the central directory, then just
-the members below. The bytes are only decoded, as Python decodes a source file (a BOM or a PEP 263
+The wheel is opened with ``zipfile`` over a ``RangeFile``: the end record, the central directory in
+one exact read, then the members below, those that lie close together in one request each. The bytes are only decoded, as Python decodes a source file (a BOM or a PEP 263
 coding line, else UTF-8), and handed to ``analyse``; nothing is imported.
 
 Content that cannot be judged makes the release ``unknown`` with the reason, final: a member larger
@@ -26,7 +26,8 @@ from repro.source_checks import MODULE, RECURSIVE, SCRIPT, StaticVerdict, analys
 from tracker.index import WheelFile
 from tracker.remote import FetchError, Limits, RangeFile, Traffic, get
 
-MEMBERS = (RECURSIVE, SCRIPT, MODULE, "torch/version.py")  # what analyse() reads, and the version
+MEMBERS = (RECURSIVE, SCRIPT, MODULE)  # what the bugs' signatures read; the version is in the file name
+NEAR = 32 * 1024  # members this close together are read in one request: a request costs more than this
 
 
 @dataclass(frozen=True)
@@ -68,12 +69,41 @@ def fetch_sources(session: requests.Session, wheel: WheelFile, traffic: Traffic,
         return Fetched(wheel, size, {}, f"the wheel's zip directory is unreadable: {err}")
     sources: dict[str, str | None] = {}
     names = set(archive.namelist())
+    if isinstance(remote, RangeFile):
+        remote.prefetch(coalesce(member_spans(archive, [m for m in MEMBERS if m in names], limits.max_member_bytes)))
     for member in MEMBERS:
         try:
             sources[member] = _read_member(archive, member, limits.max_member_bytes) if member in names else None
         except _Unjudgeable as err:
             return Fetched(wheel, size, sources, str(err))
     return Fetched(wheel, size, sources, None)
+
+
+def member_spans(archive: zipfile.ZipFile, members: list[str], cap: int) -> list[tuple[int, int]]:
+    """Where each member's local header and data lie: from its header to the next entry's header (or
+    the central directory), bounded by what its sizes allow. Members over ``cap`` are left out: they
+    are refused unread."""
+    starts = sorted({info.header_offset for info in archive.infolist()} | {archive.start_dir})
+    spans = []
+    for member in members:
+        info = archive.getinfo(member)
+        if info.file_size > cap:
+            continue
+        following = next(offset for offset in starts if offset > info.header_offset)
+        longest = 30 + len(info.orig_filename.encode()) + 0xFFFF + info.compress_size + 16  # extra field, descriptor
+        spans.append((info.header_offset, min(following, info.header_offset + longest)))
+    return spans
+
+
+def coalesce(spans: list[tuple[int, int]], near: int = NEAR) -> list[tuple[int, int]]:
+    """Spans less than ``near`` bytes apart merged into one: fewer requests for a few bytes more."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start - merged[-1][1] < near:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def judge(sources: dict[str, str | None], signature: Callable[[dict[str, str | None]], StaticVerdict] = analyse

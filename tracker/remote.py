@@ -33,8 +33,10 @@ from urllib3.util import parse_url
 from urllib3.util.retry import Retry
 
 TIMEOUT = (5, 30)  # connect, read (seconds): each socket operation; Limits.deadline bounds the whole request
-READ_AHEAD = 256 * 1024
-TAIL = 64 * 1024  # the zip end record and a zip64 locator sit in the last 64 KiB
+# What zipfile reads first of an archive without a comment: the end-of-central-directory record (22
+# bytes), and before it a zip64 locator (20) and a zip64 record (56). The central directory it then
+# reads in one piece, whose size that record gives; a comment costs one more exact read.
+TAIL = 22 + 20 + 56
 CHUNK = 64 * 1024  # the most one socket read returns
 BODY_RETRIES = 3
 MAX_REDIRECTS = 5
@@ -90,10 +92,12 @@ def redact(url: str) -> str:
 
 class FetchError(Exception):
     """The index or a file could not be fetched (one sentence). The message is redacted here,
-    so no URL credentials reach a log or the ledger, whichever code built it."""
+    so no URL credentials reach a log or the ledger, whichever code built it. ``status`` is the HTTP
+    status of an error answer, so a caller can tell "not there" from a failure."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(redact(message))
+        self.status = status
 
 
 class RangesUnsupported(FetchError):
@@ -290,7 +294,7 @@ def get(session: requests.Session, url: str, traffic: Traffic, max_bytes: int, *
     def attempt() -> Document:
         with _request(session, url, headers, deadline, traffic) as response:
             if response.status_code != 200:
-                raise FetchError(f"GET {url} answered HTTP {response.status_code}")
+                raise FetchError(f"GET {url} answered HTTP {response.status_code}", response.status_code)
             try:
                 content = _read(response, max_bytes + 1, deadline, traffic, f"GET {url}")
             except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
@@ -365,6 +369,15 @@ class RangeFile(io.RawIOBase):
             raise FetchError(f"asked {self.url} for {spec}, got bytes {first}-{last} of {size}")
         return first, last, size
 
+    def prefetch(self, spans: list[tuple[int, int]]) -> None:
+        """Fetch each ``(start, end)`` span in one request, so that the reads inside it cost none. A span
+        outside the file (a directory that lies about offsets) is left to fail where it is read."""
+        for start, end in spans:
+            if not 0 <= start < end <= self.size:
+                continue
+            if not any(first <= start and end <= first + len(data) for first, data in self.segments):
+                self.segments.append(self._fetch(start, end - start)[:2])
+
     def readable(self) -> bool:
         return True
 
@@ -387,11 +400,10 @@ class RangeFile(io.RawIOBase):
             if start <= self.pos and self.pos + want <= start + len(data):
                 chunk = data[self.pos - start:self.pos - start + want]
                 break
-        else:
-            end = min(self.size, self.pos + max(want, READ_AHEAD))
-            start, data, _ = self._fetch(self.pos, end - self.pos)
+        else:  # exactly what was asked: what zipfile reads past the tail is the directory, in one read
+            start, data, _ = self._fetch(self.pos, want)
             self.segments.append((start, data))
-            chunk = data[:want]
+            chunk = data
         buffer[:want] = chunk
         self.pos += want
         return want

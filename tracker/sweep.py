@@ -9,7 +9,7 @@ sweep loses nothing already learned.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -53,11 +53,42 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def nightly_base(version: Version) -> str | None:
+    """The base version of a nightly (``2.16.0`` for ``2.16.0.dev20261201``); None for a release, a
+    pre-release such as an rc, or a post-release, which the newest-nightly rule leaves alone."""
+    return version.base_version if version.dev is not None and version.pre is None and version.post is None else None
+
+
+def newest_nightlies(versions: Iterable[Version]) -> set[Version]:
+    """The newest nightly of each base version: an index lists weeks of nightlies of one version, and only
+    the newest says where that version stands."""
+    newest: dict[str, Version] = {}
+    for version in versions:
+        base = nightly_base(version)
+        if base is not None and (base not in newest or version > newest[base]):
+            newest[base] = version
+    return set(newest.values())
+
+
+def superseded_nightlies(keys: Iterable[str], recorded: str) -> list[str]:
+    """The ledger keys that recording ``recorded`` supersedes: the older nightlies of its base version, so
+    that the ledger keeps one nightly per base version (none when ``recorded`` is not a nightly)."""
+    new = Version(recorded)
+    base = nightly_base(new)
+    if base is None:
+        return []
+    return [key for key in keys if nightly_base(Version(key)) == base and Version(key) < new]
+
+
 def select(releases: list[Release], known: dict[str, Any], options: Options) -> list[Release]:
-    """Releases to check: no pre-releases unless asked, from --since, unseen unless --recheck."""
+    """Releases to check: no pre-releases unless asked, from --since, unseen unless --recheck; of the
+    nightlies, only the newest of each base version, unless the ledger already holds a newer one."""
+    newest = newest_nightlies([*(release.version for release in releases), *map(Version, known)])
     chosen = []
     for release in releases:
         if (release.version.is_prerelease or release.version.is_devrelease) and not options.pre:
+            continue
+        if nightly_base(release.version) is not None and release.version not in newest:
             continue
         if options.since and release.version < options.since:
             continue
@@ -116,8 +147,15 @@ def recompute(data: dict[str, Any]) -> None:
 
 
 def record(path: Path, version: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Apply ``change`` to the ledger entry of ``version``; a nightly recorded without error replaces the
+    older nightlies of its base version (one that failed keeps them until it is retried)."""
+
     def apply(data: dict[str, Any]) -> None:
-        change(data["releases"].setdefault(version, {"bugs": {}}))
+        entry = data["releases"].setdefault(version, {"bugs": {}})
+        change(entry)
+        if not entry.get("error"):
+            for key in superseded_nightlies(data["releases"], version):
+                del data["releases"][key]
         recompute(data)
 
     return ledger_io.update(path, apply)
