@@ -10,17 +10,23 @@ The bug needs three pieces, each checked with file and line as evidence:
   3. ``torch/jit/_script.py``: ``ScriptModule.__setattr__`` forwards to the inner module
      (``setattr(self._actual_script_module, ...)``) without special-casing the flag.
 All three intact: ``present``. Any differs: ``changed`` (needs a dynamic confirmation).
-``ScriptModule``/``script_method`` gone or made to raise: ``removed``. A file missing or
-unparsable: ``unknown``.
+Where a release was confirmed present, each bug's fingerprint (a digest of the functions and
+assignments that matter, docstrings left out) is the stricter test: ``present`` only when they are
+unchanged from the latest release confirmed present, so a fix written another way (the flag named
+through a constant, a C++-side change that rewrites a Python caller) reads ``changed``.
+``ScriptModule``/``script_method`` gone, or raising for valid input (unconditionally, or unless an
+environment variable opts in): ``removed``; an argument check that raises for bad input is not
+removal. A file missing or unparsable: ``unknown``.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 FLAG = "_is_full_backward_hook"
@@ -29,8 +35,13 @@ RECURSIVE, SCRIPT, MODULE = "torch/jit/_recursive.py", "torch/jit/_script.py", "
 
 @dataclass(frozen=True)
 class StaticVerdict:
-    verdict: str  # present | changed | removed | unknown
+    verdict: str  # present | changed | removed | unknown | not-applicable
     evidence: list[str]
+    fingerprint: dict[str, str] = field(default_factory=dict)  # "path:name" -> digest, of what matters
+
+
+Fingerprinted = tuple[tuple[str, str], ...]  # (path, "Class.method" or a module-level name)
+Reference = tuple[str, dict[str, str]]  # the latest release confirmed present, and its fingerprint
 
 
 def installed_torch_root() -> Path:
@@ -59,10 +70,12 @@ Check = Callable[[Trees], tuple[bool, str]]  # one piece of a bug: (intact, evid
 
 
 def static_verdict(sources: dict[str, str | None], checks: tuple[Check, ...],
-                   applies: Callable[[Trees], str | None] = lambda trees: None) -> StaticVerdict:
-    """Parse the three files once, then judge one bug by its pieces: ``not-applicable`` when
-    ``applies`` names an API missing from module.py, ``present`` when every piece is intact,
-    ``changed`` when one differs."""
+                   applies: Callable[[Trees], str | None] = lambda trees: None,
+                   fingerprinted: Fingerprinted = (), reference: Reference | None = None) -> StaticVerdict:
+    """Parse the three files once, then judge one bug: ``not-applicable`` when ``applies`` names an API
+    missing from module.py; against ``reference`` (the latest release confirmed present), ``present``
+    only when every fingerprinted function is unchanged; without one, ``present`` when every piece is
+    intact; else ``changed``."""
     trees: Trees = {}
     for path in (MODULE, RECURSIVE, SCRIPT):  # module.py first: whether the bug's API exists is decided there
         text = sources.get(path)
@@ -78,8 +91,62 @@ def static_verdict(sources: dict[str, str | None], checks: tuple[Check, ...],
     removed = _torchscript_removed(trees[SCRIPT])
     if removed:
         return StaticVerdict("removed", removed)
-    results = [check(trees) for check in checks]
-    return StaticVerdict("present" if all(ok for ok, _ in results) else "changed", [text for _, text in results])
+    prints = fingerprint(trees, fingerprinted)
+    pieces = [check(trees) for check in checks]
+    results = [text for _, text in pieces]
+    if reference and prints:
+        release, known = reference
+        differing = [name for name, digest in prints.items() if known.get(name) != digest]
+        if not differing:
+            return StaticVerdict("present", [f"unchanged from {release} (confirmed present): {', '.join(prints)}",
+                                             *results], prints)
+        return StaticVerdict("changed", [f"differs from {release} (confirmed present): {', '.join(differing)}",
+                                         *results], prints)
+    return StaticVerdict("present" if all(ok for ok, _ in pieces) else "changed", results, prints)
+
+
+def fingerprint(trees: Trees, fingerprinted: Fingerprinted) -> dict[str, str]:
+    """A digest of each function, class or assignment that matters (``absent`` where there is none)."""
+    return {f"{path}:{name}": _digest(locate(trees[path], name)) for path, name in fingerprinted}
+
+
+def locate(tree: ast.AST, dotted: str) -> ast.AST | None:
+    """``Class.method``, or a module-level function, class or assignment, wherever a block nests it."""
+    node: ast.AST | None = tree
+    for part in dotted.split("."):
+        node = next((n for n in ast.walk(node) if n is not node and _named(n) == part), None) if node else None
+    return node
+
+
+def _named(node: ast.AST) -> str | None:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    return None
+
+
+def _digest(node: ast.AST | None) -> str:
+    """What the code does, not how it is laid out or documented: the AST without docstrings."""
+    return "absent" if node is None else hashlib.sha256(repr(_bare(node)).encode()).hexdigest()[:16]
+
+
+def _bare(value: object) -> object:
+    """An AST as nested tuples, without positions and without docstrings (read, never copied)."""
+    if isinstance(value, list):
+        return [_bare(item) for item in value]
+    if not isinstance(value, ast.AST):
+        return value
+    fields = dict(ast.iter_fields(value))
+    body = fields.get("body")
+    if isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body and _is_docstring(body[0]):
+        fields["body"] = body[1:]
+    return type(value).__name__, tuple((name, _bare(item)) for name, item in fields.items())
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
 
 
 @functools.lru_cache(maxsize=16)  # the files of the releases probed at once (--jobs)
@@ -128,10 +195,31 @@ def _torchscript_removed(tree: ast.Module) -> list[str]:
                                                  ("script_method", script_method)) if node is None)
         return [f"{SCRIPT}: {missing} no longer defined"]
     for node in (script_method, method(tree, "ScriptMeta", "__init__")):
-        raising = [r for r in ast.walk(node) if isinstance(r, ast.Raise)] if node else []
+        raising = _raises_for_valid_input(node) if node else None
         if raising:
-            return [f"{SCRIPT}:{raising[0].lineno}: {node.name} now raises ({ast.unparse(raising[0])[:80]})"]
+            return [f"{SCRIPT}:{raising.lineno}: {node.name} now raises ({ast.unparse(raising)[:80]})"]
     return []
+
+
+def _raises_for_valid_input(function: ast.FunctionDef) -> ast.Raise | None:
+    """A ``raise`` at the top of the body, or in a branch whose condition reads only environment
+    variables (``if not os.environ.get("...")``: removed unless the user opts in). One under a condition
+    on the arguments is an argument check, which valid input never reaches."""
+    for statement in function.body:
+        if isinstance(statement, ast.Raise):
+            return statement
+        if isinstance(statement, ast.If) and _reads_only_environment(statement.test):
+            raising = next((s for s in [*statement.body, *statement.orelse] if isinstance(s, ast.Raise)), None)
+            if raising:
+                return raising
+    return None
+
+
+def _reads_only_environment(test: ast.expr) -> bool:
+    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    attributes = {n.attr for n in ast.walk(test) if isinstance(n, ast.Attribute)}
+    environment = {"environ", "getenv"}
+    return bool((names | attributes) & environment) and names <= {"os", *environment}
 
 
 def assigns(node: ast.AST, target: Callable[[ast.expr], bool]) -> bool:

@@ -14,7 +14,7 @@ from index_server import (BUGGY, FIXED_IGNORED, FIXED_MODULE, FIXED_SETATTR, REM
                           REMOVED_RAISES, Faults, IndexServer, build_pure_wheel, build_wheel, shape)
 from repro.catalogue import BUGS
 from tracker import summary
-from tracker.sweep import Outcome, recompute
+from tracker.sweep import Outcome, changes, recompute
 
 TAG = "cp311-cp311-manylinux_2_28_x86_64"
 
@@ -59,10 +59,17 @@ def test_buggy_release_is_present_from_a_sliver_of_the_wheel(index, tmp_path):
         (FIXED_MODULE, "changed", "no longer assigns"),
         (REMOVED_RAISES, "removed", "script_method now raises"),
         (REMOVED_GONE, "removed", "no longer defined"),
+        (shape(**{"torch/jit/_script.py": BUGGY["torch/jit/_script.py"].replace(
+            "def script_method(fn):\n", "def script_method(fn):\n    if not os.environ.get('TORCH_JIT_OPT_IN'):\n"
+            "        raise RuntimeError('TorchScript was removed')\n")}), "removed", "script_method now raises"),
+        (shape(**{"torch/jit/_script.py": BUGGY["torch/jit/_script.py"].replace(
+            "def script_method(fn):\n", "def script_method(fn):\n    if not callable(fn):\n"
+            "        raise TypeError('script_method decorates a function')\n")}), "present", "ignored_attributes lacks"),
         (shape(**{"torch/jit/_script.py": ""}), "unknown", "missing from the wheel"),
         (shape(**{"torch/nn/modules/module.py": "def broken(:\n"}), "unknown", "unparsable"),
     ],
-    ids=["fixed-ignored", "fixed-setattr", "fixed-module", "removed-raises", "removed-gone",
+    ids=["fixed-ignored", "fixed-setattr", "fixed-module", "removed-raises", "removed-gone", "removed-unless-opted-in",
+         "argument-check-is-not-removal",
          "member-missing", "unparsable"],
 )
 def test_static_verdicts_with_evidence(index, tmp_path, sources, verdict, evidence):
@@ -315,3 +322,41 @@ def test_bug_limits_a_run_to_that_bug(index, tmp_path):
     assert code == 0 and set(ledger["releases"]["2.13.0"]["bugs"]) == {"module-compile-noop"}
     code, _, _, stderr = check(index, tmp_path, "--bug", "no-such-bug")
     assert code == 2 and "no catalogued bug 'no-such-bug'" in stderr and "Traceback" not in stderr
+
+
+CONSTANT_FIX = shape(**{"torch/jit/_recursive.py": 'FULL_HOOK = "_is_full_backward_hook"\n'
+                        'ignored_attributes = [\n    "_version",\n    "_backward_hooks",\n    FULL_HOOK,\n]\n'})
+
+
+def test_a_fix_the_pieces_cannot_see_is_changed_against_the_release_confirmed_present(index, tmp_path):
+    """Naming the flag through a constant fixes the bug, yet every piece still reads as before; what the
+    latest release confirmed present had, unchanged, is the test of ``present``."""
+    assert BUGS[ORIGINAL].static(CONSTANT_FIX).verdict == "present"  # the pieces alone are fooled
+    index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY, padding=1024)
+    check(index, tmp_path)
+    ledger_path = tmp_path / "ledger.json"
+    ledger = json.loads(ledger_path.read_text())
+    ledger["releases"]["2.13.0"]["bugs"][ORIGINAL]["dynamic"] = {"verdict": "present", "detail": "confirmed",
+                                                                 "checked_at": "2026-12-01T00:00:00+00:00"}
+    ledger_path.write_text(json.dumps(ledger))
+    index.wheels[wheel_name("2.14.0")] = build_wheel(CONSTANT_FIX, padding=1024)
+    index.wheels[wheel_name("2.14.1")] = build_wheel(BUGGY, padding=1024)
+    code, report, _, _ = check(index, tmp_path)
+    static = {r["version"]: flag(r)["static"] for r in report["releases"]}
+    assert static["2.14.0"]["verdict"] == "changed" and static["2.14.0"]["evidence"][0] == (
+        "differs from 2.13.0 (confirmed present): torch/jit/_recursive.py:ignored_attributes")
+    assert static["2.14.1"]["verdict"] == "present"
+    assert static["2.14.1"]["evidence"][0].startswith("unchanged from 2.13.0 (confirmed present): ")
+    assert code == 3 and f"{ORIGINAL}: 2.14.0: present -> changed" in report["changes"]
+
+
+def test_a_static_changed_that_confirmation_turns_into_present_is_no_status_change(tmp_path):
+    """The fingerprint's pre-signal ("changed": needs confirmation), then the dynamic run saying the bug
+    is still there: nothing for the downstream tests to flip."""
+    before = {"bugs": {}, "releases": {"2.15.0": {"bugs": {ORIGINAL: {"static": {"verdict": "changed"}}}}}}
+    after = {"bugs": {}, "releases": {"2.15.0": {"bugs": {ORIGINAL: {
+        "static": {"verdict": "changed"}, "dynamic": {"verdict": "present"}}}}}}
+    outcome = Outcome({"2.15.0": after["releases"]["2.15.0"]})
+    assert changes(before, after, outcome) == []
+    after["releases"]["2.15.0"]["bugs"][ORIGINAL]["dynamic"]["verdict"] = "fixed"
+    assert changes(before, after, outcome) == [f"{ORIGINAL}: 2.15.0: changed -> fixed"]

@@ -133,3 +133,17 @@ def test_reads_the_floor_in_at_most_five_requests(index, gap, requests):
     probe_figures = probe(index, data)["probe"]
     assert probe_figures["requests"] == requests
     assert floor_of(data) <= probe_figures["bytes_fetched"] <= floor_of(data) + 3 * 1024
+
+
+def test_fingerprints_ignore_docstrings_and_layout_but_not_code():
+    import ast
+
+    from repro.source_checks import fingerprint
+
+    def prints(source: str) -> dict[str, str]:
+        return fingerprint({MODULE: ast.parse(source)}, ((MODULE, "Module.f"), (MODULE, "Module.g")))
+
+    plain = prints("class Module:\n    def f(self, x):\n        return x\n")
+    assert prints('class Module:\n    def f(self, x):\n        """Why."""\n\n        return (x)\n') == plain
+    assert prints("class Module:\n    def f(self, x):\n        return x + 1\n") != plain
+    assert plain[f"{MODULE}:Module.g"] == "absent"

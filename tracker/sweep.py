@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from packaging.version import Version
 
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
+from repro.source_checks import Reference
 from tracker.confirm import Installer, ReportError, confirm
 from tracker.remote import FetchError, Traffic, make_session
 from tracker.index import Release
@@ -99,10 +101,24 @@ def select(releases: list[Release], known: dict[str, Any], options: Options) -> 
     return chosen
 
 
+def reference_for(ledger: dict[str, Any], bug_id: str, version: str) -> Reference | None:
+    """The latest release up to ``version`` confirmed present for the bug, with its recorded fingerprint:
+    what ``present`` is measured against (a later release's code is no baseline for an earlier one)."""
+    _, releases = ledger_io.bug_history(ledger, bug_id)
+    confirmed = [(Version(v), e["static"]["fingerprint"]) for v, e in releases.items()
+                 if Version(v) <= Version(version) and (e.get("dynamic") or {}).get("verdict") == "present"
+                 and (e.get("static") or {}).get("fingerprint")]
+    if not confirmed:
+        return None
+    latest, fingerprint = max(confirmed, key=lambda pair: pair[0])
+    return str(latest), fingerprint
+
+
 def static_entry(release: Release, full_download: bool, session_for: Callable,
-                 bug_ids: tuple[str, ...] = ()) -> dict[str, Any]:
+                 bug_ids: tuple[str, ...] = (), ledger: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ledger entry for one release: what reading its wheel cost (``probe``) and the static verdict
-    of each bug (``bug_ids``, default every catalogued one) from the wheel's sources (``bugs[id].static``)."""
+    of each bug (``bug_ids``, default every catalogued one) from the wheel's sources (``bugs[id].static``),
+    measured against the latest release ``ledger`` confirms present, where there is one."""
     chosen = bug_ids or tuple(BUGS)
     if release.yanked:
         return {"yanked": True, "bugs": {}, "checked_at": now()}
@@ -116,7 +132,11 @@ def static_entry(release: Release, full_download: bool, session_for: Callable,
         fetched = fetch_sources(session_for(), wheel, traffic, full_download)
         size = fetched.wheel_size
         if fetched.problem is None:
-            bugs = {bug_id: {"static": asdict(judge(fetched.sources, BUGS[bug_id].static))} for bug_id in chosen}
+            references = {bug_id: reference_for(ledger, bug_id, str(release.version)) if ledger else None
+                          for bug_id in chosen}
+            bugs = {bug_id: {"static": asdict(judge(fetched.sources, partial(BUGS[bug_id].static,
+                                                                           reference=references[bug_id])))}
+                    for bug_id in chosen}
         else:
             bugs = _every_bug(chosen, "unknown", [fetched.problem])
     except Exception as err:  # one release's failure must not end the sweep: record it, retry next run
@@ -211,6 +231,7 @@ def static_verdicts(entry: dict[str, Any]) -> dict[str, str]:
 def run(releases: list[Release], options: Options, progress: Callable[[str], None]) -> Outcome:
     outcome = Outcome()
     local = threading.local()
+    known = ledger_io.load(options.ledger) if options.ledger.exists() else None
 
     def session_for():
         if not hasattr(local, "session"):
@@ -218,7 +239,7 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
         return local.session
 
     def probe(release: Release) -> tuple[str, dict[str, Any]]:
-        return str(release.version), static_entry(release, options.full_download, session_for, options.bugs)
+        return str(release.version), static_entry(release, options.full_download, session_for, options.bugs, known)
 
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         for done, (version, entry) in enumerate(pool.map(probe, releases), start=1):
@@ -287,7 +308,8 @@ def _status_before(ledger: dict[str, Any], version: str, bug_id: str) -> str | N
 def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> list[str]:
     """What in this run means 'time to flip the tests', per bug: a new fixed_in or regression, or a
     release whose status differs from what the ledger held (for a new release: from the latest earlier
-    release's). Moves to or from ``not-applicable`` and ``unknown`` (an error, listed apart) are not changes."""
+    release's). Moves to or from ``not-applicable`` and ``unknown`` (an error, listed apart) are not changes,
+    nor is a static ``changed`` that a confirmation turns into ``present``."""
     found = []
     for bug_id in sorted({*before["bugs"], *after["bugs"]}):
         old, new = before["bugs"].get(bug_id) or {}, after["bugs"].get(bug_id) or {}
@@ -297,12 +319,16 @@ def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> 
             found.append(f"{bug_id}: {version} regressed (present again after a confirmed fix)")
     for version, entry in outcome.entries.items():
         for bug_id in entry.get("bugs") or {}:
-            new_status = status((after["releases"].get(version, {}).get("bugs") or {}).get(bug_id) or {})
+            verdicts = (after["releases"].get(version, {}).get("bugs") or {}).get(bug_id) or {}
+            new_status = status(verdicts)
             known = {**before, "releases": {**after["releases"], **before["releases"]}}
             if version not in before["releases"]:
                 known["releases"].pop(version, None)
             old_status = _status_before(known, version, bug_id)
             if {old_status, new_status} & {None, "unknown", "not-applicable"} or old_status == new_status:
+                continue
+            confirmed = (verdicts.get("dynamic") or {}).get("verdict") == new_status
+            if (old_status, new_status) == ("changed", "present") and confirmed:  # the pre-signal, confirmed harmless
                 continue
             found.append(f"{bug_id}: {version}: {old_status} -> {new_status}")
     return found

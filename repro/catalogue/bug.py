@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from repro.source_checks import Check, StaticVerdict, Trees, static_verdict
+from repro.source_checks import Check, Fingerprinted, Reference, StaticVerdict, Trees, static_verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -34,6 +34,7 @@ class Bug:
     symptom: str  # how it shows, in one line
     recognise: Callable[[ScenarioResult], bool]
     pieces: tuple[Check, ...]  # the static signature: every piece intact means present
+    fingerprinted: Fingerprinted  # what must stay unchanged from the latest release confirmed present
     applies: Callable[[Trees], str | None]  # names the missing API where the bug cannot exist
     script: str  # the bisect-ready script (exit 1 bug, 0 fixed, 125 cannot test), from the repository root
     paste: str  # the paste-ready script: at most 25 lines, torch only, ends in the error or a failing assert
@@ -44,8 +45,8 @@ class Bug:
         return (result.style in self.styles and result.scenario.model in self.models
                 and bool(result.scenario.apis & set(self.apis)))
 
-    def static(self, sources: dict[str, str | None]) -> StaticVerdict:
-        return static_verdict(sources, self.pieces, self.applies)
+    def static(self, sources: dict[str, str | None], reference: Reference | None = None) -> StaticVerdict:
+        return static_verdict(sources, self.pieces, self.applies, self.fingerprinted, reference)
 
 
 def paste_script(imports: str, body: str, script_method: bool = True) -> str:

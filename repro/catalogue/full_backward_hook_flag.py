@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, fewer_calls, paste_script, raised
-from repro.source_checks import FLAG, FLAG_PIECES, MODULE, Trees, method
+from repro.source_checks import FLAG, FLAG_PIECES, MODULE, RECURSIVE, SCRIPT, Trees, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -52,6 +52,9 @@ BUG = Bug(
     symptom=f"RuntimeError: {SIGNATURE} to type NoneType; where silenced, the hook never runs",
     recognise=recognise,
     pieces=FLAG_PIECES,
+    fingerprinted=((RECURSIVE, "ignored_attributes"), (SCRIPT, "ScriptModule.__setattr__"),
+                   (MODULE, "Module.register_full_backward_hook"), (MODULE, "Module.register_backward_hook"),
+                   (MODULE, "Module._get_backward_hooks")),
     applies=applies,
     script="repro/full_backward_hook_bug.py",
     paste=PASTE,

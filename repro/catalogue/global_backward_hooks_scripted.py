@@ -71,6 +71,7 @@ BUG = Bug(
     symptom="RuntimeError: _get_backward_hooks is not supported on ScriptModules (from Module._call_impl)",
     recognise=recognise,
     pieces=(_call_impl_asks, _stubs_raise),
+    fingerprinted=((MODULE, "Module._call_impl"), (SCRIPT, "_compiled_methods_allowlist"), (SCRIPT, "_make_fail")),
     applies=applies,
     script="repro/global_backward_hooks_bug.py",
     paste=PASTE,

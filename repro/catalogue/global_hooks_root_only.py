@@ -68,6 +68,7 @@ BUG = Bug(
     symptom="global hooks run for the model but never for its children (eager runs both)",
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
+    fingerprinted=((MODULE, "Module._call_impl"), (SCRIPT, "script_method")),
     applies=applies,
     script="repro/global_hooks_root_only_bug.py",
     paste=PASTE,

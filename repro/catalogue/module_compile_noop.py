@@ -12,7 +12,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, calls, paste_script
-from repro.source_checks import MODULE, Trees, assigns, method, setattr_forwards
+from repro.source_checks import MODULE, SCRIPT, Trees, assigns, method, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -57,6 +57,7 @@ BUG = Bug(
     symptom="no error, but later calls never go through torch.compile (the wrapper reads None)",
     recognise=recognise,
     pieces=(_compile_assigns, setattr_forwards(ATTRIBUTE)),
+    fingerprinted=((MODULE, "Module.compile"), (SCRIPT, "ScriptModule.__setattr__")),
     applies=applies,
     script="repro/module_compile_bug.py",
     paste=PASTE,
