@@ -55,3 +55,14 @@ def index():
     server.url = server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def server():
+    """A loopback server answering each path as a test scripts it (tests/hostile_server.py)."""
+    from hostile_server import HostileServer
+
+    hostile = HostileServer()
+    hostile.url = hostile.start()
+    yield hostile
+    hostile.stop()

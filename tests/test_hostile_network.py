@@ -28,14 +28,6 @@ WHEEL = "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl"
 ISSUE = "/repos/pytorch/pytorch/issues/1"
 
 
-@pytest.fixture
-def server():
-    hostile = HostileServer()
-    hostile.url = hostile.start()
-    yield hostile
-    hostile.stop()
-
-
 def listing(url: str) -> list[Release]:
     return discover(make_session(), url, Traffic())
 

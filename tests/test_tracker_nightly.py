@@ -7,7 +7,7 @@ import pytest
 from packaging.version import Version
 
 from helpers import flag
-from hostile_server import HostileServer, answer
+from hostile_server import answer
 from index_server import BUGGY, IndexServer, build_wheel
 from test_tracker import check, verdicts, wheel_name
 from tracker.check_upstream import parse_args
@@ -85,14 +85,6 @@ def test_a_nightly_that_fails_keeps_the_older_one_until_it_is_retried(nightly, t
 def test_without_pre_no_nightly_is_checked(nightly, tmp_path):
     code, report, ledger, _ = check(nightly, tmp_path, url=f"{nightly.url}{PREFIX}")
     assert code == 0 and verdicts(report) == {"2.15.0": "present"} and set(ledger["releases"]) == {"2.15.0"}
-
-
-@pytest.fixture
-def server():
-    hostile = HostileServer()
-    hostile.url = hostile.start()
-    yield hostile
-    hostile.stop()
 
 
 PAGE_HTML = answer(200, b'<a href="torch-2.16.0.dev20261201+cpu-cp311-cp311-linux_x86_64.whl">'

@@ -43,23 +43,25 @@ def _child_layer(module: nn.Module) -> None:
     module.register_buffer("steps", torch.zeros(1))
 
 
-class Flat(nn.Module):
-    parts = staticmethod(_own_layer)
+class _Built(nn.Module):
+    """An eager model made by its ``parts`` function, which the ScriptModule side's ``__init__`` calls too."""
+
+    parts: Callable[[nn.Module], None]
 
     def __init__(self) -> None:
         super().__init__()
         self.parts(self)
+
+
+class Flat(_Built):
+    parts = staticmethod(_own_layer)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.linear(x, self.weight, self.bias)
 
 
-class WithChild(nn.Module):
+class WithChild(_Built):
     parts = staticmethod(_child_layer)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear(x)

@@ -483,28 +483,20 @@ def _(m, rec):
 # --- other model shapes: two inputs, a non-tensor input, inside an eager parent ------
 
 
-@scenario("register_full_backward_hook", "two inputs: grad_input holds both gradients", model="two inputs")
-def _(m, rec):
-    m.register_full_backward_hook(rec.hook("backward"))
-    rec.backward()
+def _hook_then_backward(api: str, label: str, name: str, model: str) -> None:
+    @scenario(api, name, model=model)
+    def _(m, rec):
+        getattr(m, api)(rec.hook(label))
+        rec.backward()
 
 
-@scenario("register_forward_pre_hook", "two inputs: args holds both", model="two inputs")
-def _(m, rec):
-    m.register_forward_pre_hook(rec.hook("forward pre"))
-    rec.backward()
-
-
-@scenario("register_full_backward_hook", "a non-tensor input: only tensors get gradients", model="non-tensor input")
-def _(m, rec):
-    m.register_full_backward_hook(rec.hook("backward"))
-    rec.backward()
-
-
-@scenario("register_forward_pre_hook", "a non-tensor input reaches the hook", model="non-tensor input")
-def _(m, rec):
-    m.register_forward_pre_hook(rec.hook("forward pre"))
-    rec.backward()
+for _api, _label, _name, _model in (
+    ("register_full_backward_hook", "backward", "two inputs: grad_input holds both gradients", "two inputs"),
+    ("register_forward_pre_hook", "forward pre", "two inputs: args holds both", "two inputs"),
+    ("register_full_backward_hook", "backward", "a non-tensor input: only tensors get gradients", "non-tensor input"),
+    ("register_forward_pre_hook", "forward pre", "a non-tensor input reaches the hook", "non-tensor input"),
+):
+    _hook_then_backward(_api, _label, _name, _model)
 
 
 @scenario("register_full_backward_hook", "on a ScriptModule subclass inside an eager parent",
