@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from datetime import datetime, timezone
+from functools import partial
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+import requests
 from packaging.version import Version
 
 from repro import ledger as ledger_io
@@ -101,6 +103,22 @@ def select(releases: list[Release], known: dict[str, Any], options: Options) -> 
     return chosen
 
 
+PROCESSES_FROM = 8  # releases in one sweep from which probing runs in processes: their startup then pays off
+_local = threading.local()
+
+
+def _probe(release: Release, full_download: bool, bug_ids: tuple[str, ...],
+           references: dict[str, Reference | None] | None) -> tuple[str, dict[str, Any]]:
+    """One release's static entry, with this thread's (or worker process's) own HTTP session."""
+    return str(release.version), static_entry(release, full_download, _session, bug_ids, references)
+
+
+def _session() -> requests.Session:
+    if not hasattr(_local, "session"):
+        _local.session = make_session()
+    return _local.session
+
+
 def reference_for(ledger: dict[str, Any], bug_id: str, version: str) -> Reference | None:
     """The latest release up to ``version`` confirmed present for the bug, with its recorded fingerprint:
     what ``present`` is measured against (a later release's code is no baseline for an earlier one)."""
@@ -114,11 +132,11 @@ def reference_for(ledger: dict[str, Any], bug_id: str, version: str) -> Referenc
     return str(latest), fingerprint
 
 
-def static_entry(release: Release, full_download: bool, session_for: Callable,
-                 bug_ids: tuple[str, ...] = (), ledger: dict[str, Any] | None = None) -> dict[str, Any]:
+def static_entry(release: Release, full_download: bool, session_for: Callable, bug_ids: tuple[str, ...] = (),
+                 references: dict[str, Reference | None] | None = None) -> dict[str, Any]:
     """The ledger entry for one release: what reading its wheel cost (``probe``) and the static verdict
     of each bug (``bug_ids``, default every catalogued one) from the wheel's sources (``bugs[id].static``),
-    measured against the latest release ``ledger`` confirms present, where there is one."""
+    measured against each bug's ``references`` (``reference_for``) where there is one."""
     chosen = bug_ids or tuple(BUGS)
     if release.yanked:
         return {"yanked": True, "bugs": {}, "checked_at": now()}
@@ -132,11 +150,8 @@ def static_entry(release: Release, full_download: bool, session_for: Callable,
         fetched = fetch_sources(session_for(), wheel, traffic, full_download)
         size = fetched.wheel_size
         if fetched.problem is None:
-            references = {bug_id: reference_for(ledger, bug_id, str(release.version)) if ledger else None
-                          for bug_id in chosen}
-            bugs = {bug_id: {"static": asdict(judge(fetched.sources, partial(BUGS[bug_id].static,
-                                                                           reference=references[bug_id])))}
-                    for bug_id in chosen}
+            bugs = {bug_id: {"static": asdict(judge(fetched.sources, partial(
+                BUGS[bug_id].static, reference=(references or {}).get(bug_id))))} for bug_id in chosen}
         else:
             bugs = _every_bug(chosen, "unknown", [fetched.problem])
     except Exception as err:  # one release's failure must not end the sweep: record it, retry next run
@@ -229,20 +244,20 @@ def static_verdicts(entry: dict[str, Any]) -> dict[str, str]:
 
 
 def run(releases: list[Release], options: Options, progress: Callable[[str], None]) -> Outcome:
+    """Probe each release and record it as it comes: in threads, or for a history sweep (many releases,
+    CPU-bound in parsing each central directory and each file) in processes, which use every CPU."""
     outcome = Outcome()
-    local = threading.local()
     known = ledger_io.load(options.ledger) if options.ledger.exists() else None
-
-    def session_for():
-        if not hasattr(local, "session"):
-            local.session = make_session()
-        return local.session
-
-    def probe(release: Release) -> tuple[str, dict[str, Any]]:
-        return str(release.version), static_entry(release, options.full_download, session_for, options.bugs, known)
-
-    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        for done, (version, entry) in enumerate(pool.map(probe, releases), start=1):
+    chosen = options.bugs or tuple(BUGS)
+    work = [(release, options.full_download, options.bugs,
+             {bug_id: reference_for(known, bug_id, str(release.version)) for bug_id in chosen} if known else None)
+            for release in releases]
+    if len(releases) >= PROCESSES_FROM:
+        pool: Executor = ProcessPoolExecutor(max_workers=max(1, options.jobs), mp_context=get_context("spawn"))
+    else:
+        pool = ThreadPoolExecutor(max_workers=max(1, options.jobs))
+    with pool:
+        for done, (version, entry) in enumerate(pool.map(_probe, *zip(*work)) if work else [], start=1):
             record(options.ledger, version, _replace_static(entry))
             outcome.entries[version] = entry
             if entry.get("error"):
