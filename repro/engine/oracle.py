@@ -16,10 +16,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from repro.engine.models import INSTANCES, STYLES, styles_of
+from repro.engine.models import INSTANCES, MODELS, STYLES, build_eager, build_script, is_really_scripted, styles_of
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios import SCENARIOS, Scenario
-
 
 
 @dataclass(frozen=True)
@@ -77,8 +76,6 @@ def missing_needs(scenario: Scenario) -> list[str]:
 
 def observe(model: Any, scenario: Scenario, device: str) -> Side:
     """Run the scenario body on a freshly built ``model`` and record everything."""
-    from repro.engine.models import MODELS
-
     rec = Recorder(model, device, MODELS[scenario.model].extra)
     try:
         scenario.body(model, rec)
@@ -99,8 +96,6 @@ def judge(script: Side, eager: Side) -> tuple[str, str]:
 
 
 def observe_eager(scenario: Scenario, device: str) -> Side:
-    from repro.engine.models import build_eager
-
     return observe(build_eager(scenario.model, device), scenario, device)
 
 
@@ -109,7 +104,6 @@ def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "l
     """One scenario on a ScriptModule subclass (the ``first`` instance of a fresh class, or a
     ``later`` one) and on the eager twin (``eager``: its observation, when already made)."""
     from repro.catalogue.by_design import refusal
-    from repro.engine.models import build_script
 
     missing = missing_needs(scenario)
     if missing:
@@ -125,23 +119,22 @@ def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "l
 
 
 def run_all(device: str, scenarios: list[Scenario] = SCENARIOS) -> OracleRun:
-    """Every scenario in both ScriptModule styles, on a first and on a later instance, with
-    TorchScript warnings gathered once. The eager twin's observation is made once per scenario."""
+    """Every scenario in each style it runs in, on a first and on a later instance, with TorchScript
+    warnings gathered once. The eager twin's observation is made once per scenario."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         reason = torchscript_problem(device)
         results = []
         for s in [] if reason else scenarios:
             eager = None if missing_needs(s) else observe_eager(s, device)
-            results += [run_scenario(s, style, device, instance, eager) for style in styles_of(s.model) for instance in INSTANCES]
+            results += [run_scenario(s, style, device, instance, eager)
+                        for style in styles_of(s.model) for instance in INSTANCES]
     return OracleRun(results, _torchscript_warnings(caught), reason)
 
 
 def torchscript_problem(device: str) -> str | None:
     """Why a ScriptModule subclass cannot be built and scripted here, or None if it can."""
     try:
-        from repro.engine.models import build_script, is_really_scripted
-
         for style in STYLES:
             if not is_really_scripted(build_script("flat", style, "later", device)):
                 return "TorchScript is disabled (PYTORCH_JIT=0?): ScriptModule is a plain nn.Module"
