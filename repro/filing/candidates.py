@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from repro.environment import import_torch
@@ -133,6 +133,13 @@ class CandidateResult:
     total: int
     verdict: str  # "fix" | "hides the error" | "no effect" | "cannot judge"
     detail: str
+    complete: bool = True  # False: judged only on the bug's own runs, which already ruled out a fix
+
+    def tally(self) -> str:
+        """``matches/total`` scenario runs, saying where judging stopped early."""
+        if self.complete:
+            return f"{self.matches}/{self.total} scenario runs"
+        return f"{self.matches}/{self.total} of the bug's own scenario runs (judged no further: not a fix)"
 
 
 def start_apart(device: str) -> dict[str, subprocess.Popen]:
@@ -163,22 +170,31 @@ def _collect(candidate: Candidate, proc: subprocess.Popen) -> CandidateResult:
 
 
 def judge_here(candidate: Candidate, device: str) -> CandidateResult:
-    """Run every scenario with ``candidate`` applied in this process, then revert it. Classes are
-    built anew under the candidate: TorchScript compiles a class once, with what was in force then."""
-    from repro.catalogue import select
+    """Run the scenarios with ``candidate`` applied in this process, then revert it: the original bug's
+    own runs first, and the rest only when those all match eager (a fix must match every run; a
+    candidate that fails there is judged by them). Classes are built anew under the candidate:
+    TorchScript compiles a class once, with what was in force then."""
+    from repro.catalogue import BUGS, select
     from repro.engine import models
     from repro.engine.oracle import run_all
     from repro.formats.json import scenario_summary
 
+    scenarios = select([], slow=False)[0]
+    own = [s for s in scenarios if s.apis & set(BUGS[ORIGINAL].apis)]
     with candidate.apply():
         models.forget_built_classes()
         try:
-            run = run_all(device, select([], slow=False)[0])
+            first = run_all(device, own)
+            if first.cannot_test:
+                return CandidateResult(candidate, None, None, 0, 0, "cannot judge", first.cannot_test)
+            judged = [scenario_summary(r) for r in first.results]
+            result = classify(candidate, judged)
+            if result.verdict != "fix":
+                return replace(result, complete=False)
+            rest = run_all(device, [s for s in scenarios if s not in own])
+            return classify(candidate, judged + [scenario_summary(r) for r in rest.results])
         finally:
             models.forget_built_classes()
-    if run.cannot_test:
-        return CandidateResult(candidate, None, None, 0, 0, "cannot judge", run.cannot_test)
-    return classify(candidate, [scenario_summary(r) for r in run.results])
 
 
 def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:

@@ -156,16 +156,17 @@ def render_explanation(torch_version: str, cause: RootCause) -> str:
 
 def render_candidates(torch_version: str, device: str, results: list[CandidateResult]) -> str:
     yes_no = {True: "yes", False: "no", None: "?"}
-    lines = [f"Candidate fixes on torch {torch_version}, each applied in memory and judged by every "
-             f"scenario (device {device}):", ""]
+    lines = [f"Candidate fixes on torch {torch_version}, each applied in memory and judged by the "
+             f"scenarios (device {device}):", ""]
     for r in results:
         lines += [
             f"{r.candidate.name} ({r.candidate.side} side): {r.candidate.summary}",
             f"  registration succeeds: {yes_no[r.registers]}; full backward hook fires: {yes_no[r.hook_fires]}; "
-            f"{r.matches}/{r.total} scenarios match eager",
+            f"{r.tally()} match eager",
             f"  verdict: {r.verdict.upper()}: {r.detail}",
         ]
     lines += ["", "Only a candidate under which every judged scenario run matches eager counts as a fix (runs that "
               "another catalogued bug or a by-design refusal accounts for are not judged); 'hides the error' "
-              "means registration succeeds but hooks still misbehave."]
+              "means registration succeeds but hooks still misbehave. A candidate is judged on the original bug's "
+              "own runs first; only one that passes them all is judged on every other run."]
     return "\n".join(lines)
