@@ -360,3 +360,15 @@ def test_a_static_changed_that_confirmation_turns_into_present_is_no_status_chan
     assert changes(before, after, outcome) == []
     after["releases"]["2.15.0"]["bugs"][ORIGINAL]["dynamic"]["verdict"] = "fixed"
     assert changes(before, after, outcome) == [f"{ORIGINAL}: 2.15.0: changed -> fixed"]
+
+
+def test_a_recheck_shows_the_confirmed_verdict_that_decides_the_status():
+    """Re-probing a release statically must not hide what the ledger confirmed for it: that verdict is
+    the release's status."""
+    confirmed = {"verdict": "present", "detail": "4 of 4 scenario runs in its scope show it"}
+    ledger = {"bugs": {}, "releases": {"2.15.0": {"bugs": {ORIGINAL: {"static": {"verdict": "changed"},
+                                                                      "dynamic": confirmed}}}}}
+    rechecked = Outcome({"2.15.0": {"probe": {}, "bugs": {ORIGINAL: {"static": {
+        "verdict": "changed", "evidence": ["differs from 2.14.1 (confirmed present): ..."]}}}}})
+    row = next(line for line in summary.text(rechecked, ledger, []).splitlines() if line.startswith("2.15.0"))
+    assert row.split()[1:4] == [ORIGINAL, "changed", "present"] and row.endswith(confirmed["detail"])

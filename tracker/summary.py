@@ -10,9 +10,10 @@ HEAD = ("release", "bug", "static", "dynamic", "bytes", "requests", "evidence")
 NOTHING_NEW = "No release to check: the ledger already holds every release selected (--recheck probes them again)."
 
 
-def _rows(outcome: Outcome) -> list[tuple[str, ...]]:
-    """One row per release and bug; what reading the wheel cost on the release's first row; the
-    evidence that decided the verdict (the dynamic run's, else the static signature's first line)."""
+def _rows(outcome: Outcome, ledger: dict[str, Any]) -> list[tuple[str, ...]]:
+    """One row per release and bug; what reading the wheel cost on the release's first row; the dynamic
+    verdict this run or an earlier one confirmed (the ledger's: it decides the status); the evidence
+    that decided the verdict (the dynamic run's, else the static signature's first line)."""
     rows = []
     for version, entry in outcome.entries.items():
         if entry.get("yanked"):
@@ -23,7 +24,8 @@ def _rows(outcome: Outcome) -> list[tuple[str, ...]]:
         share = f" ({probe.get('bytes_fetched', 0) / size:.2%})" if size else ""
         cost = (f"{probe.get('bytes_fetched', 0):,}{share}", str(probe.get("requests", "-"))) if probe else ("-", "-")
         for i, (bug_id, verdicts) in enumerate((entry.get("bugs") or {}).items()):
-            static, dynamic = verdicts.get("static") or {}, verdicts.get("dynamic") or {}
+            recorded = ((ledger.get("releases", {}).get(version) or {}).get("bugs") or {}).get(bug_id) or {}
+            static, dynamic = verdicts.get("static") or {}, verdicts.get("dynamic") or recorded.get("dynamic") or {}
             evidence = dynamic.get("detail") or (static.get("evidence") or ["-"])[0]
             rows.append((version if i == 0 else "", bug_id, static.get("verdict", "-"), dynamic.get("verdict", "-"),
                          *(cost if i == 0 else ("", "")), evidence))
@@ -40,7 +42,7 @@ def _footer(ledger: dict[str, Any], found: list[str], outcome: Outcome) -> list[
 def text(outcome: Outcome, ledger: dict[str, Any], found: list[str]) -> str:
     if not outcome.entries:
         return "\n".join([NOTHING_NEW, "", *_footer(ledger, found, outcome)])
-    rows = [HEAD, *_rows(outcome)]
+    rows = [HEAD, *_rows(outcome, ledger)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD) - 1)]
     lines = ["  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]) for r in rows]
     return "\n".join([*lines, "", *_footer(ledger, found, outcome)])
@@ -50,7 +52,7 @@ def markdown(outcome: Outcome, ledger: dict[str, Any], found: list[str]) -> str:
     lines = ["## Catalogued ScriptModule bugs: upstream check", ""]
     if outcome.entries:
         lines += ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in _rows(outcome)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in _rows(outcome, ledger)]
     else:
         lines += [NOTHING_NEW]
     return "\n".join([*lines, "", *(f"- {line}" for line in _footer(ledger, found, outcome))])
