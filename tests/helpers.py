@@ -15,6 +15,11 @@ from packaging.version import Version
 from repro.ledger import ORIGINAL, Expectation, expectation_for, ledger_path, load
 
 ROOT = Path(__file__).resolve().parents[1]
+# How each catalogued bug's paste-ready script ends while the bug is present: its last line of output.
+PASTE_ENDS = {"full-backward-hook-flag": "RuntimeError: Could not cast attribute '_is_full_backward_hook'",
+              "global-backward-hooks-scripted": "RuntimeError: _get_backward_hooks is not supported on ScriptModules",
+              "global-hooks-root-only": "AssertionError: global forward hooks ran for ['Net']",
+              "module-compile-noop": "AssertionError: Module.compile() had no effect"}
 
 
 @functools.cache

@@ -118,21 +118,12 @@ def test_by_design_refusals_cite_the_line_that_raises():
         assert entry.error in (installed_torch_root() / path).read_text().splitlines()[int(line) - 1]
 
 
-PASTE_ENDS = {"full-backward-hook-flag": "RuntimeError: Could not cast attribute '_is_full_backward_hook'",
-              "global-backward-hooks-scripted": "RuntimeError: _get_backward_hooks is not supported on ScriptModules",
-              "global-hooks-root-only": "AssertionError: global forward hooks ran for ['Net']",
-              "module-compile-noop": "AssertionError: Module.compile() had no effect"}
-
-
 @pytest.mark.needs_bug
 @pytest.mark.parametrize("bug_id", list(BUGS))
-def test_each_bisect_script_exits_1_and_each_paste_script_ends_in_the_bug(tmp_path, bug_id):
-    bug = BUGS[bug_id]
-    bisect = run([str(ROOT / bug.script)], cwd=tmp_path, env={"PYTHONPATH": ""})
+def test_each_bisect_script_exits_1_while_the_bug_is_present(tmp_path, bug_id):
+    """The paste-ready scripts run in tests/test_filing.py, where the issue body shows their output."""
+    bisect = run([str(ROOT / BUGS[bug_id].script)], cwd=tmp_path, env={"PYTHONPATH": ""})
     assert bisect.returncode == 1 and "BUG:" in bisect.stdout, bisect.stdout + bisect.stderr
-    (tmp_path / "paste.py").write_text(bug.paste)
-    paste = run([str(tmp_path / "paste.py")], cwd=tmp_path, env={"PYTHONPATH": ""})
-    assert paste.returncode == 1 and paste.stderr.strip().splitlines()[-1].startswith(PASTE_ENDS[bug_id])
 
 
 EAGER_SCRIPTMODULE = """
