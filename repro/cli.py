@@ -10,15 +10,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
-
 from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repro.catalogue import UnknownBug, get
 from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
-from repro.filing.material import HeadStart, head_start
 from repro.ledger import ORIGINAL, Expectation, LedgerError, expectation_for, ledger_path, load
 from repro.output import emit
+
+if TYPE_CHECKING:  # the filing kit is imported only when asked for
+    from repro.filing.material import HeadStart
 
 EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT = 0, 1, 2
 PROG = "python -m repro"
@@ -73,17 +75,20 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         return _run(args, ledger, started, fail)
     finally:
-        started.stop()
+        if started:
+            started.stop()
 
 
-def _head_start(args: argparse.Namespace) -> HeadStart:
+def _head_start(args: argparse.Namespace) -> HeadStart | None:
     """--markdown and --candidates start their processes of their own before this one imports torch."""
     if not (args.markdown or args.candidates):
-        return HeadStart()
+        return None
+    from repro.filing.material import head_start
+
     return head_start(get(args.bug[0] if args.bug else ORIGINAL) if args.markdown else None, args.device)
 
 
-def _run(args: argparse.Namespace, ledger: dict, started: HeadStart, fail: Callable[[object], int]) -> int:
+def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail: Callable[[object], int]) -> int:
     try:
         environment = resolve_environment(args.device)
     except EnvironmentProblem as problem:

@@ -107,8 +107,8 @@ PROCESSES_FROM = 8  # releases in one sweep from which probing runs in processes
 _local = threading.local()
 
 
-def _probe(release: Release, full_download: bool, bug_ids: tuple[str, ...],
-           references: dict[str, Reference | None] | None) -> tuple[str, dict[str, Any]]:
+def _probe(release: Release, references: dict[str, Reference | None] | None, *, full_download: bool,
+           bug_ids: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
     """One release's static entry, with this thread's (or worker process's) own HTTP session."""
     return str(release.version), static_entry(release, full_download, _session, bug_ids, references)
 
@@ -248,16 +248,15 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
     CPU-bound in parsing each central directory and each file) in processes, which use every CPU."""
     outcome = Outcome()
     known = ledger_io.load(options.ledger) if options.ledger.exists() else None
-    chosen = options.bugs or tuple(BUGS)
-    work = [(release, options.full_download, options.bugs,
-             {bug_id: reference_for(known, bug_id, str(release.version)) for bug_id in chosen} if known else None)
-            for release in releases]
+    references = [{bug_id: reference_for(known, bug_id, str(release.version)) for bug_id in options.bugs or BUGS}
+                  if known else None for release in releases]
+    probe = partial(_probe, full_download=options.full_download, bug_ids=options.bugs)
     if len(releases) >= PROCESSES_FROM:
         pool: Executor = ProcessPoolExecutor(max_workers=max(1, options.jobs), mp_context=get_context("spawn"))
     else:
         pool = ThreadPoolExecutor(max_workers=max(1, options.jobs))
     with pool:
-        for done, (version, entry) in enumerate(pool.map(_probe, *zip(*work)) if work else [], start=1):
+        for done, (version, entry) in enumerate(pool.map(probe, releases, references), start=1):
             record(options.ledger, version, _replace_static(entry))
             outcome.entries[version] = entry
             if entry.get("error"):
