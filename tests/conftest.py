@@ -46,15 +46,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.skip(f"no usable NPU: torch_npu {status}")
 
 
+def _serving(server):
+    """Start a loopback server for one test (its address as ``server.url``) and stop it after."""
+    server.url = server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def index():
     """A package index on loopback (tests/index_server.py), serving the wheels a test puts in it."""
     from index_server import IndexServer
 
-    server = IndexServer()
-    server.url = server.start()
-    yield server
-    server.stop()
+    yield from _serving(IndexServer())
 
 
 @pytest.fixture
@@ -62,7 +66,4 @@ def server():
     """A loopback server answering each path as a test scripts it (tests/hostile_server.py)."""
     from hostile_server import HostileServer
 
-    hostile = HostileServer()
-    hostile.url = hostile.start()
-    yield hostile
-    hostile.stop()
+    yield from _serving(HostileServer())
