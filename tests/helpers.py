@@ -1,10 +1,13 @@
-"""Run the project's entry points in subprocesses, as a user would."""
+"""Run the project's entry points in subprocesses, as a user would, or its scripts in this process."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +82,21 @@ def run(args: list[str], *, ledger: Path | None = None, cwd: Path = ROOT, env: d
 def run_json(args: list[str], **kwargs: Any) -> tuple[int, dict[str, Any]]:
     proc = run([*args, "--json"], **kwargs)
     return proc.returncode, json.loads(proc.stdout)
+
+
+def run_here(script: Path) -> tuple[int, str]:
+    """A standalone script run in this process, where torch is already imported: (exit code, stdout).
+    The full/legacy mode that torch's global backward hooks fix for the whole process is restored
+    after, as the next fresh interpreter would start; the fresh-interpreter runs are in the slow tier."""
+    from torch.nn.modules import module
+
+    out, argv, mode = io.StringIO(), sys.argv, module._global_is_full_backward_hook
+    sys.argv = [str(script)]
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as exit_:
+        return (exit_.code if isinstance(exit_.code, int) else 1), out.getvalue()
+    finally:
+        sys.argv, module._global_is_full_backward_hook = argv, mode
+    return 0, out.getvalue()

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from helpers import ROOT, run
+from helpers import ROOT, run, run_here
 from repro.catalogue import BUGS, UnknownBug, cause_of, get, select
 from repro.catalogue.by_design import BY_DESIGN, refusal_line
 from repro.catalogue.global_hooks_root_only import ROOT as ITSELF
@@ -120,28 +120,27 @@ def test_by_design_refusals_cite_the_line_that_raises():
 
 @pytest.mark.needs_bug
 @pytest.mark.parametrize("bug_id", list(BUGS))
-def test_each_bisect_script_exits_1_while_the_bug_is_present(tmp_path, bug_id):
-    """The paste-ready scripts run in tests/test_filing.py, where the issue body shows their output."""
-    bisect = run([str(ROOT / BUGS[bug_id].script)], cwd=tmp_path, env={"PYTHONPATH": ""})
-    assert bisect.returncode == 1 and "BUG:" in bisect.stdout, bisect.stdout + bisect.stderr
+def test_each_bisect_script_exits_1_while_the_bug_is_present(bug_id):
+    """Run here, where torch is imported; the paste-ready scripts run in fresh interpreters in
+    tests/test_filing.py, where the issue body shows their output."""
+    code, out = run_here(ROOT / BUGS[bug_id].script)
+    assert code == 1 and "BUG:" in out, out
 
 
-EAGER_SCRIPTMODULE = """
-import runpy, sys, torch
-class Eager(torch.nn.Module):  # what a torch that fixed every bug would look like from outside
+class Eager(torch.nn.Module):
+    """What a torch that fixed every bug would look like from outside: ScriptModule behaving as nn.Module."""
+
     def __init__(self):
         super().__init__()
         self._actual_script_module = None
-torch.jit.ScriptModule, torch.jit.script_method = Eager, lambda fn: fn
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
 
 
 @pytest.mark.parametrize("bug_id", list(BUGS))
-def test_each_bisect_script_exits_0_where_scriptmodule_behaves_like_eager(tmp_path, bug_id):
-    proc = run(["-c", EAGER_SCRIPTMODULE, str(ROOT / BUGS[bug_id].script)], cwd=tmp_path)
-    assert proc.returncode == 0 and "OK:" in proc.stdout, proc.stdout + proc.stderr
+def test_each_bisect_script_exits_0_where_scriptmodule_behaves_like_eager(monkeypatch, bug_id):
+    monkeypatch.setattr(torch.jit, "ScriptModule", Eager)
+    monkeypatch.setattr(torch.jit, "script_method", lambda fn: fn)
+    code, out = run_here(ROOT / BUGS[bug_id].script)
+    assert code == 0 and "OK:" in out, out
 
 
 OTHER_TORCH = "REPRO_TORCH_1_13_PYTHON"  # a Python whose environment has torch 1.13.1 (opt-in: -m other_torch)

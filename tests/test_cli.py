@@ -1,8 +1,10 @@
-"""``python -m repro`` and the minimal script, run as a user runs them, in subprocesses.
+"""``python -m repro`` and the minimal script.
 
-Checks that need no fresh interpreter (the JSON content, drift, device resolution) call
-``repro.cli.main`` in this process instead: torch is already imported here, which saves
-the two seconds each subprocess spends importing it.
+Checks that need no fresh interpreter (the JSON content, drift, device resolution, a candidate
+fix in force) call ``repro.cli.main`` or run the script in this process: torch is already
+imported here, which saves the seconds each subprocess spends importing it. What only a fresh
+interpreter shows (stderr of a whole run, an environment variable read at ``import torch``, a
+broken torch_npu, a patch applied before torch loads) runs in subprocesses, in the slow tier.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import sys
 import pytest
 import torch
 
-from helpers import ROOT, expected, run, run_json, write_fixed_ledger, write_ledger
+from helpers import ROOT, expected, run, run_here, run_json, write_fixed_ledger, write_ledger
 from repro.cli import main
 from repro.catalogue import BUGS
+from repro.filing.candidates import CANDIDATES, in_force
 from repro.ledger import ORIGINAL, ledger_path
 
 SCRIPT = str(ROOT / "repro" / "full_backward_hook_bug.py")
@@ -100,6 +103,7 @@ def test_one_bug_at_a_time_and_the_catalogue_listed(repro_main, ledger):
     assert (code, out) == (2, "") and err.startswith("python -m repro: error: no catalogued bug 'no-such-bug'")
 
 
+@pytest.mark.slow
 def test_text_report_has_header_table_and_conclusion(ledger):
     proc = run(["-m", "repro"], ledger=ledger)
     assert proc.returncode == 0, proc.stderr
@@ -127,7 +131,8 @@ def test_a_scenario_without_hook_calls_names_what_was_compared(repro_main, ledge
     assert re.split(r"\s{2,}", row.strip())[1:] == ["state dict", "state dict", "match"]
 
 
-@pytest.mark.parametrize("tool", [["-m", "repro", "--json"], ["-m", "repro", "--patch"]], ids=["repro", "patch"])
+@pytest.mark.parametrize("tool", [pytest.param(["-m", "repro", "--json"], id="repro", marks=pytest.mark.slow),
+                                  pytest.param(["-m", "repro", "--patch"], id="patch")])
 def test_a_reader_that_stops_early_costs_no_traceback(ledger, tool):
     """``python -m repro --json | head -c 0`` (closed before the report is written): the run's exit code
     stands, stderr stays clean."""
@@ -141,25 +146,30 @@ def test_ledger_saying_the_opposite_is_drift(repro_main, tmp_path):
     """A ledger claiming a fix the torch lacks, or the bug on a torch that fixed it."""
     opposite = (write_fixed_ledger(tmp_path / "l.json", torch.__version__) if bug_expected()
                 else write_ledger(tmp_path / "l.json"))
-    code, out, _ = repro_main(opposite, "--json")
+    code, out, _ = repro_main(opposite, "--json", "--bug", ORIGINAL)
     report = json.loads(out)
     assert code == 1 and report["matches_expectation"] is False
     assert report["drift"][0].startswith(f"{ORIGINAL}: expected {'fixed' if bug_expected() else 'present'}")
 
 
 @pytest.mark.needs_bug
-def test_fixed_torch_is_drift_while_the_ledger_says_present(ledger):
-    # Once the ledger follows, the same run is exit 0: test_patch_applies_and_every_scenario_matches_eager.
-    code, report = run_json(["-m", "repro.run_patched", "upstream-patch", "-m", "repro"], ledger=ledger)
+def test_fixed_torch_is_drift_while_the_ledger_says_present(repro_main, ledger):
+    """A torch whose ScriptModule registers full backward hooks as nn.Module does (the workaround, in
+    force on the class). The upstream patch, with a ledger that follows: test_patch_applies_and_every_scenario_matches_eager."""
+    with in_force(CANDIDATES["workaround"]):
+        code, out, _ = repro_main(ledger, "--json", "--bug", ORIGINAL)
+    report = json.loads(out)
     assert code == 1 and {b["id"]: b["status"] for b in report["bugs"]}[ORIGINAL] == "fixed"
     assert report["drift"][0].startswith(f"{ORIGINAL}: expected present")
     assert any(f"expected {ORIGINAL} to show, got match" in d for d in report["drift"])
 
 
 @pytest.mark.needs_bug
-def test_silenced_error_is_still_the_bug(ledger):
+def test_silenced_error_is_still_the_bug(repro_main, ledger):
     """The ignored_attributes one-liner: registration succeeds, no backward hook ever runs."""
-    code, report = run_json(["-m", "repro.run_patched", "ignored-attributes", "-m", "repro"], ledger=ledger)
+    with in_force(CANDIDATES["ignored-attributes"]):
+        code, out, _ = repro_main(ledger, "--json", "--bug", ORIGINAL)
+    report = json.loads(out)
     assert report["outcome"] == "present" and code == 0  # the same bug, in its silent form
     flag_runs = [s for s in report["scenarios"] if ORIGINAL in s["covered_by"]]
     assert {(s["verdict"], s["cause"]) for s in flag_runs} == {("differs", ORIGINAL)}
@@ -196,25 +206,22 @@ def test_bad_usage_is_exit_2(ledger):
     assert run(["-m", "repro", "--device", "tpu"], ledger=ledger).returncode == 2
 
 
-RAISING_TORCHSCRIPT = """
-import runpy, sys, torch, torch.jit._recursive
-def disabled(*args, **kwargs):
-    raise RuntimeError("TorchScript is deprecated and has been disabled")
-torch.jit.script_method = torch.jit.script = torch.jit._recursive.create_script_module = disabled
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
-
-
-def test_minimal_script_cannot_test_when_torchscript_raises_at_class_definition(tmp_path):
+def test_minimal_script_cannot_test_when_torchscript_raises_at_class_definition(monkeypatch):
     """What a pending upstream change proposes: `git bisect run` must read 125, not 'bug present'."""
-    proc = run(["-c", RAISING_TORCHSCRIPT, SCRIPT], cwd=tmp_path)
-    assert proc.returncode == 125, proc.stdout + proc.stderr
-    assert proc.stdout.strip() == ("cannot test: TorchScript is unusable: RuntimeError: "
-                                   "TorchScript is deprecated and has been disabled")
-    assert proc.stderr == ""
+    import torch.jit._recursive
+
+    def disabled(*args, **kwargs):
+        raise RuntimeError("TorchScript is deprecated and has been disabled")
+
+    for owner, name in [(torch.jit, "script_method"), (torch.jit, "script"),
+                        (torch.jit._recursive, "create_script_module")]:
+        monkeypatch.setattr(owner, name, disabled)
+    code, out = run_here(SCRIPT)
+    assert code == 125, out
+    assert out.strip() == "cannot test: TorchScript is unusable: RuntimeError: TorchScript is deprecated and has been disabled"
 
 
+@pytest.mark.slow
 def test_torchscript_disabled_cannot_test(ledger):
     code, report = run_json(["-m", "repro"], ledger=ledger, env={"PYTORCH_JIT": "0"})
     assert (code, report["outcome"], report["bug_present"]) == (2, "cannot-test", None)
@@ -222,6 +229,7 @@ def test_torchscript_disabled_cannot_test(ledger):
     assert run([SCRIPT], env={"PYTORCH_JIT": "0"}).returncode == 125
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["--candidates", "--markdown", "--explain"])
 def test_torchscript_disabled_is_exit_2_for_the_filing_kit_too(ledger, mode):
     """Nothing observed is nothing to file: no '0/0 scenarios match' fix, no issue body, no measured cause."""
@@ -231,6 +239,7 @@ def test_torchscript_disabled_is_exit_2_for_the_filing_kit_too(ledger, mode):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_broken_torch_npu_still_runs_on_cpu(ledger, broken_npu):
     plain = run(["-c", "import torch"], env=broken_npu)
     assert plain.returncode == 1 and "Failed to load the backend extension: torch_npu" in plain.stderr
@@ -257,39 +266,43 @@ def test_usage_and_errors_name_the_command_typed(tmp_path, prog, argv):
     assert missing.returncode == 2 and missing.stderr.startswith(f"{prog}: error: the ledger ")
 
 
-def test_minimal_script_exits_1_while_the_bug_is_present(tmp_path):
-    proc = run([SCRIPT], cwd=tmp_path, env={"PYTHONPATH": ""})
+def test_minimal_script_exits_1_while_the_bug_is_present():
+    code, out = run_here(SCRIPT)
     if bug_expected():
-        assert proc.returncode == 1 and "Could not cast attribute '_is_full_backward_hook'" in proc.stdout
+        assert code == 1 and "Could not cast attribute '_is_full_backward_hook'" in out
     else:
-        assert proc.returncode == 0 and proc.stdout.rstrip().endswith("as on nn.Module")
+        assert code == 0 and out.rstrip().endswith("as on nn.Module")
 
 
 @pytest.mark.needs_bug
 @pytest.mark.parametrize(("candidate", "code", "says"),
-                         [("upstream-patch", 0, "OK:"), ("ignored-attributes", 1, "hook misbehaved")])
+                         [("workaround", 0, "OK:"), ("ignored-attributes", 1, "hook misbehaved")])
 def test_minimal_script_judges_behaviour_not_registration(candidate, code, says):
-    proc = run(["-m", "repro.run_patched", candidate, SCRIPT])
-    assert proc.returncode == code and says in proc.stdout
+    with in_force(CANDIDATES[candidate]):
+        got, out = run_here(SCRIPT)
+    assert got == code and says in out
 
 
+@pytest.mark.slow
+@pytest.mark.needs_bug
+def test_minimal_script_passes_with_the_upstream_patch_applied_before_torch_loads():
+    proc = run(["-m", "repro.run_patched", "upstream-patch", SCRIPT])
+    assert proc.returncode == 0 and "OK:" in proc.stdout
+
+
+@pytest.mark.slow
 def test_minimal_script_cannot_test_without_torch(tmp_path, broken_npu):
     proc = run([SCRIPT], cwd=tmp_path, env=broken_npu)
     assert proc.returncode == 125 and "import torch failed" in proc.stdout
 
 
-HOOKS_NEVER_RUN = """
-import runpy, sys, torch
-forward_pre = torch.nn.Module.register_forward_pre_hook
-torch.jit.ScriptModule.register_forward_pre_hook = lambda self, hook, **kw: forward_pre(self, lambda *a: None, **kw)
-sys.argv = ["repro", *sys.argv[1:]]
-runpy.run_module("repro", run_name="__main__")
-"""
-
-
-def test_a_departure_no_catalogued_bug_explains_is_drift(ledger):
+def test_a_departure_no_catalogued_bug_explains_is_drift(repro_main, ledger, monkeypatch):
     """A torch on which ScriptModule forward pre hooks silently never run: no bug in the catalogue says so."""
-    code, report = run_json(["-c", HOOKS_NEVER_RUN], ledger=ledger)
+    forward_pre = torch.nn.Module.register_forward_pre_hook
+    monkeypatch.setattr(torch.jit.ScriptModule, "register_forward_pre_hook",
+                        lambda self, hook, **kw: forward_pre(self, lambda *a: None, **kw))
+    code, out, _ = repro_main(ledger, "--json")
+    report = json.loads(out)
     assert code == 1 and report["outcome"] == "different"
     assert "a departure no catalogued bug explains" in report["conclusion"]
     unexplained = {s["api"] for s in report["scenarios"] if s["verdict"] != "match" and s["cause"] is None}

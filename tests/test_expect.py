@@ -134,6 +134,7 @@ def test_detector_confirms_the_bug_as_the_ledger_does():
 # --- the example downstream suite: green where the ledger and torch agree, red where they do not ------------
 
 @pytest.mark.needs_bug  # the shipped ledger and the installed torch both say present
+@pytest.mark.slow
 def test_example_is_green_on_installed_torch_with_header_and_summary_under_xdist():
     proc = run(["-m", "pytest", "-n", "1", "-p", "no:cacheprovider", str(EXAMPLE)])  # a worker: states travel
     out = proc.stdout
@@ -156,6 +157,7 @@ def test_example_is_green_on_installed_torch_with_header_and_summary_under_xdist
     ],
     ids=["fixed-ledger-fixed", "fixed-ledger-stale", "silenced-ledger-claims-fix"],
 )
+@pytest.mark.slow
 def test_example_follows_ledger_on_patched_torch(tmp_path, candidate, ledger_says_fixed, exit_code, summary, why):
     ledger = write_fixed_ledger(tmp_path / "ledger.json", torch.__version__) if ledger_says_fixed else None
     proc = run(["-m", "repro.run_patched", candidate, *ONE_PROCESS, str(EXAMPLE)], ledger=ledger)
@@ -252,6 +254,7 @@ def _write(directory: Path, files: dict[str, str]) -> Path:
 
 
 @pytest.mark.needs_bug
+@pytest.mark.slow
 def test_pytest_marker_and_decorator_reject_other_failures_and_unknown_ids(tmp_path):
     _write(tmp_path, {"test_downstream.py": PYTEST_SUITE,
                       "test_unknown.py": 'import pytest\n\n\n@pytest.mark.upstream_bug("no-such-bug")\n'
@@ -276,6 +279,7 @@ def test_pytest_marker_and_decorator_reject_other_failures_and_unknown_ids(tmp_p
      "FAILED (failures=1, errors=2, expected failures=1)"),  # errors: the other failure, the unknown id
     (["downstream_hooks.py"], "FAILED (failures=1, errors=1, expected failures=1)"),
 ], ids=["python-m-unittest", "torch-run_tests"])
+@pytest.mark.slow
 def test_unittest_runners_keep_only_the_bugs_failure_expected(tmp_path, args, summary):
     """torch's ``run_tests()`` wants xmlrunner where ``CI`` is set: unset here, as on a developer's machine."""
     _write(tmp_path, {"downstream_hooks.py": TORCH_SUITE,

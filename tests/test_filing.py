@@ -46,6 +46,7 @@ def test_root_cause_is_measured_on_the_installed_torch():
 
 
 @pytest.mark.needs_bug
+@pytest.mark.slow
 def test_root_cause_changes_with_the_fix():
     proc = run(["-m", "repro.run_patched", "upstream-patch", "-m", "repro", "--explain"])
     assert proc.returncode == 0
@@ -154,6 +155,7 @@ def patched_copy(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_patch_applies_and_every_scenario_matches_eager(patched_copy, tmp_path):
     fixed = write_ledger(tmp_path / "fixed.json", fixed_in=release_key(torch.__version__))
     code, report = run_json(["-m", "repro.run_patched", "--sources", str(patched_copy), "-m", "repro"], ledger=fixed)
@@ -162,6 +164,7 @@ def test_patch_applies_and_every_scenario_matches_eager(patched_copy, tmp_path):
 
 
 @pytest.mark.needs_bug  # its 'before' half needs the bug
+@pytest.mark.slow
 def test_regression_test_fails_before_the_patch_and_passes_after(patched_copy):
     test_file = str(patched_copy / TEST_PATH)
     # Run it the way a developer does locally: with CI set, torch's run_tests() writes XML reports
@@ -224,6 +227,7 @@ def _table_counts(body: str, api: str) -> tuple[int, int, int]:
 
 @pytest.mark.needs_bug
 @pytest.mark.parametrize("bug_id", list(BUGS))
+@pytest.mark.slow
 def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     from test_cli import fake_broken_npu
 

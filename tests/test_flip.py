@@ -19,7 +19,7 @@ from repro.ledger import ORIGINAL, release_key
 from repro.source_checks import installed_sources
 from repro.filing.upstream_patch import patched_sources
 
-pytestmark = pytest.mark.needs_bug  # every case applies fixes to a torch that has the bug
+pytestmark = [pytest.mark.needs_bug, pytest.mark.slow]  # every case applies fixes to a torch that has the bug, in subprocesses
 
 SELECT = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",  # one process: the patch lives in it
           str(ROOT / "tests" / "test_scenarios.py"),
@@ -59,8 +59,8 @@ def test_suite_is_green_on_a_fixed_torch_with_a_ledger_saying_fixed(tmp_path):
     skip, every other test follows the ledger."""
     env = patched_torch_env(tmp_path / "overlay", patched_sources(installed_sources()))
     ledger = write_fixed_ledger(tmp_path / "ledger.json", torch.__version__)
-    proc = run(["-m", "pytest", "-q", "-rsx", "-p", "no:cacheprovider", "-k", CLI_TESTS,
-                *(str(ROOT / "tests" / f) for f in BUG_AWARE)], ledger=ledger, env=env, timeout=600)
+    proc = run(["-m", "pytest", "-q", "-rsx", "-p", "no:cacheprovider", "-m", "not network and not other_torch",
+                "-k", CLI_TESTS, *(str(ROOT / "tests" / f) for f in BUG_AWARE)], ledger=ledger, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     expected_failures = [line for line in proc.stdout.splitlines() if line.startswith("XFAIL")]
     assert expected_failures and not any(ORIGINAL in line for line in expected_failures)  # the others stay

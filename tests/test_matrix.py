@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 import torch
 
 from helpers import ROOT, run
@@ -46,6 +47,7 @@ def test_a_release_the_index_does_not_list_is_one_sentence(index):
     assert code == 1 and stderr.strip() == "matrix: error: the index does not list torch 1.13.2"
 
 
+@pytest.mark.slow
 def test_a_run_records_its_report_and_the_table_shows_each_bug_and_what_was_said(tmp_path):
     result = tmp_path / "results" / "installed.json"
     proc = run(["-m", "tracker.matrix", "run", "--torch", torch.__version__, "--out", str(result)],

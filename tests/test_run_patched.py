@@ -51,6 +51,7 @@ def test_sources_with_nothing_to_overlay_are_refused(tmp_path, print_source, lay
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_sources_overlay_only_the_changed_files_and_name_them(tmp_path, print_source):
     """A whole copy of torch's Python files once moved torch's own modules away from its binaries."""
     root = installed_torch_root()

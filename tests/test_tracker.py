@@ -218,6 +218,7 @@ def _packaging_wheel() -> tuple[str, bytes]:
     return build_pure_wheel("packaging", packaging.__version__, files)
 
 
+@pytest.mark.slow
 def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path):
     """The dynamic path end to end: venv, pip from the loopback index, the reproducer, cleanup.
 

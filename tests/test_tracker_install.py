@@ -59,6 +59,7 @@ def dynamic(report: dict) -> dict[str, dict]:
     return {r["version"]: flag(r).get("dynamic") for r in report["releases"]}
 
 
+@pytest.mark.slow
 def test_installs_get_an_allow_listed_environment_and_only_the_index(index, tmp_path, pip_config):
     env_file = tmp_path / "seen-env.json"
     for name, data in (_packaging_wheel(), spy_torch("9.9.4", report("crafted", "fixed"), env_file),
@@ -82,6 +83,7 @@ def test_installs_get_an_allow_listed_environment_and_only_the_index(index, tmp_
     assert code == 3 and ledger["bugs"][ORIGINAL]["fixed_in"] == "9.9.4" and "Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_use_pip_config_honours_pip_configuration(index, tmp_path, pip_config):
     name, data = _packaging_wheel()
     index.wheels[name] = data
@@ -93,6 +95,7 @@ def test_use_pip_config_honours_pip_configuration(index, tmp_path, pip_config):
         "9.9.7": "from the extra index of PIP_EXTRA_INDEX_URL"}
 
 
+@pytest.mark.slow
 def test_torch_comes_only_from_the_install_index_and_dependencies_also_from_the_extra_one(index, tmp_path):
     extra = IndexServer()
     extra.url = extra.start()

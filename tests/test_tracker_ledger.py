@@ -61,6 +61,7 @@ def _confirmed_ledger(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_failed_install_never_replaces_a_confirmed_verdict(tmp_path):
     """``--versions 2.13`` with an unreachable install index: 2.13.0's confirmed present stays (``repro``
     still expects it, no drift), the attempt is recorded beside it, and it is an error (exit 1)."""
@@ -115,6 +116,7 @@ def test_local_builds_are_one_release_under_its_public_key(index, tmp_path, api)
     assert again.returncode == 0 and "2 releases listed, 0 to check" in again.stderr  # known under that key
 
 
+@pytest.mark.slow
 def test_versions_named_short_install_a_local_build_recorded_under_its_public_key(index, tmp_path):
     """``--versions 9.9`` installs the index's ``9.9.0+cpu`` (``torch==9.9`` matches it) and records it
     under ``9.9.0``, the key ``repro`` computes for that installed torch."""

@@ -172,27 +172,35 @@ def _collect(candidate: Candidate, proc: subprocess.Popen) -> CandidateResult:
 def judge_here(candidate: Candidate, device: str) -> CandidateResult:
     """Run the scenarios with ``candidate`` applied in this process, then revert it: the original bug's
     own runs first, and the rest only when those all match eager (a fix must match every run; a
-    candidate that fails there is judged by them). Classes are built anew under the candidate:
-    TorchScript compiles a class once, with what was in force then."""
+    candidate that fails there is judged by them)."""
     from repro.catalogue import BUGS, select
-    from repro.engine import models
     from repro.engine.oracle import run_all
     from repro.formats.json import scenario_summary
 
     scenarios = select([], slow=False)[0]
     own = [s for s in scenarios if s.apis & set(BUGS[ORIGINAL].apis)]
+    with in_force(candidate):
+        first = run_all(device, own)
+        if first.cannot_test:
+            return CandidateResult(candidate, None, None, 0, 0, "cannot judge", first.cannot_test)
+        judged = [scenario_summary(r) for r in first.results]
+        result = classify(candidate, judged)
+        if result.verdict != "fix":
+            return replace(result, complete=False)
+        rest = run_all(device, [s for s in scenarios if s not in own])
+        return classify(candidate, judged + [scenario_summary(r) for r in rest.results])
+
+
+@contextmanager
+def in_force(candidate: Candidate) -> Iterator[None]:
+    """``candidate`` applied in this process, with every ScriptModule class built anew under it:
+    TorchScript compiles a class once, with what was in force then."""
+    from repro.engine import models
+
     with candidate.apply():
         models.forget_built_classes()
         try:
-            first = run_all(device, own)
-            if first.cannot_test:
-                return CandidateResult(candidate, None, None, 0, 0, "cannot judge", first.cannot_test)
-            judged = [scenario_summary(r) for r in first.results]
-            result = classify(candidate, judged)
-            if result.verdict != "fix":
-                return replace(result, complete=False)
-            rest = run_all(device, [s for s in scenarios if s not in own])
-            return classify(candidate, judged + [scenario_summary(r) for r in rest.results])
+            yield
         finally:
             models.forget_built_classes()
 
