@@ -93,6 +93,8 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         environment = resolve_environment(args.device)
     except EnvironmentProblem as problem:
         return fail(problem)
+    if args.markdown:
+        started.collect_versions()  # torch is imported: collect_env's subprocesses run meanwhile
 
     from repro.catalogue import BUGS, select  # imports torch: after resolve_environment
     from repro.filing.explain import explain

@@ -3,7 +3,7 @@
 ``apply`` is a context manager that imports torch itself: the fix is in force inside the block.
 Candidates that patch Python objects are applied and reverted one after another in this process;
 the upstream patch replaces torch's source files, which only works before torch is imported, so
-it runs in a process of its own (``python -m repro.run_patched``). A candidate counts as a fix
+it runs in a process of its own (``python -m repro.run_patched CANDIDATE -m repro.filing.scenario_runs``). A candidate counts as a fix
 only when every scenario then matches eager; one that lets registration succeed while hooks
 still misbehave only hides the error.
 """
@@ -149,9 +149,9 @@ def start_apart(device: str) -> dict[str, subprocess.Popen]:
 
 
 def _start(candidate: Candidate, device: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "repro.run_patched", candidate.name, "-m", "repro", "--json", "--device", device],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-m", "repro.run_patched", candidate.name,
+                             "-m", "repro.filing.scenario_runs", "--device", device],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def judge(candidate: Candidate, device: str) -> CandidateResult:
@@ -162,10 +162,13 @@ def judge(candidate: Candidate, device: str) -> CandidateResult:
 def _collect(candidate: Candidate, proc: subprocess.Popen) -> CandidateResult:
     stdout, stderr = proc.communicate(timeout=600)
     try:
-        scenarios = json.loads(stdout)["scenarios"]
-    except (ValueError, KeyError):
+        runs = json.loads(stdout)
+        scenarios, cannot_test = runs["scenarios"], runs["cannot_test"]
+    except (ValueError, KeyError, TypeError):
         last = (stderr.strip().splitlines() or ["no output"])[-1]
         return CandidateResult(candidate, None, None, 0, 0, "cannot judge", last)
+    if cannot_test:
+        return CandidateResult(candidate, None, None, 0, 0, "cannot judge", cannot_test)
     return classify(candidate, scenarios)
 
 
@@ -206,7 +209,7 @@ def in_force(candidate: Candidate) -> Iterator[None]:
 
 
 def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
-    """Judge a candidate from the scenarios of ``python -m repro --json`` run with it applied.
+    """Judge a candidate from the scenario runs made with it applied (as ``python -m repro --json`` lists them).
 
     Runs that depart through another catalogued bug, or that TorchScript refuses by design, are left
     out: a candidate for this bug is judged by every other scenario run, which must all match eager.

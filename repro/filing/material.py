@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,11 +62,19 @@ class ScriptRun:
 
 @dataclass
 class HeadStart:
-    """What the filing kit runs in processes of its own, started before this process imports torch,
-    so that their imports of torch run on another CPU meanwhile."""
+    """What the filing kit runs beside this process's own work: processes started before it imports
+    torch, so that their imports of torch run on another CPU meanwhile, and, once torch is imported, a
+    thread gathering ``torch.utils.collect_env``'s report (its subprocesses, mostly waiting)."""
 
     script: ScriptRun | None = None
     candidates: dict[str, subprocess.Popen] = field(default_factory=dict)
+    versions: Future[str] | None = None
+
+    def collect_versions(self) -> None:
+        """Start gathering the versions block, once this process has imported torch."""
+        pool = ThreadPoolExecutor(max_workers=1)
+        self.versions = pool.submit(collect_env)
+        pool.shutdown(wait=False)
 
     def stop(self) -> None:
         """End whatever is still running (an early exit, an error): no process outlives the command."""
@@ -86,10 +95,11 @@ def head_start(bug: Bug | None, device: str) -> HeadStart:
 
 def gather(bug: Bug, torch_npu_status: str, device: str, progress: Callable[[str], None],
            started: HeadStart) -> Filing:
-    """Everything the issue body shows, from the processes ``started`` and from this one."""
+    """Everything the issue body shows, from what ``started`` runs and from this process."""
     candidates = judge_all(device, progress, started.candidates) if bug.id == ORIGINAL else []
     output, exit_code = (started.script or ScriptRun(bug)).result()
-    return Filing(bug, output, exit_code, shorten(versions(torch_npu_status)),
+    environment = started.versions.result() if started.versions else collect_env()
+    return Filing(bug, output, exit_code, shorten(versions(environment, torch_npu_status)),
                   _patch() if bug.id == ORIGINAL else None, candidates)
 
 
@@ -109,11 +119,16 @@ def _patch() -> str:
         return f"(no patch for this torch: {problem})"
 
 
-def versions(torch_npu_status: str) -> str:
-    """``torch.utils.collect_env`` output, plus torch_npu and CANN, which it does not cover."""
+def collect_env() -> str:
+    """``torch.utils.collect_env``'s report. Torch must be imported already (``import_torch``, which
+    swaps the warning filters, is not for a second thread)."""
     from torch.utils.collect_env import get_pretty_env_info
 
-    text = get_pretty_env_info()
+    return get_pretty_env_info()
+
+
+def versions(text: str, torch_npu_status: str) -> str:
+    """The versions block: ``collect_env``'s ``text``, plus torch_npu and CANN, which it does not cover."""
     if torch_npu_status != "not installed":
         text += f"\n\ntorch_npu: {torch_npu_status}\nCANN: {cann_version()}"
     return text

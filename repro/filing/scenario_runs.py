@@ -1,0 +1,34 @@
+"""``python -m repro.filing.scenario_runs [--device D]``: one JSON object with every default scenario
+run's summary, as ``python -m repro --json`` lists them, and nothing else. A candidate fix that must
+be applied before torch loads is judged from this (``python -m repro.run_patched CANDIDATE -m
+repro.filing.scenario_runs``): no report, ledger or root cause is worked out that the judging ignores."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
+from repro.output import emit
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m repro.filing.scenario_runs", description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto")
+    args = parser.parse_args(argv)
+    try:
+        device = resolve_environment(args.device).device
+    except EnvironmentProblem as problem:
+        emit(json.dumps({"scenarios": [], "cannot_test": str(problem)}))
+        return 2
+    from repro.catalogue import select
+    from repro.engine.oracle import run_all
+    from repro.formats.json import scenario_summary
+
+    run = run_all(device, select([], slow=False)[0])
+    emit(json.dumps({"scenarios": [scenario_summary(r) for r in run.results], "cannot_test": run.cannot_test}))
+    return 0 if not run.cannot_test else 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
