@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -13,7 +17,7 @@ from repro.ledger import ORIGINAL
 from index_server import (BUGGY, FIXED_IGNORED, FIXED_MODULE, FIXED_SETATTR, REMOVED_GONE,
                           REMOVED_RAISES, Faults, IndexServer, build_pure_wheel, build_wheel, shape)
 from repro.catalogue import BUGS
-from tracker import summary
+from tracker import check_upstream, summary
 from tracker.sweep import Outcome, changes, recompute
 
 TAG = "cp311-cp311-manylinux_2_28_x86_64"
@@ -24,14 +28,21 @@ def wheel_name(version: str, tag: str = TAG) -> str:
 
 
 def check(index: IndexServer, tmp_path, *args: str, url: str | None = None, env=None):
-    """Run the tracker as a user would; return (exit code, JSON report, ledger, stderr)."""
+    """``python -m tracker.check_upstream --json ARGS`` against the loopback index, called in this
+    process (a subprocess adds half a second of imports; test_runs_as_a_script_and_writes_the_step_summary
+    runs it as a script): (exit code, JSON report, ledger, stderr)."""
     ledger = tmp_path / "ledger.json"
     if not ledger.exists():
         write_ledger(ledger)
-    proc = run(["-m", "tracker.check_upstream", "--index-url", url or index.url, "--json", *args],
-               ledger=ledger, env=env)
-    report = json.loads(proc.stdout) if proc.stdout.strip() else None
-    return proc.returncode, report, json.loads(ledger.read_text()), proc.stderr
+    out, err = io.StringIO(), io.StringIO()
+    with (mock.patch.dict(os.environ, {"REPRO_LEDGER": str(ledger), **(env or {})}),
+          contextlib.redirect_stdout(out), contextlib.redirect_stderr(err)):
+        try:
+            code = check_upstream.main(["--index-url", url or index.url, "--json", *args])
+        except SystemExit as exit_:  # argparse's usage errors
+            code = exit_.code
+    report = json.loads(out.getvalue()) if out.getvalue().strip() else None
+    return code, report, json.loads(ledger.read_text()), err.getvalue()
 
 
 def verdicts(report) -> dict[str, str]:
