@@ -155,7 +155,8 @@ def test_ledger_saying_the_opposite_is_drift(repro_main, tmp_path):
 @pytest.mark.needs_bug
 def test_fixed_torch_is_drift_while_the_ledger_says_present(repro_main, ledger):
     """A torch whose ScriptModule registers full backward hooks as nn.Module does (the workaround, in
-    force on the class). The upstream patch, with a ledger that follows: test_patch_applies_and_every_scenario_matches_eager."""
+    force on the class). The upstream patch with a ledger that follows:
+    test_patch_applies_and_every_scenario_matches_eager."""
     with in_force(CANDIDATES["workaround"]):
         code, out, _ = repro_main(ledger, "--json", "--bug", ORIGINAL)
     report = json.loads(out)
@@ -218,7 +219,8 @@ def test_minimal_script_cannot_test_when_torchscript_raises_at_class_definition(
         monkeypatch.setattr(owner, name, disabled)
     code, out = run_here(SCRIPT)
     assert code == 125, out
-    assert out.strip() == "cannot test: TorchScript is unusable: RuntimeError: TorchScript is deprecated and has been disabled"
+    assert out.strip() == ("cannot test: TorchScript is unusable: RuntimeError: "
+                           "TorchScript is deprecated and has been disabled")
 
 
 @pytest.mark.slow

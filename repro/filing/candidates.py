@@ -3,9 +3,9 @@
 ``apply`` is a context manager that imports torch itself: the fix is in force inside the block.
 Candidates that patch Python objects are applied and reverted one after another in this process;
 the upstream patch replaces torch's source files, which only works before torch is imported, so
-it runs in a process of its own (``python -m repro.run_patched CANDIDATE -m repro.filing.scenario_runs``). A candidate counts as a fix
-only when every scenario then matches eager; one that lets registration succeed while hooks
-still misbehave only hides the error.
+it runs in a process of its own (``python -m repro.run_patched CANDIDATE -m
+repro.filing.scenario_runs``). A candidate counts as a fix only when every scenario then matches
+eager; one that lets registration succeed while hooks still misbehave only hides the error.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def in_force(candidate: Candidate) -> Iterator[None]:
 
 
 def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
-    """Judge a candidate from the scenario runs made with it applied (as ``python -m repro --json`` lists them).
+    """Judge a candidate from the scenario runs made with it applied (listed as ``--json`` lists them).
 
     Runs that depart through another catalogued bug, or that TorchScript refuses by design, are left
     out: a candidate for this bug is judged by every other scenario run, which must all match eager.

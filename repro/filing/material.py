@@ -5,6 +5,7 @@ shortened wherever they would show (tracebacks, versions)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -47,7 +48,8 @@ class ScriptRun:
                                       stderr=subprocess.STDOUT, text=True,
                                       env={**os.environ, "PYTHONWARNINGS": "ignore", **NO_BACKEND_AUTOLOAD})
         if hasattr(os, "setpriority"):  # POSIX
-            os.setpriority(os.PRIO_PROCESS, self._proc.pid, 19)
+            with contextlib.suppress(ProcessLookupError):  # it may be gone already
+                os.setpriority(os.PRIO_PROCESS, self._proc.pid, 19)
 
     def result(self) -> tuple[str, int]:
         """What it printed (paths shortened) and its exit code."""
