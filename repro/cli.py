@@ -98,7 +98,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
 
     from repro.catalogue import BUGS, select  # imports torch: after resolve_environment
     from repro.filing.explain import explain
-    from repro.formats import json as json_format, markdown, text
+    from repro.formats import json as json_format, text
 
     if args.list_bugs:
         emit(text.render_bugs(BUGS.values()))
@@ -138,6 +138,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         emit(json_format.render(report, explain()))
     elif args.markdown:
         from repro.filing.material import gather
+        from repro.formats import markdown
 
         def progress(line: str) -> None:
             print(line, file=sys.stderr, flush=True)

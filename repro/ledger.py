@@ -160,9 +160,14 @@ def release_key(version: str | Version) -> str:
     return epoch + ".".join(map(str, numbers)) + rest
 
 
+def verdicts_of(entry: dict[str, Any], bug_id: str) -> dict[str, Any]:
+    """One release entry's verdicts for one bug (``static``, ``dynamic``, ...); empty where it has none."""
+    return (entry.get("bugs") or {}).get(bug_id) or {}
+
+
 def bug_history(ledger: dict[str, Any], bug_id: str) -> tuple[str | None, dict[str, dict[str, Any]]]:
     """(fixed_in, release -> {"static", "dynamic"}) for one bug."""
-    releases = {version: (entry.get("bugs") or {}).get(bug_id) or {} for version, entry in ledger["releases"].items()}
+    releases = {version: verdicts_of(entry, bug_id) for version, entry in ledger["releases"].items()}
     return (ledger["bugs"].get(bug_id) or {}).get("fixed_in"), releases
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from repro.ledger import ORIGINAL, Expectation, expectation_for, ledger_path, load
+from repro.ledger import ORIGINAL, Expectation, expectation_for, ledger_path, load, verdicts_of
 
 ROOT = Path(__file__).resolve().parents[1]
 # How each catalogued bug's paste-ready script ends while the bug is present: its last line of output.
@@ -41,7 +41,7 @@ def write_ledger(path: Path, fixed_in: str | None = None, releases: dict | None 
 
 def flag(entry: dict[str, Any]) -> dict[str, Any]:
     """The original bug's verdicts ({"static", "dynamic"}) in a schema-2 release entry (ledger or tracker JSON)."""
-    return (entry.get("bugs") or {}).get(ORIGINAL) or {}
+    return verdicts_of(entry, ORIGINAL)
 
 
 def write_fixed_ledger(path: Path, torch_version: str) -> Path:

@@ -1,8 +1,9 @@
 """Read the few source files the verdict needs out of a remote torch wheel, without installing it.
 
 The wheel is opened with ``zipfile`` over a ``RangeFile``: the end record, the central directory in
-one exact read, then the members below, those that lie close together in one request each. The bytes are only decoded, as Python decodes a source file (a BOM or a PEP 263
-coding line, else UTF-8), and handed to ``analyse``; nothing is imported.
+one exact read, then the members below, those that lie close together in one request each. The
+bytes are only decoded, as Python decodes a source file (a BOM or a PEP 263 coding line, else
+UTF-8), and handed to ``analyse``; nothing is imported.
 
 Content that cannot be judged makes the release ``unknown`` with the reason, final: a member larger
 than ``Limits.max_member_bytes`` (a zip bomb: torch's sources are under 1 MB; it is not read), one that

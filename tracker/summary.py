@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.ledger import verdicts_of
 from tracker.sweep import Outcome
 
 HEAD = ("release", "bug", "static", "dynamic", "bytes", "requests", "evidence")
@@ -24,7 +25,7 @@ def _rows(outcome: Outcome, ledger: dict[str, Any]) -> list[tuple[str, ...]]:
         share = f" ({probe.get('bytes_fetched', 0) / size:.2%})" if size else ""
         cost = (f"{probe.get('bytes_fetched', 0):,}{share}", str(probe.get("requests", "-"))) if probe else ("-", "-")
         for i, (bug_id, verdicts) in enumerate((entry.get("bugs") or {}).items()):
-            recorded = ((ledger.get("releases", {}).get(version) or {}).get("bugs") or {}).get(bug_id) or {}
+            recorded = verdicts_of(ledger.get("releases", {}).get(version) or {}, bug_id)
             static, dynamic = verdicts.get("static") or {}, verdicts.get("dynamic") or recorded.get("dynamic") or {}
             evidence = dynamic.get("detail") or (static.get("evidence") or ["-"])[0]
             rows.append((version if i == 0 else "", bug_id, static.get("verdict", "-"), dynamic.get("verdict", "-"),

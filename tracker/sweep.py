@@ -333,7 +333,7 @@ def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> 
             found.append(f"{bug_id}: {version} regressed (present again after a confirmed fix)")
     for version, entry in outcome.entries.items():
         for bug_id in entry.get("bugs") or {}:
-            verdicts = (after["releases"].get(version, {}).get("bugs") or {}).get(bug_id) or {}
+            verdicts = ledger_io.verdicts_of(after["releases"].get(version, {}), bug_id)
             new_status = status(verdicts)
             known = {**before, "releases": {**after["releases"], **before["releases"]}}
             if version not in before["releases"]:

@@ -102,10 +102,10 @@ def head_start(bug: Bug | None, device: str) -> HeadStart:
 def gather(bug: Bug, torch_npu_status: str, device: str, progress: Callable[[str], None],
            started: HeadStart) -> Filing:
     """Everything the issue body shows, from what ``started`` runs and from this process."""
+    assert started.script and started.versions, "head_start(bug) and collect_versions() come first"
     candidates = judge_all(device, progress, started.candidates) if bug.id == ORIGINAL else []
-    output, exit_code = (started.script or ScriptRun(bug)).result()
-    environment = started.versions.result() if started.versions else collect_env()
-    return Filing(bug, output, exit_code, shorten(versions(environment, torch_npu_status)),
+    output, exit_code = started.script.result()
+    return Filing(bug, output, exit_code, shorten(versions(started.versions.result(), torch_npu_status)),
                   _patch() if bug.id == ORIGINAL else None, candidates)
 
 

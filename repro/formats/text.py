@@ -6,14 +6,17 @@ from __future__ import annotations
 import textwrap
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from repro.filing.candidates import CandidateResult
-from repro.filing.explain import RootCause
 from repro.engine.oracle import INSTANCES, ScenarioResult, Side
 from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
 from repro.catalogue.by_design import BY_DESIGN, refusal_line
 from repro.report import DEPARTURES, Report, conclusion
+
+if TYPE_CHECKING:  # the filing kit is imported only for --explain and --candidates
+    from repro.filing.candidates import CandidateResult
+    from repro.filing.explain import RootCause
 
 COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
 WIDTH = 100  # every line of the report fits a 100-column terminal
