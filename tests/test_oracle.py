@@ -113,3 +113,17 @@ def test_first_and_later_instances_are_both_run():
     scenario = next(s for s in SCENARIOS if s.api == "register_forward_hook")
     first, later = (run_scenario(scenario, "script_method", "cpu", instance) for instance in INSTANCES)
     assert (first.instance, later.instance) == ("first", "later") and first.verdict == later.verdict == "match"
+
+
+def test_a_model_torch_cannot_build_is_the_script_sides_error_not_a_crash(monkeypatch):
+    """torch 1.13.1's ``torch.jit.script`` once failed on our eager class's string annotation: that is an
+    observation of the ScriptModule side, which the report attributes or calls unexplained."""
+    scenario = next(s for s in SCENARIOS if s.model == "scripted child")
+
+    def broken_script(module):
+        raise AttributeError("'str' object has no attribute '__module__'")
+
+    monkeypatch.setattr(torch.jit, "script", broken_script)
+    result = run_scenario(scenario, "torch.jit.script", "cpu")
+    assert result.verdict == "raises"
+    assert result.detail == "building the model raised AttributeError: 'str' object has no attribute '__module__'"

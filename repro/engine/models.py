@@ -44,9 +44,9 @@ def _child_layer(module: nn.Module) -> None:
 
 
 class _Built(nn.Module):
-    """An eager model made by its ``parts`` function, which the ScriptModule side's ``__init__`` calls too."""
-
-    parts: Callable[[nn.Module], None]
+    """An eager model made by its ``parts`` function (a ``Callable[[nn.Module], None]``), which the
+    ScriptModule side's ``__init__`` calls too. No class annotation says so: ``torch.jit.script`` reads
+    a class's annotations, and torch 1.13.1 fails on a string one (``from __future__ import annotations``)."""
 
     def __init__(self) -> None:
         super().__init__()

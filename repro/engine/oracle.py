@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,8 +75,13 @@ def missing_needs(scenario: Scenario) -> list[str]:
     return missing
 
 
-def observe(model: Any, scenario: Scenario, device: str) -> Side:
-    """Run the scenario body on a freshly built ``model`` and record everything."""
+def observe(build: Callable[[], Any], scenario: Scenario, device: str) -> Side:
+    """Build a fresh model, run the scenario body on it and record everything. A model that fails
+    to build is an observation too: that torch cannot make this twin."""
+    try:
+        model = build()
+    except Exception as err:
+        return Side({}, f"building the model raised {_describe(err)}")
     rec = Recorder(model, device, MODELS[scenario.model].extra)
     try:
         scenario.body(model, rec)
@@ -96,7 +102,7 @@ def judge(script: Side, eager: Side) -> tuple[str, str]:
 
 
 def observe_eager(scenario: Scenario, device: str) -> Side:
-    return observe(build_eager(scenario.model, device), scenario, device)
+    return observe(lambda: build_eager(scenario.model, device), scenario, device)
 
 
 def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "later",
@@ -109,7 +115,7 @@ def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "l
     if missing:
         return ScenarioResult(scenario, style, "unavailable", f"this torch lacks {', '.join(missing)}",
                               instance=instance)
-    script = observe(build_script(scenario.model, style, instance, device), scenario, device)
+    script = observe(lambda: build_script(scenario.model, style, instance, device), scenario, device)
     eager = eager or observe_eager(scenario, device)
     verdict, detail = judge(script, eager)
     where = refusal(scenario.apis, script.error) if verdict == "raises" else None
