@@ -8,6 +8,7 @@ error, or TorchScript cannot be exercised here.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Callable
@@ -52,7 +53,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--bug", action="append", default=[], metavar="ID",
                         help="run only this catalogued bug's scenarios (repeatable; see --list-bugs)")
     parser.add_argument("--slow", action="store_true",
-                        help="also run the scenarios that take seconds (Module.compile imports dynamo)")
+                        help="run every scenario: the default run leaves out, for speed, variants of its "
+                        "scenarios and those that take seconds (Module.compile imports dynamo)")
     return parser
 
 
@@ -75,6 +77,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         return _run(args, ledger, started, fail)
     finally:
+        gc.unfreeze()  # _run froze what importing torch made; a caller running main() again starts as it did
         if started:
             started.stop()
 
@@ -85,7 +88,8 @@ def _head_start(args: argparse.Namespace) -> HeadStart | None:
         return None
     from repro.filing.material import head_start
 
-    return head_start(get(args.bug[0] if args.bug else ORIGINAL) if args.markdown else None, args.device)
+    bug = get(args.bug[0] if args.bug else ORIGINAL) if args.markdown else None
+    return head_start(bug, args.device, args.slow)
 
 
 def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail: Callable[[object], int]) -> int:
@@ -93,6 +97,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         environment = resolve_environment(args.device)
     except EnvironmentProblem as problem:
         return fail(problem)
+    gc.freeze()  # the ~170k objects importing torch made: the collector would rescan them often (~0.1 s)
     if args.markdown:
         started.collect_versions()  # torch is imported: collect_env's subprocesses run meanwhile
 
@@ -104,9 +109,9 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         emit(text.render_bugs(BUGS.values()))
         return EXIT_OK
     try:
-        scenarios, skipped = select(args.bug, args.slow)
-        if args.markdown:  # the body says which other APIs matched: run them all, and the bug's own slow ones
-            scenarios, skipped = select([], args.slow or any(s.slow for s in scenarios))
+        bug = get(args.bug[0] if args.bug else ORIGINAL)  # what --explain and --markdown are about
+        # the body says which other APIs matched: it runs the default scenarios, and its bug's own if none is
+        selection = select([], args.slow, also=(bug.id,)) if args.markdown else select(args.bug, args.slow)
     except UnknownBug as problem:
         return fail(problem)
     expected: dict[str, Expectation] = {
@@ -117,7 +122,6 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         problem = torchscript_problem(environment.device)
         if problem:
             return fail(problem)
-    bug = BUGS[args.bug[0]] if args.bug else BUGS[ORIGINAL]  # what --explain and --markdown are about
     if args.explain:
         emit(text.render_explanation(environment.torch_version, explain()) if bug.id == ORIGINAL
              else text.render_bug_cause(environment.torch_version, bug))
@@ -126,14 +130,15 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         from repro.filing.candidates import judge_all
 
         results = judge_all(environment.device, lambda line: print(line, file=sys.stderr, flush=True),
-                            started.candidates)
+                            started.candidates, args.slow)
         emit(text.render_candidates(environment.torch_version, environment.device, results))
         return EXIT_OK
 
     from repro.engine.oracle import run_all
     from repro.report import build_report
 
-    report = build_report(environment, run_all(environment.device, scenarios), expected, skipped)
+    report = build_report(environment, run_all(environment.device, selection.scenarios), expected,
+                          selection.skipped, tuple(selection.not_run))
     if args.json:
         emit(json_format.render(report, explain()))
     elif args.markdown:
@@ -143,7 +148,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         def progress(line: str) -> None:
             print(line, file=sys.stderr, flush=True)
 
-        filing = gather(bug, environment.torch_npu, environment.device, progress, started)
+        filing = gather(bug, environment.torch_npu, environment.device, progress, started, args.slow)
         emit(markdown.render(report, filing, explain() if bug.id == ORIGINAL else None))
     else:
         emit(text.render(report))

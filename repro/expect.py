@@ -86,8 +86,7 @@ def detector_status(bug_id: str) -> tuple[str, str]:
     from repro.catalogue import select
     from repro.report import status_of
 
-    scenarios, _ = select([bug_id], slow=True)
-    return status_of(BUGS[bug_id], run_all("cpu", scenarios), None)
+    return status_of(BUGS[bug_id], run_all("cpu", select([bug_id], slow=True).scenarios), None)
 
 
 def resolve(bug_id: str, ledger: str | Path | None = None) -> Expected:

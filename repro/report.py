@@ -5,7 +5,7 @@ Pure functions over dataclasses: the formats render a ``Report``; nothing here p
 judged only by the scenario runs in its scope (its APIs, its subclass styles): ``present`` when
 one of them departs from eager in the way its recogniser knows, ``fixed`` when none does,
 ``not-applicable`` when this torch lacks every API it needs, ``skipped`` when its scenarios were
-not run (slow ones run only when asked), ``cannot-test`` when TorchScript itself is unusable.
+not run (the default run leaves some out for speed), ``cannot-test`` when TorchScript itself is unusable.
 A departure that no catalogued bug explains makes the outcome ``different``.
 """
 
@@ -18,6 +18,7 @@ from repro.catalogue import BUGS, cause_of
 from repro.catalogue.bug import Bug
 from repro.environment import Environment
 from repro.engine.oracle import OracleRun, ScenarioResult
+from repro.engine.scenarios import Scenario
 from repro.ledger import Expectation
 
 SCHEMA = 2
@@ -44,6 +45,7 @@ class Report:
     bugs: list[BugStatus]
     outcome: str  # "present" | "fixed" | "different" | "cannot-test"
     drift: list[str]  # how reality departs from the ledger; empty when it agrees
+    not_run: tuple[Scenario, ...] = ()  # what the default run left out for speed (--slow runs it)
 
     @property
     def bug_present(self) -> bool | None:
@@ -114,12 +116,13 @@ def drift_of(run: OracleRun, bugs: list[BugStatus], expected: dict[str, Expectat
 
 
 def build_report(environment: Environment, run: OracleRun, expected: dict[str, Expectation],
-                 skipped: dict[str, str] | None = None) -> Report:
-    """``skipped``: bug id -> why its scenarios did not run (``catalogue.select``)."""
+                 skipped: dict[str, str] | None = None, not_run: tuple[Scenario, ...] = ()) -> Report:
+    """``skipped``: bug id -> why its scenarios did not run; ``not_run``: the scenarios left out
+    (both from ``catalogue.select``)."""
     statuses = [BugStatus(bug, *status_of(bug, run, (skipped or {}).get(bug.id)), expected[bug.id])
                 for bug in BUGS.values()]
     return Report(environment, run, statuses, outcome_of(run, statuses, unexplained(run)),
-                  drift_of(run, statuses, expected))
+                  drift_of(run, statuses, expected), not_run)
 
 
 def conclusion(report: Report) -> str:

@@ -86,13 +86,30 @@ def test_an_unknown_id_is_one_sentence():
     assert str(caught.value).startswith("no catalogued bug 'no-such-bug'; known: full-backward-hook-flag")
 
 
-def test_slow_scenarios_run_only_when_asked():
-    default, skipped = select([], slow=False)
-    assert not any(s.slow for s in default) and set(skipped) == {"module-compile-noop"}
-    everything, nothing_skipped = select([], slow=True)
-    assert everything == SCENARIOS and nothing_skipped == {}
-    only, others = select(["module-compile-noop"], slow=False)
-    assert {s.api for s in only} == {"compile"} and set(others) == set(BUGS) - {"module-compile-noop"}
+def test_the_default_run_leaves_out_only_what_is_not_default_and_says_why():
+    default = select([], slow=False)
+    assert {s.tier for s in default.scenarios} == {"default"}
+    assert default.scenarios + default.not_run == [s for s in SCENARIOS if s in default.scenarios] + [
+        s for s in SCENARIOS if s not in default.scenarios]
+    assert {s.tier for s in default.not_run} == {"variant", "seconds"}
+    assert default.skipped == {"module-compile-noop": "its scenarios are slow (Module.compile imports dynamo), left "
+                               "out of the default run: --slow or --bug module-compile-noop runs them"}
+    everything = select([], slow=True)
+    assert everything.scenarios == SCENARIOS and everything.not_run == [] and everything.skipped == {}
+
+
+def test_a_bug_asked_for_runs_all_its_scenarios_and_nothing_else():
+    only = select(["module-compile-noop"], slow=False)
+    assert {s.api for s in only.scenarios} == {"compile"} and only.not_run == []
+    assert set(only.skipped) == set(BUGS) - {"module-compile-noop"}
+    flag = select(["full-backward-hook-flag"], slow=False)
+    assert {s.tier for s in flag.scenarios} == {"default", "variant"}
+
+
+def test_an_issue_body_adds_its_bugs_scenarios_only_where_the_default_run_has_none():
+    assert select([], False, also=("full-backward-hook-flag",)) == select([], False)
+    body = select([], False, also=("module-compile-noop",))
+    assert [s.api for s in body.scenarios if s.tier != "default"] == ["compile"] and body.skipped == {}
 
 
 @pytest.mark.parametrize("bug_id", list(BUGS))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from repro.catalogue import (full_backward_hook_flag, global_backward_hooks_scripted, global_hooks_root_only,
                              module_compile_noop)
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug
@@ -48,20 +49,44 @@ def covering(result: ScenarioResult) -> list[str]:
     return [bug.id for bug in BUGS.values() if bug.covers(result)]
 
 
-def select(bug_ids: list[str], slow: bool) -> tuple[list[Scenario], dict[str, str]]:
-    """The scenarios to run, and why each bug left out is skipped.
+@dataclass(frozen=True)
+class Selection:
+    """What a run runs: ``scenarios``; ``not_run``, the scenarios the default run leaves out (empty when
+    ``--slow`` or ``--bug`` chose); ``skipped``, bug id -> why none of its scenarios runs."""
 
-    ``bug_ids`` (from ``--bug``) runs exactly those bugs' scenarios, slow ones included; without
-    it every scenario runs except slow ones (``slow`` adds them), and a bug whose scope holds only
-    slow scenarios is skipped with that reason."""
+    scenarios: list[Scenario]
+    not_run: list[Scenario]
+    skipped: dict[str, str]
+
+
+def select(bug_ids: list[str], slow: bool, also: tuple[str, ...] = ()) -> Selection:
+    """The scenarios to run.
+
+    ``bug_ids`` (from ``--bug``) runs exactly those bugs' scenarios, every tier; without it the
+    default tier runs (``slow`` adds the others), plus every scenario of a bug in ``also`` (the bug an
+    issue body is about) that has none in the default tier, and a bug none of whose scenarios runs is
+    skipped with its tier's reason."""
     from repro.engine.scenarios import SCENARIOS
+
+    def in_scope(scenario: Scenario, bugs: list[Bug]) -> bool:
+        return any(scenario.apis & set(bug.apis) for bug in bugs)
 
     chosen = [get(bug_id) for bug_id in bug_ids]
     if chosen:
-        scenarios = [s for s in SCENARIOS if any(s.apis & set(bug.apis) for bug in chosen)]
-        return scenarios, {bug.id: "not asked for (--bug)" for bug in BUGS.values() if bug not in chosen}
-    scenarios = [s for s in SCENARIOS if slow or not s.slow]
-    skipped = {bug.id: "its scenarios take seconds (Module.compile imports dynamo): --slow or --bug "
-               f"{bug.id} runs them" for bug in BUGS.values()
-               if not any(s.apis & set(bug.apis) for s in scenarios)}
-    return scenarios, skipped
+        return Selection([s for s in SCENARIOS if in_scope(s, chosen)], [],
+                         {bug.id: "not asked for (--bug)" for bug in BUGS.values() if bug not in chosen})
+    default = [s for s in SCENARIOS if slow or s.tier == "default"]
+    extra = [bug for bug in map(get, also) if not any(in_scope(s, [bug]) for s in default)]
+    runs = [s for s in SCENARIOS if s in default or in_scope(s, extra)]
+    not_run = [s for s in SCENARIOS if s not in runs]
+    skipped = {bug.id: _left_out(bug, [s for s in not_run if in_scope(s, [bug])])
+               for bug in BUGS.values() if not any(in_scope(s, [bug]) for s in runs)}
+    return Selection(runs, not_run, skipped)
+
+
+def _left_out(bug: Bug, scenarios: list[Scenario]) -> str:
+    """Why a bug is skipped: the default run leaves out all its scenarios, for their tiers' reasons."""
+    from repro.engine.scenarios import TIERS
+
+    kinds = " or ".join(sorted({"{} ({})".format(*TIERS[s.tier]) for s in scenarios}))
+    return f"its scenarios are {kinds}, left out of the default run: --slow or --bug {bug.id} runs them"

@@ -36,7 +36,7 @@ class Scenario:
     body: Body
     needs: tuple[str, ...]  # nn.Module methods or torch.nn.modules.module functions, "api(keyword)"
     downstream: bool = False  # mirrors a behaviour torch_npu's TestScriptModuleHooks checks
-    slow: bool = False  # costs seconds (e.g. imports dynamo): runs only when asked
+    tier: str = "default"  # which runs include it: a key of TIERS
     model: str = "flat"  # the shape it runs on (repro.engine.models.MODELS)
 
     @property
@@ -51,6 +51,14 @@ class Scenario:
 
 SCENARIOS: list[Scenario] = []
 
+# Which runs include a scenario: ``default`` ones run in every run; the others, which the default run
+# leaves out for speed, only when asked (``--slow``, or ``--bug`` for a bug's own). Tier -> (adjective, why).
+TIERS = {
+    "default": ("default", "in every run"),
+    "variant": ("variant", "ordering, removal, returned values, keywords, other model shapes"),
+    "seconds": ("slow", "Module.compile imports dynamo"),
+}
+
 
 def uncovered_hook_apis() -> list[str]:
     """Hook APIs the installed torch offers that no scenario calls: every ``register_*hook*`` method
@@ -63,12 +71,13 @@ def uncovered_hook_apis() -> list[str]:
     return sorted(offered - {api for s in SCENARIOS for api in s.apis})
 
 
-def scenario(api: str, name: str, *also: str, downstream: bool = False, slow: bool = False,
+def scenario(api: str, name: str, *also: str, downstream: bool = False, tier: str = "default",
              model: str = "flat") -> Callable[[Body], Body]:
     """Add the decorated body to the table under ``api``; ``also`` lists further needs."""
+    assert tier in TIERS, tier
 
     def add(body: Body) -> Body:
-        SCENARIOS.append(Scenario(api.split("(")[0], name, body, (api, *also), downstream, slow, model))
+        SCENARIOS.append(Scenario(api.split("(")[0], name, body, (api, *also), downstream, tier, model))
         return body
 
     return add
@@ -104,20 +113,20 @@ def _(m, rec):
     rec.backward()
 
 
-@scenario("register_full_backward_hook", "returned grad_input replaces the input gradient")
+@scenario("register_full_backward_hook", "returned grad_input replaces the input gradient", tier="variant")
 def _(m, rec):
     m.register_full_backward_hook(rec.hook("backward", returns=_times(0.0)))
     rec.backward()
 
 
-@scenario("register_full_backward_hook(prepend)", "prepend=True runs before earlier hooks")
+@scenario("register_full_backward_hook(prepend)", "prepend=True runs before earlier hooks", tier="variant")
 def _(m, rec):
     m.register_full_backward_hook(rec.mark("first registered"))
     m.register_full_backward_hook(rec.mark("prepended"), prepend=True)
     rec.backward()
 
 
-@scenario("register_full_backward_hook", "handle.remove() stops the hook")
+@scenario("register_full_backward_hook", "handle.remove() stops the hook", tier="variant")
 def _(m, rec):
     handle = m.register_full_backward_hook(rec.mark("backward"))
     rec.backward()
@@ -131,6 +140,7 @@ def _(m, rec):
     "register_forward_pre_hook",
     "register_forward_hook",
     "register_full_backward_pre_hook",
+    tier="variant",
 )
 def _(m, rec):
     m.register_full_backward_hook(rec.mark("backward"))
@@ -149,7 +159,7 @@ def _(m, rec):
     rec.backward()
 
 
-@scenario("register_backward_hook", "handle.remove() stops the hook")
+@scenario("register_backward_hook", "handle.remove() stops the hook", tier="variant")
 def _(m, rec):
     handle = m.register_backward_hook(rec.mark("backward"))
     rec.backward()
@@ -192,6 +202,7 @@ def _(m, rec):
     "runs after forward-pre and forward hooks",
     "register_forward_pre_hook",
     "register_forward_hook",
+    tier="variant",
 )
 def _(m, rec):
     m.register_full_backward_pre_hook(rec.mark("backward pre"))
@@ -209,7 +220,7 @@ def _(m, rec):
     rec.backward()
 
 
-@scenario("register_forward_pre_hook", "handle.remove() stops the hook")
+@scenario("register_forward_pre_hook", "handle.remove() stops the hook", tier="variant")
 def _(m, rec):
     handle = m.register_forward_pre_hook(rec.mark("forward pre"))
     rec.backward()
@@ -223,7 +234,7 @@ def _(m, rec):
     rec.backward()
 
 
-@scenario("register_forward_hook(prepend)", "prepend=True runs before earlier hooks")
+@scenario("register_forward_hook(prepend)", "prepend=True runs before earlier hooks", tier="variant")
 def _(m, rec):
     m.register_forward_hook(rec.mark("first registered"))
     m.register_forward_hook(rec.mark("prepended"), prepend=True)
@@ -298,7 +309,7 @@ def _(m, rec):
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_post_hook", "clearing incompatible_keys lets strict=True pass")
+@scenario("register_load_state_dict_post_hook", "clearing incompatible_keys lets strict=True pass", tier="variant")
 def _(m, rec):
     def forgive(module, incompatible_keys):
         rec.hook("post")(module, incompatible_keys)
@@ -363,7 +374,7 @@ def _(m, rec):
     m.state_dict()
 
 
-@scenario("register_state_dict_post_hook", "can edit the returned state dict in place")
+@scenario("register_state_dict_post_hook", "can edit the returned state dict in place", tier="variant")
 def _(m, rec):
     def edit(module, state_dict, prefix, local_metadata):
         state_dict["bias"] = state_dict["bias"] + 1
@@ -375,19 +386,20 @@ def _(m, rec):
 # --- the rest of nn.Module's hook surface (PyTorch's test/nn/test_module_hooks.py) ---
 
 
-@scenario("register_forward_pre_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs)")
+@scenario("register_forward_pre_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs)", tier="variant")
 def _(m, rec):
     m.register_forward_pre_hook(rec.hook("forward pre"), with_kwargs=True)
     rec.backward()
 
 
-@scenario("register_forward_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs, output)")
+@scenario("register_forward_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs, output)", tier="variant")
 def _(m, rec):
     m.register_forward_hook(rec.hook("forward"), with_kwargs=True)
     rec.backward()
 
 
-@scenario("register_forward_hook(always_call)", "always_call=True runs when forward raises", "register_forward_pre_hook")
+@scenario("register_forward_hook(always_call)", "always_call=True runs when forward raises", "register_forward_pre_hook",
+          tier="variant")
 def _(m, rec):
     def fail(module, args):
         raise ValueError("a forward pre hook failed")
@@ -401,7 +413,7 @@ def _(m, rec):
         rec.note("forward raised", str(err))
 
 
-@scenario("register_forward_hook(prepend)", "three hooks, two prepended, over two iterations")
+@scenario("register_forward_hook(prepend)", "three hooks, two prepended, over two iterations", tier="variant")
 def _(m, rec):
     m.register_forward_hook(rec.mark("a"))
     m.register_forward_hook(rec.mark("b"), prepend=True)
@@ -411,7 +423,7 @@ def _(m, rec):
     rec.backward()
 
 
-@scenario("register_forward_hook", "a hook that removes itself runs once")
+@scenario("register_forward_hook", "a hook that removes itself runs once", tier="variant")
 def _(m, rec):
     def once(module, args, output):
         rec.mark("forward")()
@@ -422,7 +434,7 @@ def _(m, rec):
     rec.backward()
 
 
-@scenario("register_full_backward_hook", "with retain_graph, runs on each backward")
+@scenario("register_full_backward_hook", "with retain_graph, runs on each backward", tier="variant")
 def _(m, rec):
     m.register_full_backward_hook(rec.hook("backward"))
     out = rec.forward(rec.input()).sum()
@@ -430,13 +442,13 @@ def _(m, rec):
     out.backward()
 
 
-@scenario("register_full_backward_hook", "input without requires_grad: grad_input is None")
+@scenario("register_full_backward_hook", "input without requires_grad: grad_input is None", tier="variant")
 def _(m, rec):
     m.register_full_backward_hook(rec.hook("backward"))
     rec.forward(torch.tensor(INPUT, device=rec.device)).sum().backward()
 
 
-@scenario("register_full_backward_pre_hook", "with retain_graph, runs on each backward")
+@scenario("register_full_backward_pre_hook", "with retain_graph, runs on each backward", tier="variant")
 def _(m, rec):
     m.register_full_backward_pre_hook(rec.hook("backward pre"))
     out = rec.forward(rec.input()).sum()
@@ -444,13 +456,13 @@ def _(m, rec):
     out.backward()
 
 
-@scenario("register_state_dict_pre_hook", "state_dict(prefix='p.', keep_vars=True) reaches it")
+@scenario("register_state_dict_pre_hook", "state_dict(prefix='p.', keep_vars=True) reaches it", tier="variant")
 def _(m, rec):
     m.register_state_dict_pre_hook(rec.hook("pre"))
     rec.note("keys", list(m.state_dict(prefix="p.", keep_vars=True)))
 
 
-@scenario("register_load_state_dict_post_hook", "adding a missing key makes strict=True raise")
+@scenario("register_load_state_dict_post_hook", "adding a missing key makes strict=True raise", tier="variant")
 def _(m, rec):
     def insist(module, incompatible_keys):
         incompatible_keys.missing_keys.append("extra")
@@ -484,7 +496,7 @@ def _(m, rec):
 
 
 def _hook_then_backward(api: str, label: str, name: str, model: str) -> None:
-    @scenario(api, name, model=model)
+    @scenario(api, name, tier="variant", model=model)
     def _(m, rec):
         getattr(m, api)(rec.hook(label))
         rec.backward()
@@ -500,13 +512,14 @@ for _api, _label, _name, _model in (
 
 
 @scenario("register_full_backward_hook", "on a ScriptModule subclass inside an eager parent",
-          model="in eager parent")
+          tier="variant", model="in eager parent")
 def _(m, rec):
     m.inner.register_full_backward_hook(rec.hook("inner backward"))
     rec.backward()
 
 
-@scenario("register_forward_hook", "on a ScriptModule subclass inside an eager parent", model="in eager parent")
+@scenario("register_forward_hook", "on a ScriptModule subclass inside an eager parent", tier="variant",
+          model="in eager parent")
 def _(m, rec):
     m.inner.register_forward_hook(rec.hook("inner forward"))
     rec.backward()
@@ -531,8 +544,8 @@ def _global_hook(register_name: str, hook: Callable) -> Iterator[None]:
             module._global_is_full_backward_hook = mode
 
 
-def _global_scenario(register_name: str, label: str, name: str, model: str) -> None:
-    @scenario(register_name, name, model=model)
+def _global_scenario(register_name: str, label: str, name: str, model: str, tier: str = "default") -> None:
+    @scenario(register_name, name, tier=tier, model=model)
     def _(m, rec):
         with _global_hook(register_name, rec.module_hook(label)):
             rec.backward()
@@ -544,14 +557,14 @@ for _register, _label in (("register_module_forward_pre_hook", "global forward p
                           ("register_module_full_backward_hook", "global backward"),
                           ("register_module_backward_hook", "global legacy backward")):
     _global_scenario(_register, _label, "runs for the model and its child", "child")
-    _global_scenario(_register, _label, "a ScriptModule subclass inside an eager parent", "in eager parent")
-    _global_scenario(_register, _label, "an eager parent with a torch.jit.script-ed child", "scripted child")
+    _global_scenario(_register, _label, "a ScriptModule subclass inside an eager parent", "in eager parent", "variant")
+    _global_scenario(_register, _label, "an eager parent with a torch.jit.script-ed child", "scripted child", "variant")
 
 
 # --- Module.compile -----------------------------------------------------------------
 
 
-@scenario("compile", "later calls go through torch.compile", slow=True)
+@scenario("compile", "later calls go through torch.compile", tier="seconds")
 def _(m, rec):
     def backend(graph_module, example_inputs):  # called by dynamo for each graph it compiles
         rec.mark("torch.compile backend")()
@@ -564,8 +577,8 @@ def _(m, rec):
 # --- global registration hooks: they fire while a module is built ---------------------
 
 
-def _registration_scenario(register_name: str, label: str) -> None:
-    @scenario(register_name, "runs while a new model is built, with each name", model="child")
+def _registration_scenario(register_name: str, label: str, model: str) -> None:
+    @scenario(register_name, "runs while a new model is built, with each name", model=model)
     def _(m, rec):
         def hook(module, name, value):
             rec.events.append([label, name, type(value).__name__])
@@ -574,7 +587,7 @@ def _registration_scenario(register_name: str, label: str) -> None:
             type(m)()  # the model's own class: a ScriptModule subclass, or the eager twin
 
 
-for _register, _label in (("register_module_module_registration_hook", "module registered"),
-                          ("register_module_parameter_registration_hook", "parameter registered"),
-                          ("register_module_buffer_registration_hook", "buffer registered")):
-    _registration_scenario(_register, _label)
+for _register, _label, _model in (("register_module_module_registration_hook", "module registered", "child"),
+                                  ("register_module_parameter_registration_hook", "parameter registered", "flat"),
+                                  ("register_module_buffer_registration_hook", "buffer registered", "flat")):
+    _registration_scenario(_register, _label, _model)  # flat holds two parameters and a buffer, no child

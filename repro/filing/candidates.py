@@ -4,8 +4,9 @@
 Candidates that patch Python objects are applied and reverted one after another in this process;
 the upstream patch replaces torch's source files, which only works before torch is imported, so
 it runs in a process of its own (``python -m repro.run_patched CANDIDATE -m
-repro.filing.scenario_runs``). A candidate counts as a fix only when every scenario then matches
-eager; one that lets registration succeed while hooks still misbehave only hides the error.
+repro.filing.scenario_runs``). A candidate counts as a fix only when every scenario judged (the
+default ones; ``slow``: all) then matches eager; one that lets registration succeed while hooks
+still misbehave only hides the error.
 """
 
 from __future__ import annotations
@@ -142,20 +143,20 @@ class CandidateResult:
         return f"{self.matches}/{self.total} of the bug's own scenario runs (judged no further: not a fix)"
 
 
-def start_apart(device: str) -> dict[str, subprocess.Popen]:
+def start_apart(device: str, slow: bool = False) -> dict[str, subprocess.Popen]:
     """Start the candidates that need a process of their own (``judge_all`` collects them): started
     before this process imports torch, their own imports run on another CPU meanwhile."""
-    return {c.name: _start(c, device) for c in CANDIDATES.values() if not c.in_process}
+    return {c.name: _start(c, device, slow) for c in CANDIDATES.values() if not c.in_process}
 
 
-def _start(candidate: Candidate, device: str) -> subprocess.Popen:
+def _start(candidate: Candidate, device: str, slow: bool = False) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "repro.run_patched", candidate.name,
-                             "-m", "repro.filing.scenario_runs", "--device", device],
+                             "-m", "repro.filing.scenario_runs", "--device", device, *["--slow"] * slow],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def judge(candidate: Candidate, device: str) -> CandidateResult:
-    """Run every scenario with ``candidate`` applied, in a subprocess of its own (which imports torch)."""
+    """Run the default scenarios with ``candidate`` applied, in a subprocess of its own (which imports torch)."""
     return _collect(candidate, _start(candidate, device))
 
 
@@ -172,15 +173,15 @@ def _collect(candidate: Candidate, proc: subprocess.Popen) -> CandidateResult:
     return classify(candidate, scenarios)
 
 
-def judge_here(candidate: Candidate, device: str) -> CandidateResult:
-    """Run the scenarios with ``candidate`` applied in this process, then revert it: the original bug's
-    own runs first, and the rest only when those all match eager (a fix must match every run; a
-    candidate that fails there is judged by them)."""
+def judge_here(candidate: Candidate, device: str, slow: bool = False) -> CandidateResult:
+    """Run the default scenarios (``slow``: all) with ``candidate`` applied in this process, then revert
+    it: the original bug's own runs first, and the rest only when those all match eager (a fix must
+    match every run; a candidate that fails there is judged by them)."""
     from repro.catalogue import BUGS, select
     from repro.engine.oracle import run_all
     from repro.formats.json import scenario_summary
 
-    scenarios = select([], slow=False)[0]
+    scenarios = select([], slow).scenarios
     own = [s for s in scenarios if s.apis & set(BUGS[ORIGINAL].apis)]
     with in_force(candidate):
         first = run_all(device, own)
@@ -232,10 +233,11 @@ def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
 
 
 def judge_all(device: str, progress: Callable[[str], None] = lambda line: None,
-              apart: dict[str, subprocess.Popen] | None = None) -> list[CandidateResult]:
+              apart: dict[str, subprocess.Popen] | None = None, slow: bool = False) -> list[CandidateResult]:
     """Judge every candidate, saying through ``progress`` which one finished as each does. Those that
     can be reverted run here one after another (torch is imported once); the others each run in a
-    process of their own meanwhile (``apart``: already started by ``start_apart``)."""
+    process of their own meanwhile (``apart``: already started by ``start_apart``). ``slow`` judges
+    each on every scenario, not only the default ones."""
     lock = threading.Lock()
     done: list[CandidateResult] = []
 
@@ -246,10 +248,10 @@ def judge_all(device: str, progress: Callable[[str], None] = lambda line: None,
                      f"({result.matches}/{result.total})")
         return result
 
-    started = start_apart(device) if apart is None else apart
+    started = start_apart(device, slow) if apart is None else apart
     with ThreadPoolExecutor(max_workers=max(1, len(started))) as pool:
         waiting = {name: pool.submit(lambda name=name: finished(_collect(CANDIDATES[name], started[name])))
                    for name in started}
-        here = {c.name: finished(judge_here(c, device)) for c in CANDIDATES.values() if c.in_process}
+        here = {c.name: finished(judge_here(c, device, slow)) for c in CANDIDATES.values() if c.in_process}
         results = {**here, **{name: future.result() for name, future in waiting.items()}}
     return [results[name] for name in CANDIDATES]

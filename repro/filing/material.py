@@ -92,18 +92,19 @@ class HeadStart:
                 proc.communicate()
 
 
-def head_start(bug: Bug | None, device: str) -> HeadStart:
+def head_start(bug: Bug | None, device: str, slow: bool = False) -> HeadStart:
     """Start the paste-ready script of ``bug`` (for an issue body) and, for the original bug or for
-    ``--candidates`` (``bug`` None), the candidates that need a process of their own."""
+    ``--candidates`` (``bug`` None), the candidates that need a process of their own (``slow``: judged
+    on every scenario)."""
     return HeadStart(ScriptRun(bug) if bug else None,
-                     start_apart(device) if bug is None or bug.id == ORIGINAL else {})
+                     start_apart(device, slow) if bug is None or bug.id == ORIGINAL else {})
 
 
 def gather(bug: Bug, torch_npu_status: str, device: str, progress: Callable[[str], None],
-           started: HeadStart) -> Filing:
+           started: HeadStart, slow: bool = False) -> Filing:
     """Everything the issue body shows, from what ``started`` runs and from this process."""
     assert started.script and started.versions, "head_start(bug) and collect_versions() come first"
-    candidates = judge_all(device, progress, started.candidates) if bug.id == ORIGINAL else []
+    candidates = judge_all(device, progress, started.candidates, slow) if bug.id == ORIGINAL else []
     output, exit_code = started.script.result()
     return Filing(bug, output, exit_code, shorten(versions(started.versions.result(), torch_npu_status)),
                   _patch() if bug.id == ORIGINAL else None, candidates)

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from repro.engine.oracle import INSTANCES, ScenarioResult, Side
+from repro.engine.scenarios import TIERS, Scenario
 from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
 from repro.catalogue.by_design import BY_DESIGN, refusal_line
@@ -104,10 +105,19 @@ def render(report: Report) -> str:
         if details:
             lines += ["", "Details:"]
             lines += [line for text, n in details.items() for line in _wrap(f"  {text}  (x{n})")]
+    if report.not_run:
+        lines += ["", *_wrap(not_run_line(report.not_run), indent="")]
     if report.drift:
         lines += ["", "Drift from the ledger:", *(line for d in report.drift for line in _wrap(f"  - {d}"))]
     lines += ["", *_wrap(conclusion(report), indent="")]
     return "\n".join(lines)
+
+
+def not_run_line(scenarios: Iterable[Scenario]) -> str:
+    """What the default run left out, counted by tier, and how to run it: nothing goes unmentioned."""
+    counts = Counter(s.tier for s in scenarios)
+    kinds = ", ".join(f"{n} {TIERS[tier][0]} scenario{'s' * (n != 1)} ({TIERS[tier][1]})" for tier, n in counts.items())
+    return f"Not run here, for speed (python -m repro --slow runs them): {kinds}."
 
 
 def _attribution(result: ScenarioResult) -> str:
@@ -159,8 +169,8 @@ def render_explanation(torch_version: str, cause: RootCause) -> str:
 
 def render_candidates(torch_version: str, device: str, results: list[CandidateResult]) -> str:
     yes_no = {True: "yes", False: "no", None: "?"}
-    lines = [f"Candidate fixes on torch {torch_version}, each applied in memory and judged by the "
-             f"scenarios (device {device}):", ""]
+    lines = [f"Candidate fixes on torch {torch_version}, each applied in memory and judged by the default "
+             f"scenarios, or by every scenario with --slow (device {device}):", ""]
     for r in results:
         lines += [
             f"{r.candidate.name} ({r.candidate.side} side): {r.candidate.summary}",
