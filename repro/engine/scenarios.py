@@ -53,9 +53,12 @@ SCENARIOS: list[Scenario] = []
 
 # Which runs include a scenario: ``default`` ones run in every run; the others, which the default run
 # leaves out for speed, only when asked (``--slow``, or ``--bug`` for a bug's own). Tier -> (adjective, why).
+# A variant checks more of what a default scenario of its API checks, or only part of it (torch_npu's
+# "receives the module itself": the "called with" scenarios record the module argument too).
 TIERS = {
     "default": ("default", "in every run"),
-    "variant": ("variant", "ordering, removal, returned values, keywords, other model shapes"),
+    "variant": ("variant", "ordering, removal, returned values, keywords, other model shapes, or part "
+                "of a default scenario's check"),
     "seconds": ("slow", "Module.compile imports dynamo"),
 }
 
@@ -170,7 +173,7 @@ def _(m, rec):
 # --- register_full_backward_pre_hook (downstream: called, modify, prepend, remove) ---
 
 
-@scenario("register_full_backward_pre_hook", "called with grad_output", downstream=True)
+@scenario("register_full_backward_pre_hook", "called with grad_output", downstream=True, tier="variant")
 def _(m, rec):
     m.register_full_backward_pre_hook(rec.hook("backward pre"))
     rec.backward()
@@ -269,13 +272,13 @@ def _(m, rec):
     rec.note("state dict after load", m.state_dict())
 
 
-@scenario("register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''", downstream=True)
+@scenario("register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''", downstream=True, tier="variant")
 def _(m, rec):
     m.register_load_state_dict_pre_hook(_load_pre(rec))
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_pre_hook", "receives the module itself", downstream=True)
+@scenario("register_load_state_dict_pre_hook", "receives the module itself", downstream=True, tier="variant")
 def _(m, rec):
     m.register_load_state_dict_pre_hook(rec.module_hook("pre"))
     m.load_state_dict(m.state_dict())
@@ -295,7 +298,7 @@ def _(m, rec):
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_post_hook", "receives the module itself", downstream=True)
+@scenario("register_load_state_dict_post_hook", "receives the module itself", downstream=True, tier="variant")
 def _(m, rec):
     m.register_load_state_dict_post_hook(rec.module_hook("post"))
     m.load_state_dict(m.state_dict())
@@ -340,7 +343,7 @@ def _(m, rec):
     m.state_dict(keep_vars=True)
 
 
-@scenario("register_state_dict_pre_hook", "receives the module itself", downstream=True)
+@scenario("register_state_dict_pre_hook", "receives the module itself", downstream=True, tier="variant")
 def _(m, rec):
     m.register_state_dict_pre_hook(rec.module_hook("pre"))
     m.state_dict()
@@ -360,7 +363,7 @@ def _(m, rec):
     m.state_dict()
 
 
-@scenario("register_state_dict_post_hook", "receives the module itself", downstream=True)
+@scenario("register_state_dict_post_hook", "receives the module itself", downstream=True, tier="variant")
 def _(m, rec):
     m.register_state_dict_post_hook(rec.module_hook("post"))
     m.state_dict()

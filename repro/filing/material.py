@@ -5,7 +5,6 @@ shortened wherever they would show (tracebacks, versions)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import subprocess
@@ -37,9 +36,9 @@ class Filing:
 
 
 class ScriptRun:
-    """The paste-ready script, running as ``bug.py`` in a fresh interpreter of its own, at the lowest
-    CPU priority: it is short and nothing waits for it until the body is put together, so on a busy
-    machine the processes on the critical path (this one, the upstream-patch candidate) go first."""
+    """The paste-ready script, running as ``bug.py`` in a fresh interpreter of its own, at normal CPU
+    priority. The body waits for it: at the lowest priority (until 2026-12-03) it got almost no CPU
+    until the other processes were done, then ran alone on one CPU while the other idled."""
 
     def __init__(self, bug: Bug) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="repro-issue-")
@@ -47,9 +46,6 @@ class ScriptRun:
         self._proc = subprocess.Popen([sys.executable, SCRIPT_NAME], cwd=self._folder.name, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True,
                                       env={**os.environ, "PYTHONWARNINGS": "ignore", **NO_BACKEND_AUTOLOAD})
-        if hasattr(os, "setpriority"):  # POSIX
-            with contextlib.suppress(ProcessLookupError):  # it may be gone already
-                os.setpriority(os.PRIO_PROCESS, self._proc.pid, 19)
 
     def result(self) -> tuple[str, int]:
         """What it printed (paths shortened) and its exit code."""
