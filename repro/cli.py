@@ -148,8 +148,9 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         def progress(line: str) -> None:
             print(line, file=sys.stderr, flush=True)
 
+        cause = explain() if bug.id == ORIGINAL else None  # before gather, which ends waiting on other processes
         filing = gather(bug, environment.torch_npu, environment.device, progress, started, args.slow)
-        emit(markdown.render(report, filing, explain() if bug.id == ORIGINAL else None))
+        emit(markdown.render(report, filing, cause))
     else:
         emit(text.render(report))
     if report.matches_expectation:

@@ -233,18 +233,20 @@ def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
 
 
 def judge_all(device: str, progress: Callable[[str], None] = lambda line: None,
-              apart: dict[str, subprocess.Popen] | None = None, slow: bool = False) -> list[CandidateResult]:
-    """Judge every candidate, saying through ``progress`` which one finished as each does. Those that
-    can be reverted run here one after another (torch is imported once); the others each run in a
-    process of their own meanwhile (``apart``: already started by ``start_apart``). ``slow`` judges
-    each on every scenario, not only the default ones."""
+              apart: dict[str, subprocess.Popen] | None = None, slow: bool = False,
+              sides: tuple[str, ...] = ("upstream", "user")) -> list[CandidateResult]:
+    """Judge every candidate of ``sides``, saying through ``progress`` which one finished as each does.
+    Those that can be reverted run here one after another (torch is imported once); the others each
+    run in a process of their own meanwhile (``apart``: already started by ``start_apart``). ``slow``
+    judges each on every scenario, not only the default ones."""
+    chosen = [c for c in CANDIDATES.values() if c.side in sides]
     lock = threading.Lock()
     done: list[CandidateResult] = []
 
     def finished(result: CandidateResult) -> CandidateResult:
         with lock:
             done.append(result)
-            progress(f"candidate {len(done)}/{len(CANDIDATES)}: {result.candidate.name}: {result.verdict} "
+            progress(f"candidate {len(done)}/{len(chosen)}: {result.candidate.name}: {result.verdict} "
                      f"({result.matches}/{result.total})")
         return result
 
@@ -252,6 +254,6 @@ def judge_all(device: str, progress: Callable[[str], None] = lambda line: None,
     with ThreadPoolExecutor(max_workers=max(1, len(started))) as pool:
         waiting = {name: pool.submit(lambda name=name: finished(_collect(CANDIDATES[name], started[name])))
                    for name in started}
-        here = {c.name: finished(judge_here(c, device, slow)) for c in CANDIDATES.values() if c.in_process}
+        here = {c.name: finished(judge_here(c, device, slow)) for c in chosen if c.in_process}
         results = {**here, **{name: future.result() for name, future in waiting.items()}}
-    return [results[name] for name in CANDIDATES]
+    return [results[c.name] for c in chosen]

@@ -1,7 +1,7 @@
 """Material for an upstream issue, gathered on this machine: the bug's paste-ready script and what
 running exactly that script printed in a fresh interpreter, the versions block PyTorch's bug template
-asks for, and, for the original bug, the proposed patch and the candidates' verdicts. Local paths are
-shortened wherever they would show (tracebacks, versions)."""
+asks for, and, for the original bug, the proposed patch and the verdicts of the upstream-side
+candidates. Local paths are shortened wherever they would show (tracebacks, versions)."""
 
 from __future__ import annotations
 
@@ -98,12 +98,16 @@ def head_start(bug: Bug | None, device: str, slow: bool = False) -> HeadStart:
 
 def gather(bug: Bug, torch_npu_status: str, device: str, progress: Callable[[str], None],
            started: HeadStart, slow: bool = False) -> Filing:
-    """Everything the issue body shows, from what ``started`` runs and from this process."""
+    """Everything the issue body shows, from what ``started`` runs and from this process: this process's
+    own work first, then what waits on the others."""
     assert started.script and started.versions, "head_start(bug) and collect_versions() come first"
-    candidates = judge_all(device, progress, started.candidates, slow) if bug.id == ORIGINAL else []
+    patch = _patch() if bug.id == ORIGINAL else None
+    # an upstream issue weighs upstream fixes; the user-side ones (this project's helper, a declaration in
+    # the user's class) are for --candidates
+    candidates = judge_all(device, progress, started.candidates, slow, ("upstream",)) if bug.id == ORIGINAL else []
     output, exit_code = started.script.result()
     return Filing(bug, output, exit_code, shorten(versions(started.versions.result(), torch_npu_status)),
-                  _patch() if bug.id == ORIGINAL else None, candidates)
+                  patch, candidates)
 
 
 def shorten(text: str) -> str:

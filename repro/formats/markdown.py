@@ -75,9 +75,9 @@ def _root_cause(bug: Bug, cause: RootCause | None) -> list[str]:
 def _candidates(report: Report, filing: Filing) -> list[str]:
     if not filing.candidates:
         return []
-    return ["", f"Candidate fixes, each applied in memory and judged by the {_judged(report)} scenario runs below "
-            "that neither another catalogued bug nor a by-design refusal accounts for (one that fails on the "
-            "bug's own runs, judged first, is judged no further):", "",
+    return ["", f"Candidate fixes in torch, each applied in memory and judged by the {_judged(report)} scenario "
+            "runs below that neither another catalogued bug nor a by-design refusal accounts for (one that fails "
+            "on the bug's own runs, judged first, is judged no further):", "",
             "| candidate | side | scenario runs matching eager | verdict |", "|---|---|---|---|",
             *(_cells((r.candidate.summary.split(" (")[0], r.candidate.side, r.tally(), r.verdict))
               for r in filing.candidates)]
