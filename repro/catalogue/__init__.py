@@ -8,11 +8,11 @@ TorchScript refuses on purpose, which is not a bug.
 
 from __future__ import annotations
 
-from repro.catalogue import (full_backward_hook_flag, global_backward_hooks_scripted, global_hooks_root_only,
-                             module_compile_noop)
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from repro.catalogue import (full_backward_hook_flag, global_backward_hooks_scripted, global_hooks_root_only,
+                             module_compile_noop)
 from repro.catalogue.bug import Bug
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads the catalogue without it

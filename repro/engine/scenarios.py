@@ -272,7 +272,8 @@ def _(m, rec):
     rec.note("state dict after load", m.state_dict())
 
 
-@scenario("register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''", downstream=True, tier="variant")
+@scenario("register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''", downstream=True,
+          tier="variant")
 def _(m, rec):
     m.register_load_state_dict_pre_hook(_load_pre(rec))
     m.load_state_dict(m.state_dict())
@@ -312,7 +313,8 @@ def _(m, rec):
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_post_hook", "clearing incompatible_keys lets strict=True pass", tier="variant")
+@scenario("register_load_state_dict_post_hook", "clearing incompatible_keys lets strict=True pass",
+          tier="variant")
 def _(m, rec):
     def forgive(module, incompatible_keys):
         rec.hook("post")(module, incompatible_keys)
