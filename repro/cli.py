@@ -8,7 +8,6 @@ error, or TorchScript cannot be exercised here.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from collections.abc import Callable
@@ -77,7 +76,6 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         return _run(args, ledger, started, fail)
     finally:
-        gc.unfreeze()  # _run froze what importing torch made; a caller running main() again starts as it did
         if started:
             started.stop()
 
@@ -97,7 +95,6 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         environment = resolve_environment(args.device)
     except EnvironmentProblem as problem:
         return fail(problem)
-    gc.freeze()  # the ~170k objects importing torch made: the collector would rescan them often (~0.1 s)
     if args.markdown:
         started.collect_versions()  # torch is imported: collect_env's subprocesses run meanwhile
 

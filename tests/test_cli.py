@@ -136,7 +136,6 @@ def test_what_the_default_run_leaves_out_is_counted_with_the_option_that_runs_it
             in " ".join(out.split()))
 
 
-
 def test_a_scenario_without_hook_calls_names_what_was_compared():
     scenario = next(s for s in SCENARIOS if s.name == "can edit the returned state dict in place")
     result = run_scenario(scenario, "plain_forward", "cpu")

@@ -7,7 +7,6 @@ out that the judging ignores."""
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 
 from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
@@ -24,7 +23,6 @@ def main(argv: list[str] | None = None) -> int:
     except EnvironmentProblem as problem:
         emit(json.dumps({"scenarios": [], "cannot_test": str(problem)}))
         return 2
-    gc.freeze()  # as the CLI does: the objects importing torch made need no rescanning
     from repro.catalogue import select
     from repro.engine.oracle import run_all
     from repro.formats.json import scenario_summary
