@@ -74,7 +74,17 @@ with open(os.environ["STUB_GH_LOG"], "a") as log:
     log.write(json.dumps(sys.argv[1:]) + "\\n")
 if sys.argv[1:3] == ["pr", "list"]:
     print(os.environ.get("STUB_GH_OPEN", "[]"))
-'''
+if sys.argv[1:3] == ["repo", "view"]:
+    print(json.dumps({"owner": {"login": os.environ.get("STUB_GH_OWNER", OWNER)}}))
+'''.replace("OWNER", repr("us"))
+OWNER = "us"  # the base repository's owner, as GitHub Actions sets GITHUB_REPOSITORY_OWNER
+MAINTAINER = ["-c", "user.name=A Maintainer", "-c", "user.email=maintainer@example.com"]
+
+
+def open_pr(number: int = 7, owner: str = OWNER, comments: tuple[str, ...] = ()) -> dict:
+    """One open pull request as ``gh pr list --json`` lists it."""
+    return {"number": number, "headRefName": BRANCH, "headRepositoryOwner": {"login": owner},
+            "isCrossRepository": owner != OWNER, "comments": [{"body": body} for body in comments]}
 
 
 @dataclass
@@ -86,6 +96,10 @@ class Repo:
     remote: Path
     gh: Path
     log: Path
+
+    @property
+    def summary(self) -> Path:
+        return self.path.parent / "summary.md"
 
     def git(self, *args: str, where: Path | None = None) -> str:
         return subprocess.run(["git", *args], cwd=where or self.path, check=True, capture_output=True,
@@ -107,12 +121,18 @@ def repo(tmp_path):
     return made
 
 
-def rolling_pr(repo: Repo, report: dict, open_pr: str = "[]") -> subprocess.CompletedProcess:
+def rolling_pr(repo: Repo, report: dict, open_prs: list[dict] | str = "[]", *extra: str,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The workflow's command line, with the stub gh listing ``open_prs``, Actions' owner variable set and
+    the step summary written to ``summary.md`` beside the clone."""
     (repo.path.parent / "report.json").write_text(json.dumps(report))
     command = workflow_command("tracker.rolling_pr")
     command[command.index("--base") + 1] = "main"  # the workflow passes "${GITHUB_REF_NAME}"
     command[command.index("--report") + 1] = str(repo.path.parent / "report.json")
-    return run([*command, "--gh", str(repo.gh)], cwd=repo.path, env={"STUB_GH_LOG": str(repo.log), "STUB_GH_OPEN": open_pr})
+    listed = open_prs if isinstance(open_prs, str) else json.dumps(open_prs)
+    return run([*command, "--gh", str(repo.gh), *extra], cwd=repo.path,
+               env={"STUB_GH_LOG": str(repo.log), "STUB_GH_OPEN": listed, "GITHUB_REPOSITORY_OWNER": OWNER,
+                    "GITHUB_STEP_SUMMARY": str(repo.summary), **(env or {})})
 
 
 def edit_ledger(repo: Repo, change) -> None:
@@ -141,7 +161,7 @@ def test_one_branch_rebuilt_from_main_and_one_pull_request_edited_in_place(repo)
     repo.git("checkout", "--quiet", "--force", "main")  # the next day's fresh checkout of main
     edit_ledger(repo, new_release("2.16.1"))
     second = rolling_pr(repo, {"releases": [{"version": "2.16.1", "bugs": {}}],
-                               "changes": [f"{ORIGINAL}: 2.16.1: present -> fixed"]}, open_pr='[{"number": 7}]')
+                               "changes": [f"{ORIGINAL}: 2.16.1: present -> fixed"]}, [open_pr(7)])
     assert second.returncode == 0, second.stderr
     edit = gh_calls(repo)[-1]
     assert edit[:3] == ["pr", "edit", "7"] and f"{ORIGINAL}: 2.16.1: present -> fixed" in edit[edit.index("--title") + 1]
@@ -169,7 +189,7 @@ def test_a_failing_gh_is_one_line_exit_1(repo):
     repo.gh.write_text("#!/bin/sh\necho 'gh: authentication required' >&2\nexit 4\n")
     proc = rolling_pr(repo, {"releases": [], "changes": []})
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines() == [f"rolling_pr: error: {repo.gh} pr list: gh: authentication required"]
+    assert proc.stderr.strip().splitlines() == ["rolling_pr: error: gh pr list: gh: authentication required"]
 
 
 def test_ledger_timestamps_are_all_that_is_ignored():
@@ -177,3 +197,139 @@ def test_ledger_timestamps_are_all_that_is_ignored():
     stripped = without_timestamps(ledger)
     assert "checked_at" not in json.dumps(stripped) and set(stripped["releases"]) == set(ledger["releases"])
     assert re.search(r'"checked_at"', LEDGER.read_text())  # the committed ledger has stamps to strip
+
+
+# --- the rolling pull request never destroys work (issue 20) ------------------------------------
+
+def push_to_branch(repo: Repo, tmp_path: Path, identity: list[str], amend: bool = False) -> str:
+    """Another clone pushes a commit onto the rolling branch (or rewrites the check's own commit); its sha."""
+    other = tmp_path / "maintainer"
+    repo.git("clone", "--quiet", "--branch", BRANCH, str(repo.remote), str(other), where=tmp_path)
+    (other / "tests.txt").write_text("flip the tests\n")
+    repo.git("add", "--", "tests.txt", where=other)
+    repo.git(*identity, "commit", "--quiet", *(["--amend", "--no-edit"] if amend else ["-m", "flip the tests"]),
+             where=other)
+    repo.git("push", "--quiet", "--force", "origin", BRANCH, where=other)
+    return repo.git("rev-parse", "HEAD", where=other).strip()
+
+
+FIRST_REPORT = {"releases": [{"version": "2.16.0", "bugs": {}}], "changes": []}
+NEXT_REPORT = {"releases": [{"version": "2.16.1", "bugs": {}}], "changes": [f"{ORIGINAL}: 2.16.1: present -> fixed"]}
+
+
+@pytest.mark.parametrize("identity, amend", [
+    (MAINTAINER, False),  # a maintainer's commit on top of the check's
+    (["-c", "user.name=upstream-check", "-c", "user.email=upstream-check@users.noreply.github.com",
+      "-c", "committer.name=A Maintainer", "-c", "committer.email=maintainer@example.com"], True),  # rewritten
+    (["-c", "user.name=upstream-check", "-c", "user.email=someone@example.com"], False),  # the name, not the email
+], ids=["maintainer-commit", "check-commit-recommitted", "impostor-email"])
+def test_a_branch_others_pushed_to_is_left_and_the_pull_request_told_once(repo, tmp_path, identity, amend):
+    edit_ledger(repo, new_release("2.16.0"))
+    assert rolling_pr(repo, FIRST_REPORT).returncode == 0
+    kept = push_to_branch(repo, tmp_path, identity, amend)
+    repo.git("checkout", "--quiet", "--force", "main")
+    edit_ledger(repo, new_release("2.16.1"))
+    proc = rolling_pr(repo, NEXT_REPORT, [open_pr(7)])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [f"not force-pushed: {BRANCH} holds 1 commit the daily check did not make "
+                                        f"({kept[:7]})"]
+    assert repo.git("rev-parse", BRANCH, where=repo.remote).strip() == kept  # the commit survives
+    comments = [call for call in gh_calls(repo) if call[:2] == ["pr", "comment"]]
+    assert len(comments) == 1 and comments[0][2] == "7"
+    assert not [call for call in gh_calls(repo) if call[:2] in (["pr", "edit"], ["pr", "create"])][1:]
+    assert "[!WARNING]" in repo.summary.read_text() and kept[:10] in repo.summary.read_text()
+    marker = f"<!-- upstream-check: left {kept} -->"
+    again = rolling_pr(repo, NEXT_REPORT, [open_pr(7, comments=("older", marker))])  # told already
+    assert again.returncode == 0 and "not force-pushed" in again.stdout
+    assert len([call for call in gh_calls(repo) if call[:2] == ["pr", "comment"]]) == 1
+
+
+def test_no_open_pull_request_no_comment_and_the_branch_still_kept(repo, tmp_path):
+    edit_ledger(repo, new_release("2.16.0"))
+    assert rolling_pr(repo, FIRST_REPORT).returncode == 0
+    kept = push_to_branch(repo, tmp_path, MAINTAINER)
+    edit_ledger(repo, new_release("2.16.1"))
+    proc = rolling_pr(repo, NEXT_REPORT, env={"GITHUB_STEP_SUMMARY": ""})
+    assert proc.returncode == 0 and "not force-pushed" in proc.stdout and not repo.summary.exists()
+    assert repo.git("rev-parse", BRANCH, where=repo.remote).strip() == kept
+    assert not [call for call in gh_calls(repo) if call[:2] == ["pr", "comment"]]
+
+
+def test_a_shallow_checkout_rebuilds_its_own_branch_after_main_moved_on(repo, tmp_path):
+    """The workflow's checkout has one commit of main only: the branch's base (yesterday's main, by
+    someone else) must be seen as main's, not as a stranger's commit."""
+    edit_ledger(repo, new_release("2.16.0"))
+    assert rolling_pr(repo, FIRST_REPORT).returncode == 0
+    repo.git("checkout", "--quiet", "--force", "main")
+    (repo.path / "README").write_text("moved on\n")
+    repo.git("add", "--", "README")
+    repo.git(*MAINTAINER, "commit", "--quiet", "-m", "main moves on")
+    repo.git("push", "--quiet", "origin", "main")
+    shallow = tmp_path / "shallow"
+    repo.git("clone", "--quiet", "--depth", "1", "--single-branch", "--branch", "main",
+             f"file://{repo.remote}", str(shallow), where=tmp_path)
+    assert repo.git("rev-parse", "--is-shallow-repository", where=shallow).strip() == "true"
+    repo.path = shallow
+    edit_ledger(repo, new_release("2.16.1"))
+    proc = rolling_pr(repo, NEXT_REPORT, [open_pr(7)])
+    assert proc.returncode == 0 and proc.stdout.startswith("pull request #7 updated"), proc.stdout + proc.stderr
+    history = repo.git("log", "--format=%s", BRANCH, where=repo.remote).splitlines()
+    assert history[1:] == ["main moves on", "ledger"]  # rebuilt on today's main, yesterday's commit replaced
+
+
+def test_a_forks_pull_request_with_the_same_branch_name_is_never_edited(repo):
+    edit_ledger(repo, new_release("2.16.0"))
+    proc = rolling_pr(repo, FIRST_REPORT, [open_pr(9, owner="stranger")])
+    assert proc.returncode == 0 and proc.stdout.startswith("pull request opened")
+    calls = gh_calls(repo)
+    listing = next(call for call in calls if call[:2] == ["pr", "list"])
+    assert "headRepositoryOwner" in listing[listing.index("--json") + 1]
+    assert [call[:2] for call in calls].count(["pr", "create"]) == 1 and not any("9" in call for call in calls)
+
+
+def test_a_ledger_path_starting_with_a_dash_is_a_path(repo):
+    (repo.path / "-ledger.json").write_bytes(LEDGER.read_bytes())
+    repo.git("add", "--", "-ledger.json")
+    repo.git(*MAINTAINER, "commit", "--quiet", "-m", "dash")
+    repo.git("push", "--quiet", "origin", "main")
+    data = json.loads((repo.path / "-ledger.json").read_text())
+    new_release("2.16.0")(data)
+    (repo.path / "-ledger.json").write_text(json.dumps(data))
+    proc = rolling_pr(repo, FIRST_REPORT, "[]", "--ledger=-ledger.json")
+    assert proc.returncode == 0, proc.stderr
+    pushed = json.loads(repo.git("show", f"{BRANCH}:-ledger.json", where=repo.remote))
+    assert "2.16.0" in pushed["releases"]
+
+
+def many_releases(count: int, detail: str = "x" * 500) -> tuple[dict, dict]:
+    """A report of ``count`` releases, each with a long dynamic detail, and its ledger."""
+    releases = [{"version": f"3.{n}.0", "yanked": False, "probe": None,
+                 "bugs": {bug_id: {"static": {"verdict": "present", "evidence": [detail]},
+                                   "dynamic": {"verdict": "present", "detail": detail}} for bug_id in BUGS}}
+                for n in range(count)]
+    return {"releases": releases, "errors": []}, json.loads(LEDGER.read_text())
+
+
+@pytest.mark.parametrize("count, change, errors", [
+    (1, "u" * 20_000, 0),  # one status change with a 20,000-character URL in it
+    (400, "present -> fixed", 0),  # a history sweep
+    (400, "present -> fixed", 500),  # and every release failed once as well
+    (120, "\n".join(["line"] * 2000), 0),  # a change that is many lines
+], ids=["long-change", "400-releases", "400-releases-and-errors", "multi-line-change"])
+def test_the_pull_request_title_and_body_stay_within_githubs_limits(count, change, errors):
+    from tracker.rolling_pr import BODY_LIMIT, CLOSING, TITLE_LIMIT, body, title
+
+    report, ledger = many_releases(count)
+    report["changes"] = [f"{ORIGINAL}: 3.0.0: {change}", *(f"{ORIGINAL}: 3.{n}.0: present -> fixed" for n in range(70))]
+    report["errors"] = [f"3.{n}.0: GET http://x/{'e' * 1000} answered HTTP 500" for n in range(errors)]
+    text, made = title(report), body(report, ledger)
+    assert len(text) <= TITLE_LIMIT and "\n" not in text and text.endswith(" and 70 more")
+    assert len(made) <= BODY_LIMIT and made.endswith(CLOSING)
+    lines = made.splitlines()
+    assert lines[0].startswith("**Status changed**") and lines[1].startswith(f"- {ORIGINAL}: 3.0.0: ")
+    assert all(len(line) <= 400 for line in lines[1:52])  # each change capped
+    assert "- 21 more: see the ledger's diff" in lines
+    rows = [line for line in lines if line.startswith("| 3.")]
+    if count > len(rows):  # what did not fit is counted, never silently dropped
+        assert f"{count - len(rows)} more releases checked are left out here: the ledger's diff holds them all." in made
+    assert len(rows) >= min(count, 20)  # as many as fit, not none
