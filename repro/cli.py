@@ -132,10 +132,11 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         return EXIT_OK
 
     from repro.engine.oracle import run_all
-    from repro.report import build_report
+    from repro.report import conclude
 
-    report = build_report(environment, run_all(environment.device, selection.scenarios), expected,
-                          selection.skipped, tuple(selection.not_run))
+    report = conclude(environment, run_all(environment.device, selection.scenarios), expected,
+                      selection.skipped, tuple(selection.not_run),
+                      lambda more: run_all(environment.device, more))
     if args.json:
         emit(json_format.render(report, explain()))
     elif args.markdown:

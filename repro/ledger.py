@@ -31,9 +31,16 @@ from packaging.version import InvalidVersion, Version
 
 DEFAULT_PATH = Path(__file__).with_name("ledger.json")
 SCHEMA = 2
-OUTCOMES = ("present", "fixed", "different", "cannot-test")
+OUTCOMES = ("present", "fixed", "different", "cannot-test")  # a report's outcome (python -m repro --json)
+# A bug's status on one release, as a dynamic run measured it: ``incomplete-fix`` is a bug whose own
+# symptom is gone while its APIs still depart from nn.Module in ways no catalogued bug explains.
+STATUSES = ("present", "fixed", "incomplete-fix", "not-applicable", "cannot-test")
+EXPECTABLE = ("present", "fixed", "incomplete-fix", "cannot-test")  # what a confirmed result can make expected
+STATIC_VERDICTS = ("present", "changed", "removed", "unknown", "not-applicable")  # source_checks.StaticVerdict
+TEXT_CAP = 500  # characters of one string from outside (URL, evidence, error, pip's last line) the ledger keeps
+CUT = "…[cut]"
 ORIGINAL = "full-backward-hook-flag"  # the one bug a schema-1 ledger knows
-MAX_BYTES = 16 * 1024 * 1024  # the committed ledger is ~60 KB; a device file or a runaway one is refused
+MAX_BYTES = 16 * 1024 * 1024  # read and write: the committed ledger is ~1.3 MB; a runaway one is refused
 TMP_PATTERN = ".????????.tmp"  # what tempfile.mkstemp(prefix=name + ".", suffix=".tmp") creates
 PROBE_KEYS = ("wheel", "wheel_size", "bytes_fetched", "requests")  # what reading a wheel cost, per release
 
@@ -46,7 +53,7 @@ class LedgerError(Exception):
 class Expectation:
     """What the ledger says the installed torch should show, and why."""
 
-    outcome: str  # "present", "fixed" or "cannot-test"
+    outcome: str  # one of EXPECTABLE
     reason: str
 
 
@@ -84,7 +91,7 @@ def migrate(path: Path, data: Any) -> dict[str, Any]:
     if schema is None:
         raise LedgerError(f"the ledger {path} has no schema number.")
     if schema == SCHEMA:
-        return data
+        return _failed_installs_to_errors(data)
     if schema != 1:
         raise LedgerError(f"the ledger {path} has schema {schema!r}; this version reads 1 and 2.")
     releases = data.get("releases")
@@ -93,7 +100,32 @@ def migrate(path: Path, data: Any) -> dict[str, Any]:
     migrated = {**{k: v for k, v in data.items() if k not in ("fixed_in", "regressions")}, "schema": SCHEMA,
                 "bugs": {ORIGINAL: {"fixed_in": data.get("fixed_in"), "regressions": data.get("regressions", [])}},
                 "releases": {version: _migrate_release(entry) for version, entry in releases.items()}}
-    return migrated
+    return _failed_installs_to_errors(migrated)
+
+
+# How the tracker once stored a run that produced no report as a ``cannot-test`` verdict; such a run
+# measured nothing, so on read it becomes what it is now: an error of the release, retried next run.
+NO_REPORT = ("installing torch ", "timed out after ", "the reproducer printed no report")
+
+
+def _failed_installs_to_errors(data: dict[str, Any]) -> dict[str, Any]:
+    releases = data.get("releases")
+    for entry in releases.values() if isinstance(releases, dict) else ():
+        bugs = entry.get("bugs") if isinstance(entry, dict) else None
+        for verdicts in bugs.values() if isinstance(bugs, dict) else ():
+            if not isinstance(verdicts, dict):
+                continue
+            dynamic, attempt = verdicts.get("dynamic"), verdicts.pop("failed_attempt", None)
+            if (isinstance(dynamic, dict) and dynamic.get("verdict") == "cannot-test"
+                    and str(dynamic.get("detail", "")).startswith(NO_REPORT)):
+                attempt = attempt or {k: dynamic.get(k) for k in ("checked_at", "detail")}
+                del verdicts["dynamic"]
+            if isinstance(attempt, dict):
+                entry.setdefault("error", str(attempt.get("detail")))
+                attempts = entry.setdefault("failed_attempts", [])
+                if isinstance(attempts, list) and attempt not in attempts:
+                    attempts.append(attempt)
+    return data
 
 
 def _migrate_release(entry: dict[str, Any]) -> dict[str, Any]:
@@ -124,12 +156,19 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
             raise bad(f"regressions for {bug_id} that are not a list")
     for version, entry in data["releases"].items():
         _version_or_none(version, bad(f"a release key {version!r} that is not a version"))
+        if release_key(version) != version:  # a key the code never writes would never be read either
+            raise bad(f"a release key {version!r} that is not in its normal form {release_key(version)!r}")
         if not isinstance(entry, dict) or not isinstance(entry.get("bugs", {}), dict):
             raise bad(f"a release {version} that is not an object with a 'bugs' object")
         for bug_id, verdicts in entry.get("bugs", {}).items():
             if not isinstance(verdicts, dict) or not all(
                     isinstance(verdicts.get(kind) or {}, dict) for kind in ("static", "dynamic")):
                 raise bad(f"verdicts for {bug_id} in {version} that are not objects")
+            for kind, spellings in (("static", STATIC_VERDICTS), ("dynamic", STATUSES)):
+                verdict = (verdicts.get(kind) or {}).get("verdict")
+                if verdicts.get(kind) and verdict not in spellings:
+                    raise bad(f"a {kind} verdict {verdict!r} for {bug_id} in {version}, "
+                              f"which is none of {', '.join(spellings)}")
     if not isinstance(data.get("upstream_issues", {}), dict):
         raise bad("'upstream_issues' that is not an object")
     return data
@@ -177,7 +216,7 @@ def expectation_for(ledger: dict[str, Any], torch_version: str, bug_id: str = OR
     key = release_key(torch_version)
     fixed_in, releases = bug_history(ledger, bug_id)
     dynamic = (releases.get(key) or {}).get("dynamic") or {}
-    if dynamic.get("verdict") in ("present", "fixed", "cannot-test"):
+    if dynamic.get("verdict") in EXPECTABLE:
         return Expectation(dynamic["verdict"], f"the ledger's confirmed result for {key}")
     if fixed_in is None:
         return Expectation("present", "the ledger records no fixed release (fixed_in is null)")
@@ -220,16 +259,41 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+def capped(value: Any, limit: int | None = None) -> Any:
+    """``value`` with every string in it cut to ``TEXT_CAP`` characters, ending in ``CUT`` where cut: text
+    from outside (a wheel URL, pip's last line) is stored raw, but never so long that the ledger stops
+    being readable. Keys are left alone: release keys are validated versions, the others are ours."""
+    limit = TEXT_CAP if limit is None else limit
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - len(CUT)] + CUT
+    if isinstance(value, dict):
+        return {key: capped(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [capped(item, limit) for item in value]
+    return value
+
+
+def serialise(path: Path, data: dict[str, Any]) -> str:
+    """The text a write would store: strings capped, and refused in one sentence if the reader would
+    refuse it (``MAX_BYTES``), so that a ledger this writes can always be read back."""
+    text = json.dumps(capped(data), indent=2, sort_keys=True) + "\n"
+    size = len(text.encode("utf-8"))
+    if size > MAX_BYTES:
+        raise LedgerError(f"the ledger {path} was not written: the result ({size} bytes) would be larger "
+                          f"than the {MAX_BYTES} bytes it can be read back with; it stays as it was.")
+    return text
+
+
 def write_atomic(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` with ``data`` in one rename, keeping the file's mode (call with the symlink
     resolved: the rename replaces what it names)."""
+    text = serialise(path, data)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else _new_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             os.fchmod(out.fileno(), mode)
-            json.dump(data, out, indent=2, sort_keys=True)
-            out.write("\n")
+            out.write(text)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)

@@ -3,7 +3,10 @@ the ledger, and conclude.
 
 Pure functions over dataclasses: the formats render a ``Report``; nothing here prints. A bug is
 judged only by the scenario runs in its scope (its APIs, its subclass styles): ``present`` when
-one of them departs from eager in the way its recogniser knows, ``fixed`` when none does,
+one of them departs from eager in the way its recogniser knows; ``fixed`` only when every one
+matches eager or is refused by design (a run that departs through another catalogued bug is that
+bug's and counts neither way); ``incomplete-fix`` when its own symptom is gone but a run in its scope
+departs in a way no catalogued bug explains (a broken fix must never read ``fixed``);
 ``not-applicable`` when this torch lacks every API it needs, ``skipped`` when its scenarios were
 not run (the default run leaves some out for speed), ``cannot-test`` when TorchScript itself is unusable.
 A departure that no catalogued bug explains makes the outcome ``different``.
@@ -12,6 +15,7 @@ A departure that no catalogued bug explains makes the outcome ``different``.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from repro.catalogue import BUGS, cause_of
@@ -28,7 +32,7 @@ DEPARTURES = ("raises", "differs", "error")
 @dataclass(frozen=True)
 class BugStatus:
     bug: Bug
-    status: str  # present | fixed | not-applicable | skipped | cannot-test
+    status: str  # one of repro.ledger.STATUSES, or skipped
     detail: str
     expected: Expectation
 
@@ -46,6 +50,7 @@ class Report:
     outcome: str  # "present" | "fixed" | "different" | "cannot-test"
     drift: list[str]  # how reality departs from the ledger; empty when it agrees
     not_run: tuple[Scenario, ...] = ()  # what the default run left out for speed (--slow runs it)
+    completed: tuple[tuple[str, int], ...] = ()  # (bug id, scenarios run beyond the tier to conclude on it)
 
     @property
     def bug_present(self) -> bool | None:
@@ -65,22 +70,44 @@ def unexplained(run: OracleRun) -> list[ScenarioResult]:
     return [r for r in run.results if r.verdict in DEPARTURES and cause_of(r) is None]
 
 
+INCOMPLETE = "its error is gone, but its APIs still depart from nn.Module: look before flipping"
+
+
 def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[str, str]:
     """(status, why) for one bug from the scenario runs in its scope; ``skipped`` says why its
     scenarios did not run, if they did not."""
     if run.cannot_test:
         return "cannot-test", run.cannot_test
+    missing = absent_apis(bug)
+    if missing:
+        return "not-applicable", f"its scenarios cannot run here: this torch lacks {', '.join(missing)}"
     if skipped:
         return "skipped", skipped
     scope = [r for r in run.results if bug.covers(r)]
     judged = [r for r in scope if r.verdict != "unavailable"]
     if not judged:
-        missing = sorted({r.detail for r in scope}) or ["no scenario covers it"]
-        return "not-applicable", f"its scenarios cannot run here: {'; '.join(missing)}"
+        reasons = sorted({r.detail for r in scope}) or ["no scenario covers it"]
+        return "not-applicable", f"its scenarios cannot run here: {'; '.join(reasons)}"
     shown = [r for r in judged if cause_of(r) == bug.id]
     if shown:
         return "present", f"{len(shown)} of {len(judged)} scenario runs in its scope show it"
-    return "fixed", f"none of its {len(judged)} scenario runs shows it"
+    departing = [r for r in judged if r.verdict not in ("match", "refused") and cause_of(r) is None]
+    if departing:
+        first = departing[0]
+        return "incomplete-fix", (f"{INCOMPLETE} ({len(departing)} of {len(judged)} scenario runs in its "
+                                  f"scope, e.g. {first.scenario.key} [{first.style}]: {first.detail})")
+    return "fixed", f"none of its {len(judged)} scenario runs shows it or departs from eager"
+
+
+def absent_apis(bug: Bug) -> list[str]:
+    """The APIs of ``bug`` this torch lacks, when it lacks all of them (then the bug cannot exist here,
+    which is known without running anything); empty otherwise."""
+    from repro.engine.oracle import missing_needs
+    from repro.engine.scenarios import SCENARIOS
+
+    scope = [s for s in SCENARIOS if s.apis & set(bug.apis)]
+    missing = [missing_needs(s) for s in scope]
+    return sorted({need for needs in missing for need in needs}) if scope and all(missing) else []
 
 
 def outcome_of(run: OracleRun, bugs: list[BugStatus], unexplained: list[ScenarioResult]) -> str:
@@ -116,13 +143,34 @@ def drift_of(run: OracleRun, bugs: list[BugStatus], expected: dict[str, Expectat
 
 
 def build_report(environment: Environment, run: OracleRun, expected: dict[str, Expectation],
-                 skipped: dict[str, str] | None = None, not_run: tuple[Scenario, ...] = ()) -> Report:
+                 skipped: dict[str, str] | None = None, not_run: tuple[Scenario, ...] = (),
+                 completed: tuple[tuple[str, int], ...] = ()) -> Report:
     """``skipped``: bug id -> why its scenarios did not run; ``not_run``: the scenarios left out
-    (both from ``catalogue.select``)."""
+    (both from ``catalogue.select``); ``completed``: what ``conclude`` ran beyond them."""
     statuses = [BugStatus(bug, *status_of(bug, run, (skipped or {}).get(bug.id)), expected[bug.id])
                 for bug in BUGS.values()]
     return Report(environment, run, statuses, outcome_of(run, statuses, unexplained(run)),
-                  drift_of(run, statuses, expected), not_run)
+                  drift_of(run, statuses, expected), not_run, completed)
+
+
+def conclude(environment: Environment, run: OracleRun, expected: dict[str, Expectation],
+             skipped: dict[str, str], not_run: tuple[Scenario, ...],
+             run_more: Callable[[list[Scenario]], OracleRun]) -> Report:
+    """The report, never concluding from part of a bug's scope a status the ledger does not expect: the
+    default run leaves some of each bug's scenarios out, so where a bug's status from the part that ran
+    disagrees with the ledger, its remaining scenarios are run (``run_more``) before the report is made."""
+    report = build_report(environment, run, expected, skipped, not_run)
+    rest = {b.bug.id: [s for s in not_run if s.apis & set(b.bug.apis)] for b in report.bugs
+            if b.status in ("present", "fixed", "incomplete-fix") and not b.matches_expectation}
+    more = list(dict.fromkeys(s for scenarios in rest.values() for s in scenarios))
+    if not more:
+        return report
+    extra = run_more(more)
+    merged = OracleRun(run.results + extra.results, list(dict.fromkeys(run.warnings + extra.warnings)),
+                       run.cannot_test or extra.cannot_test)
+    completed = tuple((bug_id, len(scenarios)) for bug_id, scenarios in rest.items() if scenarios)
+    return build_report(environment, merged, expected, skipped, tuple(s for s in not_run if s not in more),
+                        completed)
 
 
 def conclusion(report: Report) -> str:
@@ -137,11 +185,14 @@ def headline(report: Report) -> str:
         why = run.cannot_test or "no catalogued bug applies to this torch"
         return f"Cannot test on torch {report.environment.torch_version}: {why}."
     present = [b.bug.id for b in report.bugs if b.status == "present"]
+    incomplete = [b.bug.id for b in report.bugs if b.status == "incomplete-fix"]
     counts = Counter(r.verdict for r in run.results)
     tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
-    checked = [b for b in report.bugs if b.status in ("present", "fixed")]
+    checked = [b for b in report.bugs if b.status in ("present", "fixed", "incomplete-fix")]
     head = (f"{len(present)} of the {len(checked)} catalogued bugs checked present ({', '.join(present)})"
             if present else f"None of the {len(checked)} catalogued bugs checked is present")
+    if incomplete:
+        head += f"; an incomplete fix (error gone, APIs still depart): {', '.join(incomplete)}"
     if report.outcome == "different":
         head += f"; {len(report.unexplained())} scenario runs show a departure no catalogued bug explains"
     return f"{head}; {tally} across {len(run.results)} scenario runs."

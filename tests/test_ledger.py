@@ -48,7 +48,7 @@ def test_committed_ledger_is_valid():
 
 def test_failed_change_leaves_the_ledger_untouched(tmp_path):
     path = tmp_path / "ledger.json"
-    update(path, lambda d: d["releases"].update({"1.0": {"static": None}}))
+    update(path, lambda d: d["releases"].update({"1.0.0": {"static": None}}))
     before = path.read_bytes()
 
     def crash(data):
@@ -112,11 +112,18 @@ def test_schema_1_ledger_is_written_back_only_as_schema_2(tmp_path):
     ('{"schema": 1, "releases": {"2.13.0": "present"}}', "no 'releases' object of release objects"),
     ('{"schema": 2, "bugs": {}, "releases": {"not-a-version": {}}}', "release key 'not-a-version'"),
     ('{"schema": 2, "bugs": {"x": {"fixed_in": 2.1}}, "releases": {}}', "invalid fixed_in 2.1"),
-    ('{"schema": 2, "bugs": {}, "releases": {"2.1": {"bugs": {"x": {"dynamic": "present"}}}}}', "not objects"),
+    ('{"schema": 2, "bugs": {}, "releases": {"2.1.0": {"bugs": {"x": {"dynamic": "present"}}}}}', "not objects"),
     ('{"schema": 2, "bugs": {}, "releases": {}, "upstream_issues": []}', "'upstream_issues' that is not"),
     ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
+    # keys and spellings the code would never write, and so never read: silently ignored otherwise
+    ('{"schema": 2, "bugs": {}, "releases": {"2.13.0+cpu": {}}}', "'2.13.0+cpu' that is not in its normal form"),
+    ('{"schema": 2, "bugs": {}, "releases": {"2.13": {}}}', "'2.13' that is not in its normal form '2.13.0'"),
+    ('{"schema": 2, "bugs": {}, "releases": {"2.13.0": {"bugs": {"x": {"dynamic": {"verdict": "Fixed"}}}}}}',
+     "a dynamic verdict 'Fixed' for x in 2.13.0"),
+    ('{"schema": 2, "bugs": {}, "releases": {"2.13.0": {"bugs": {"x": {"static": {"verdict": 1}}}}}}',
+     "a static verdict 1 for x in 2.13.0"),
 ], ids=["schema-99", "schema-banana", "schema-none", "release-string", "key-not-version", "fixed-in-number", "dynamic-string",
-        "issues-list", "deep"])
+        "issues-list", "deep", "key-local-version", "key-short", "verdict-capitalised", "static-verdict-number"])
 def test_malformed_ledgers_are_one_sentence(tmp_path, text, message):
     path = tmp_path / "ledger.json"
     path.write_text(text)

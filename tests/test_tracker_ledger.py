@@ -19,6 +19,7 @@ from test_tracker import _packaging_wheel
 from test_tracker_install import report as reproducer_report, spy_torch
 from tracker import sweep
 from tracker.check_upstream import parse_args
+from tracker.index import Release
 
 
 @pytest.fixture
@@ -62,40 +63,70 @@ def _confirmed_ledger(path: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_a_failed_install_never_replaces_a_confirmed_verdict(tmp_path):
-    """``--versions 2.13`` with an unreachable install index: 2.13.0's confirmed present stays (``repro``
-    still expects it, no drift), the attempt is recorded beside it, and it is an error (exit 1)."""
+def test_a_failed_install_is_an_error_never_a_status(tmp_path):
+    """``--versions 2.13`` with an unreachable install index: no verdict of 2.13.0 changes (the confirmed
+    present stays, the never-confirmed bugs get no dynamic verdict), the release has an error and its
+    attempt (exit 1, no status change); the next run retries it and says the same."""
     ledger = _confirmed_ledger(tmp_path / "ledger.json")
-    proc = run(["-m", "tracker.check_upstream", "--versions", "2.13", "--install-index-url", UNREACHABLE, "--json"],
-               ledger=ledger)
-    report, data = json.loads(proc.stdout), load(ledger)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr and report["status_changed"] is False
-    assert list(data["releases"]) == ["2.13.0"]  # "2.13" is 2.13.0's key, as an installed torch reads it
-    bug = data["releases"]["2.13.0"]["bugs"][ORIGINAL]
-    assert bug["dynamic"] == CONFIRMED and bug["static"]["verdict"] == "present"
-    assert bug["failed_attempt"]["detail"].startswith("installing torch 2.13 failed")
-    assert bug["failed_attempt"]["checked_at"] > CONFIRMED["checked_at"]
-    assert expectation_for(data, "2.13.0+cpu", ORIGINAL).outcome == "present"
-    others = [b for b in BUGS if b != ORIGINAL]  # never confirmed: recorded as cannot-test, as before
-    assert {data["releases"]["2.13.0"]["bugs"][b]["dynamic"]["verdict"] for b in others} == {"cannot-test"}
-    assert report["errors"] == [f"2.13.0: {data['releases']['2.13.0']['error']}"]
-    assert f"the confirmed verdicts of {ORIGINAL} are kept" in report["errors"][0]
-    assert flag(report["releases"][0])["dynamic"] == CONFIRMED  # what the run reports is what the ledger holds
+    args = ["-m", "tracker.check_upstream", "--versions", "2.13", "--install-index-url", UNREACHABLE, "--json"]
+    for attempt in (1, 2):
+        proc = run(args, ledger=ledger)
+        report, data = json.loads(proc.stdout), load(ledger)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr and report["status_changed"] is False
+        assert list(data["releases"]) == ["2.13.0"]  # "2.13" is 2.13.0's key, as an installed torch reads it
+        release = data["releases"]["2.13.0"]
+        assert release["bugs"][ORIGINAL] == {"static": {"verdict": "present", "evidence": []}, "dynamic": CONFIRMED}
+        assert not any("dynamic" in release["bugs"].get(b, {}) for b in BUGS if b != ORIGINAL)
+        assert len(release["failed_attempts"]) == attempt
+        assert release["failed_attempts"][-1]["detail"].startswith("installing torch 2.13 failed")
+        assert report["errors"] == [f"2.13.0: {release['error']}"]
+        assert f"({attempt} of {sweep.ATTEMPTS} attempts)" in release["error"]
+        assert expectation_for(data, "2.13.0+cpu", ORIGINAL).outcome == "present"
 
 
 def _attempt(verdict: str, detail: str) -> dict[str, dict]:
     return {bug_id: {"verdict": verdict, "detail": detail, "checked_at": "2026-12-03T00:00:00+00:00"} for bug_id in BUGS}
 
 
-def test_a_later_verdict_replaces_the_failed_attempt_and_clears_the_error(tmp_path):
+def test_failed_attempts_make_a_release_unmeasurable_until_a_report_clears_them(tmp_path):
     ledger = _confirmed_ledger(tmp_path / "ledger.json")
-    kept: list[str] = []
-    sweep.record(ledger, "2.13.0", sweep._record_dynamic(_attempt("cannot-test", "timed out after 900 s"), kept))
-    assert kept == [ORIGINAL] and "timed out after 900 s" in load(ledger)["releases"]["2.13.0"]["error"]
-    sweep.record(ledger, "2.13.0", sweep._record_dynamic(_attempt("fixed", "0 of 14 runs show it"), kept))
+    for n in range(1, sweep.ATTEMPTS + 1):
+        sweep.record(ledger, "2.13.0", sweep._record_failure(f"timed out after 900 s (try {n})", sweep.now()))
+        release = load(ledger)["releases"]["2.13.0"]
+        assert release["bugs"][ORIGINAL]["dynamic"] == CONFIRMED
+        assert ("error" in release) == (n < sweep.ATTEMPTS) and ("unmeasurable" in release) == (n == sweep.ATTEMPTS)
+    assert release["unmeasurable"].endswith(f"the last: timed out after 900 s (try {sweep.ATTEMPTS})")
+    options = sweep.Options(ledger=ledger)
+    releases = [Release(Version("2.13.0"), ())]
+    assert sweep.select(releases, load(ledger)["releases"], options) == []  # final: not retried
+    assert sweep.select(releases, load(ledger)["releases"], sweep.Options(ledger=ledger, recheck=True)) == releases
+    sweep.record(ledger, "2.13.0", sweep._record_dynamic(_attempt("fixed", "0 of 14 runs show it")))
     release = load(ledger)["releases"]["2.13.0"]
-    assert kept == [] and "error" not in release and "failed_attempt" not in release["bugs"][ORIGINAL]
+    assert not {"error", "failed_attempts", "unmeasurable"} & set(release)
     assert release["bugs"][ORIGINAL]["dynamic"]["verdict"] == "fixed"
+
+
+def test_a_report_that_says_cannot_test_is_recorded(tmp_path):
+    """TorchScript unusable is a measurement (the removal signal), unlike a run without a report."""
+    ledger = _confirmed_ledger(tmp_path / "ledger.json")
+    sweep.record(ledger, "2.13.0", sweep._record_dynamic(_attempt("cannot-test", "TorchScript is unusable here")))
+    assert load(ledger)["releases"]["2.13.0"]["bugs"][ORIGINAL]["dynamic"]["verdict"] == "cannot-test"
+
+
+@pytest.mark.parametrize("detail", ["installing torch 2.16.0 failed: ERROR: No matching distribution",
+                                    "timed out after 900 s", "the reproducer printed no report: Killed"])
+def test_stored_cannot_test_from_a_failed_install_reads_as_an_error(tmp_path, detail):
+    """What earlier versions stored for a run without a report is migrated on read: retried, not a status."""
+    path = tmp_path / "ledger.json"
+    stored = {"verdict": "cannot-test", "detail": detail, "checked_at": "2026-12-01T00:00:00+00:00"}
+    path.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {"2.16.0": {"bugs": {
+        ORIGINAL: {"static": {"verdict": "present", "evidence": []}, "dynamic": stored}}}}}))
+    data = load(path)
+    release = data["releases"]["2.16.0"]
+    assert "dynamic" not in release["bugs"][ORIGINAL] and release["error"] == detail
+    assert release["failed_attempts"] == [{"checked_at": stored["checked_at"], "detail": detail}]
+    assert expectation_for(data, "2.16.0", ORIGINAL).outcome == "present"
+    assert sweep.select([Release(Version("2.16.0"), ())], data["releases"], sweep.Options(ledger=path))
 
 
 @pytest.mark.parametrize("api", ["", "/simple/"], ids=["json-api", "simple"])

@@ -28,6 +28,7 @@ from packaging.version import InvalidVersion, Version
 
 from repro import ledger as ledger_io
 from repro.output import emit
+from repro.sanitise import for_terminal
 from tracker import sweep
 from tracker.confirm import Installer
 from tracker.remote import FetchError, Traffic, check_url, make_session
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     def progress(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
+        print(for_terminal(line), file=sys.stderr, flush=True)
 
     try:
         for url in (args.index_url, args.github_api_url, args.install_index_url, args.install_extra_index_url):
@@ -161,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         ledger_io.check_writable(path)  # now, not at the first write after minutes of probing
         before = ledger_io.load(path) if path.exists() else ledger_io.new_ledger()
     except (FetchError, ledger_io.LedgerError) as problem:
-        print(f"check_upstream: error: {problem}", file=sys.stderr)
+        print(for_terminal(f"check_upstream: error: {problem}"), file=sys.stderr)
         return EXIT_USAGE
 
     if args.upstream_issue:
@@ -171,18 +172,22 @@ def main(argv: list[str] | None = None) -> int:
         progress(f"{args.upstream_issue}: {state['state']}" + (f" ({why})" if why else ""))
 
     outcome = sweep.Outcome()
-    if args.versions:
-        for version in args.versions:
-            sweep.confirm_and_record(str(version), options, outcome, progress)
-    else:
-        try:
-            releases = discover(make_session(), args.index_url, Traffic(), kind=args.index_kind)
-        except FetchError as err:
-            print(f"check_upstream: error: {err}", file=sys.stderr)
-            return EXIT_ERRORS
-        chosen = sweep.select(releases, before["releases"], options)
-        progress(f"{len(releases)} releases listed, {len(chosen)} to check")
-        outcome = sweep.run(chosen, options, progress)
+    try:
+        if args.versions:
+            for version in args.versions:
+                sweep.confirm_and_record(str(version), options, outcome, progress)
+        else:
+            try:
+                releases = discover(make_session(), args.index_url, Traffic(), kind=args.index_kind)
+            except FetchError as err:
+                print(for_terminal(f"check_upstream: error: {err}"), file=sys.stderr)
+                return EXIT_ERRORS
+            chosen = sweep.select(releases, before["releases"], options)
+            progress(f"{len(releases)} releases listed, {len(chosen)} to check")
+            outcome = sweep.run(chosen, options, progress)
+    except ledger_io.LedgerError as problem:  # a write refused (too large, say): the ledger is as it was
+        print(for_terminal(f"check_upstream: error: {problem}"), file=sys.stderr)
+        return EXIT_USAGE
 
     after = ledger_io.load(path) if path.exists() else before
     found = sweep.changes(before, after, outcome)
@@ -222,6 +227,7 @@ def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[str]) -> dict:
         "status_changed": bool(found),
         "changes": found,
         "errors": outcome.errors,
+        "unmeasurable": outcome.unmeasurable,
         "upstream_issues": ledger.get("upstream_issues", {}),
     }
 

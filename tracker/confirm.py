@@ -25,11 +25,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro.catalogue import BUGS
+from repro.ledger import OUTCOMES, STATUSES  # a report's outcome; a bug's status, recorded (not "skipped")
 
 PROJECT = Path(__file__).resolve().parents[1]
-OUTCOMES = ("present", "fixed", "different", "cannot-test")  # what `python -m repro --json` may report
-STATUSES = ("present", "fixed", "not-applicable", "cannot-test")  # per bug, recorded (not "skipped")
 RUN_ENV = ("PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE")  # and LC_*: what the reproducer is given
 INSTALL_ENV = RUN_ENV + (  # and what an installer needs to reach an index (proxies in either case)
     "PIP_CERT", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
@@ -54,12 +52,13 @@ class Installer:
 
 
 class ReportError(Exception):
-    """The reproducer printed JSON that is not a report: an error of that release, not a verdict."""
+    """The run produced no report (a failed install, a crash, a timeout, output that is not a report):
+    an error of that release, retried on the next run, never a verdict."""
 
 
 def confirm(version: str, installer: Installer, timeout: float) -> dict[str, Dynamic]:
     """Install ``torch==version`` as ``installer`` says and run ``python -m repro --json --slow``:
-    a verdict per catalogued bug."""
+    a verdict per catalogued bug, or ``ReportError``."""
     with tempfile.TemporaryDirectory(prefix=f"torch-{version}-") as tmp:
         env_dir = Path(tmp) / "venv"
         try:
@@ -69,27 +68,23 @@ def confirm(version: str, installer: Installer, timeout: float) -> dict[str, Dyn
                 capture_output=True, text=True, env={**allowed_env(RUN_ENV), "PYTHONPATH": str(PROJECT)},
             )
         except subprocess.TimeoutExpired:
-            return _every_bug(Dynamic("cannot-test", f"timed out after {timeout:.0f} s"))
+            raise ReportError(f"timed out after {timeout:.0f} s") from None
         except subprocess.CalledProcessError as err:
             tail = (err.stderr or err.stdout or "").strip().splitlines()[-1:] or ["no output"]
-            return _every_bug(Dynamic("cannot-test", f"installing torch {version} failed: {tail[0]}"))
+            raise ReportError(f"installing torch {version} failed: {tail[0]}") from None
         return read_report(proc.stdout, proc.stderr)
 
 
-def _every_bug(result: Dynamic) -> dict[str, Dynamic]:
-    return {bug_id: result for bug_id in BUGS}
-
-
 def read_report(stdout: str, stderr: str) -> dict[str, Dynamic]:
-    """The reproducer's verdict per bug. No JSON at all (a crash) cannot test; JSON that is not an
-    object with a known outcome, a conclusion and a status per bug is a ``ReportError``."""
+    """The reproducer's verdict per bug. No JSON at all (a crash), or JSON that is not an object with a
+    known outcome, a conclusion and a status per bug, is a ``ReportError``."""
     try:
         report = json.loads(stdout)
     except RecursionError:
         report = None
     except ValueError:
         last = (stderr.strip().splitlines() or ["no output"])[-1]
-        return _every_bug(Dynamic("cannot-test", f"the reproducer printed no report: {last}"))
+        raise ReportError(f"the reproducer printed no report: {last}") from None
     if not (isinstance(report, dict) and report.get("outcome") in OUTCOMES and isinstance(report.get("conclusion"), str)
             and isinstance(report.get("bugs"), list) and all(_is_bug_status(b) for b in report["bugs"])):
         raise ReportError(f"the reproducer's JSON is not a report with an outcome ({', '.join(OUTCOMES)}), "

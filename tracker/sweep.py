@@ -29,7 +29,7 @@ from tracker.remote import FetchError, Traffic, make_session
 from tracker.index import Release
 from tracker.probe import choose_wheel, fetch_sources, judge
 
-CONFIRMED = ("present", "fixed", "not-applicable")  # a dynamic verdict no cannot-test may replace
+ATTEMPTS = 3  # dynamic runs without a report, on separate runs, after which a release is unmeasurable here
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class Options:
 class Outcome:
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    unmeasurable: list[str] = field(default_factory=list)  # given up on this run: final, not an error
 
 
 def now() -> str:
@@ -210,31 +211,32 @@ def _replace_static(entry: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     return change
 
 
-def _record_dynamic(verdicts: dict[str, dict[str, Any]], kept: list[str]) -> Callable[[dict[str, Any]], None]:
-    """Each bug's new dynamic verdict, except that a ``cannot-test`` (a failed install, a crash) never
-    replaces a confirmed one: that stays, the attempt goes beside it (``failed_attempt``), the bug is
-    added to ``kept`` and the release gets an ``error``, so that it is retried next run."""
+def _record_dynamic(verdicts: dict[str, dict[str, Any]]) -> Callable[[dict[str, Any]], None]:
+    """Each bug's new dynamic verdict, from a report: the release's error and failed attempts end."""
 
     def change(existing: dict[str, Any]) -> None:
-        existing.pop("error", None)
-        kept.clear()  # decided on the freshest ledger, under its lock
+        for key in ("error", "failed_attempts", "unmeasurable"):
+            existing.pop(key, None)
         for bug_id, dynamic in verdicts.items():
-            bug = existing.setdefault("bugs", {}).setdefault(bug_id, {})
-            if dynamic["verdict"] == "cannot-test" and (bug.get("dynamic") or {}).get("verdict") in CONFIRMED:
-                bug["failed_attempt"] = {"checked_at": dynamic["checked_at"], "detail": dynamic["detail"]}
-                kept.append(bug_id)
-            else:
-                bug.pop("failed_attempt", None)
-                bug["dynamic"] = dynamic
-        if kept:
-            existing["error"] = _kept_error(verdicts, kept)
+            existing.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = dynamic
 
     return change
 
 
-def _kept_error(verdicts: dict[str, dict[str, Any]], kept: list[str]) -> str:
-    details = "; ".join(sorted({verdicts[bug_id]["detail"] for bug_id in kept}))
-    return f"could not test ({details}); the confirmed verdicts of {', '.join(kept)} are kept"
+def _record_failure(detail: str, checked_at: str) -> Callable[[dict[str, Any]], None]:
+    """A run that produced no report: an error of the release (retried next run), its verdicts untouched;
+    after ``ATTEMPTS`` such runs the release is ``unmeasurable`` here, with the reason, and no longer retried."""
+
+    def change(existing: dict[str, Any]) -> None:
+        attempts = existing.setdefault("failed_attempts", [])
+        attempts.append({"checked_at": checked_at, "detail": detail})
+        if len(attempts) >= ATTEMPTS:
+            existing.pop("error", None)
+            existing["unmeasurable"] = f"no report in {len(attempts)} attempts; the last: {detail}"
+        else:
+            existing["error"] = f"no report ({len(attempts)} of {ATTEMPTS} attempts): {detail}"
+
+    return change
 
 
 def static_verdicts(entry: dict[str, Any]) -> dict[str, str]:
@@ -274,34 +276,30 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
 
 def confirm_and_record(version: str, options: Options, outcome: Outcome, progress: Callable[[str], None]) -> None:
     """Install ``torch==version``, record the reproducer's verdict per bug under the release's ledger key;
-    a report that is not one, or a cannot-test where a verdict was confirmed, is an error of that release,
-    retried next run."""
+    a run that gives no report is an error of that release (``_record_failure``), never a verdict."""
     key = ledger_io.release_key(version)
     progress(f"confirming {version} in a throwaway environment...")
+    entry = outcome.entries.setdefault(key, {"bugs": {}})
     try:
         results = confirm(version, options.installer, options.timeout)
     except ReportError as err:
-        record(options.ledger, key, lambda e: e.update(error=str(err)))
-        outcome.entries.setdefault(key, {"bugs": {}})
-        outcome.errors.append(f"{key}: {err}")
-        progress(f"{key}: error: {err}")
+        release = record(options.ledger, key, _record_failure(str(err), now()))["releases"][key]
+        if "unmeasurable" in release:
+            entry["unmeasurable"] = release["unmeasurable"]
+            outcome.unmeasurable.append(f"{key}: {release['unmeasurable']}")
+            progress(f"{key}: unmeasurable here: {release['unmeasurable']}")
+        else:
+            outcome.errors.append(f"{key}: {release['error']}")
+            progress(f"{key}: error: {release['error']}")
         return
     checked_at = now()
     results = {bug_id: r for bug_id, r in results.items() if not options.bugs or bug_id in options.bugs}
     verdicts = {bug_id: {"verdict": r.verdict, "detail": r.detail, "checked_at": checked_at}
                 for bug_id, r in results.items()}
-    kept: list[str] = []
-    release = record(options.ledger, key, _record_dynamic(verdicts, kept))["releases"][key]
-    entry = outcome.entries.setdefault(key, {"bugs": {}})
+    release = record(options.ledger, key, _record_dynamic(verdicts))["releases"][key]
     for bug_id in verdicts:
-        recorded = release["bugs"][bug_id]
-        entry.setdefault("bugs", {}).setdefault(bug_id, {}).update(
-            {part: recorded[part] for part in ("dynamic", "failed_attempt") if part in recorded})
-    shown = (f"{b}: {release['bugs'][b]['dynamic']['verdict']}{' (kept)' if b in kept else ''}" for b in verdicts)
-    progress(f"{key}: {', '.join(shown)}")
-    if kept:
-        outcome.errors.append(f"{key}: {release['error']}")
-        progress(f"{key}: error: {release['error']}")
+        entry.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = release["bugs"][bug_id]["dynamic"]
+    progress(f"{key}: " + ", ".join(f"{b}: {v['verdict']}" for b, v in verdicts.items()))
 
 
 def status(verdicts: dict[str, Any]) -> str | None:
@@ -344,5 +342,6 @@ def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> 
             confirmed = (verdicts.get("dynamic") or {}).get("verdict") == new_status
             if (old_status, new_status) == ("changed", "present") and confirmed:  # the pre-signal, confirmed harmless
                 continue
-            found.append(f"{bug_id}: {version}: {old_status} -> {new_status}")
+            look = " (needs a look: its error is gone, its APIs still depart)" * (new_status == "incomplete-fix")
+            found.append(f"{bug_id}: {version}: {old_status} -> {new_status}{look}")
     return found

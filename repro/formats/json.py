@@ -71,6 +71,7 @@ def as_dict(report: Report, cause: RootCause) -> dict[str, Any]:
         "bugs": [_bug(b) for b in report.bugs],
         "scenarios": [scenario_as_dict(r) for r in report.run.results],
         "not_run": [{"api": s.api, "name": s.name, "tier": s.tier} for s in report.not_run],
+        "completed": {bug_id: n for bug_id, n in report.completed},
         "matches_expectation": report.matches_expectation,
         "drift": report.drift,
         "conclusion": conclusion(report),

@@ -105,6 +105,8 @@ def render(report: Report) -> str:
         if details:
             lines += ["", "Details:"]
             lines += [line for text, n in details.items() for line in _wrap(f"  {text}  (x{n})")]
+    if report.completed:
+        lines += ["", *_wrap(completed_line(report), indent="")]
     if report.not_run:
         lines += ["", *_wrap(not_run_line(report.not_run), indent="")]
     if report.drift:
@@ -118,6 +120,14 @@ def not_run_line(scenarios: Iterable[Scenario]) -> str:
     counts = Counter(s.tier for s in scenarios)
     kinds = ", ".join(f"{n} {TIERS[tier][0]} scenario{'s' * (n != 1)} ({TIERS[tier][1]})" for tier, n in counts.items())
     return f"Not run here, for speed (python -m repro --slow runs them): {kinds}."
+
+
+def completed_line(report: Report) -> str:
+    """Which bugs the default run judged on their whole scope, and why: their default scenarios alone
+    disagreed with the ledger, and a status is never concluded from part of a bug's scope."""
+    ran = "; ".join(f"{bug_id}: {n} more" for bug_id, n in report.completed)
+    return (f"Run beyond the default tier, because the default scenarios alone disagreed with the ledger "
+            f"and a bug is judged on its whole scope: {ran}.")
 
 
 def _attribution(result: ScenarioResult) -> str:
