@@ -21,7 +21,7 @@ SEPARATORS = "\u2028\u2029\x85"  # Unicode line and paragraph separators: lines 
 _SHOWN = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}{SEPARATORS}]")
 ZWJ = "\u200d"
 _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")  # @user, @org/team
-_MARKDOWN = re.compile(r"([\\`*_\[\]#+!|~])")  # what could start emphasis, a link, an image, a heading
+_MARKDOWN = re.compile(r"([\\`*_\[\]#!|~])")  # what could start emphasis, a link, an image, a heading
 _BACKTICKS = re.compile(r"`+")
 ELLIPSIS = "…"
 

@@ -60,11 +60,83 @@ def test_a_run_records_its_report_and_the_table_shows_each_bug_and_what_was_said
         "stderr": ["Traceback (most recent call last):", "ImportError: libtorch_cpu.so: cannot open"]}))
     (tmp_path / "results" / "truncated.json").write_text("{")
     table = run(["-m", "tracker.matrix", "table", str(tmp_path / "results")])
-    assert table.returncode == 0, table.stderr
+    assert table.returncode == 1, table.stderr  # truncated.json is malformed: its row says so, the others stay
     lines = table.stdout.splitlines()
     assert lines[0] == "| torch | Python | exit | outcome | " + " | ".join(sorted(BUGS)) + " | notes |"
     rows = {line.split(" | ")[0].lstrip("| "): line for line in lines[2:]}
-    assert rows["1.13.1"].endswith("| no report | - | - | - | - | ImportError: libtorch_cpu.so: cannot open |")
+    assert rows["1.13.1"].endswith("| no report | - | - | - | - | `ImportError: libtorch_cpu.so: cannot open` |")
     installed = rows[torch.__version__]
     assert "| 2 | cannot-test | " in installed and "TorchScript is disabled (PYTORCH_JIT=0?)" in installed
-    assert "truncated.json is not a result file of `python -m tracker.matrix run`" in rows["truncated"]
+    assert "truncated.json is not a result file of \\`python -m tracker.matrix run\\` (not JSON)" in rows["truncated"]
+
+
+GOOD = {"torch": "2.13.0", "python": "3.11", "exit_code": 0, "stderr": [],
+        "report": {"torch_version": "2.13.0", "outcome": "as-expected", "warnings": [],
+                   "bugs": [{"id": "full-backward-hook-flag", "status": "present"}]}}
+
+
+def _with(path: str, value) -> dict:
+    """GOOD with the field at ``path`` (dotted; a number indexes a list) replaced by ``value``."""
+    result = json.loads(json.dumps(GOOD))
+    *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+    target = result
+    for part in parents:
+        target = target[part]
+    target[last] = value
+    return result
+
+
+def table_of(tmp_path, capsys, files: dict[str, object]) -> tuple[int, dict[str, str]]:
+    """``matrix table`` over result files (a str is written as is): its exit code and rows by first cell."""
+    from tracker.matrix import main
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for name, content in files.items():
+        (folder / name).write_text(content if isinstance(content, str) else json.dumps(content))
+    code = main(["table", str(folder)])
+    lines = capsys.readouterr().out.splitlines()
+    return code, {line.split(" | ")[0].lstrip("| "): line for line in lines[2:]}
+
+
+@pytest.mark.parametrize("content, said", [
+    (_with("python", 3.11), "has 'python' that is not a string: 3.11"),
+    (_with("torch", None), "has 'torch' that is not a string: null"),
+    (_with("exit_code", "0"), "has 'exit_code' that is not a number"),
+    (_with("report", [1]), "has 'report' that is not an object: [1]"),
+    (_with("report.bugs", "abc"), "has report.bugs that is not a list"),
+    (_with("report.bugs.0", {"id": "full-backward-hook-flag"}), "has a bug in report.bugs without a string 'id' and 'status'"),
+    (_with("report.bugs.0", "present"), "has a bug in report.bugs without a string 'id'"),
+    (_with("report.warnings", "careful"), "has report.warnings that is not a list of strings"),
+    (_with("report.outcome", 3), "has report.outcome that is not a string"),
+    (_with("stderr", "one line of stderr"), "has 'stderr' that is not a list of lines"),
+    (_with("stderr", [1, 2]), "has 'stderr' that is not a list of lines"),
+    ([GOOD], "is not a JSON object"),
+    ({k: v for k, v in GOOD.items() if k != "exit_code"}, "has no 'exit_code'"),
+    ("{", "is not a result file of `python -m tracker.matrix run` (not JSON)"),
+    ("[" * 100_000, "is not a result file of `python -m tracker.matrix run` (not JSON)"),
+], ids=["python-number", "torch-null", "exit-string", "report-list", "bugs-string", "bug-without-status",
+        "bug-string", "warnings-string", "outcome-number", "stderr-string", "stderr-numbers", "top-list",
+        "no-exit-code", "truncated", "nested-deeply"])
+def test_a_malformed_result_is_a_row_saying_what_is_wrong_and_the_others_stay(tmp_path, capsys, content, said):
+    code, rows = table_of(tmp_path, capsys, {"good.json": GOOD, "bad.json": content})
+    assert code == 1 and set(rows) == {"2.13.0", "bad"}
+    assert "| as-expected | present |" in rows["2.13.0"]
+    expected = f"bad.json {said}".replace("_", "\\_").replace("[", "\\[").replace("]", "\\]")
+    assert expected.replace("`", "\\`") in rows["bad"].replace("\\|", "|"), rows["bad"]
+    assert rows["bad"].count(" | ") == rows["2.13.0"].count(" | ")  # the same columns
+
+
+HOSTILE_NOTES = ["a | b", "``` fenced", "<img src=//e.x/p>", "@octocat", "\x1b[2J\x1b[32mall good", "x\ny"]
+
+
+@pytest.mark.parametrize("said", HOSTILE_NOTES)
+@pytest.mark.parametrize("where", ["stderr", "warnings"])
+def test_what_a_run_said_is_inert_in_the_table(tmp_path, capsys, said, where):
+    from test_sanitise import assert_inert_markdown
+
+    result = _with("report.warnings", [said]) if where == "warnings" else {**_with("report", None), "stderr": [said]}
+    code, rows = table_of(tmp_path, capsys, {"run.json": result})
+    assert code == 0 and len(rows) == 1
+    row = next(iter(rows.values()))
+    assert_inert_markdown(row, columns=5 + (where == "warnings"))  # a bug column where there is a report

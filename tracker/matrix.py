@@ -12,7 +12,8 @@ environment and writes what happened (exit code, report, last lines of stderr) t
 there is no report. ``table`` reads those files and prints one Markdown table: the outcome, each
 catalogued bug's status and what TorchScript said (on Python 3.14 it warns that it is unsupported).
 
-Exit codes: 0 done; 1 the index cannot be read; 2 usage.
+Exit codes: 0 done; 1 the index cannot be read, or a result file is malformed (its row says how);
+2 usage.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from repro.sanitise import capped, cell, code_span, for_terminal, plain
 from tracker.index import Release, discover
 from tracker.remote import FetchError, Traffic, check_url, make_session
 
@@ -89,25 +91,37 @@ def run_repro(torch: str) -> dict[str, Any]:
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    """One Markdown row per run: torch, Python, exit code, outcome, each bug's status, what was said."""
-    bug_ids = sorted({b["id"] for r in results for b in (r.get("report") or {}).get("bugs", [])})
+    """One Markdown row per run: torch, Python, exit code, outcome, each bug's status, what was said.
+    What the runs said (stderr, TorchScript's warnings) is outside text: in code spans, each cell inert;
+    a result ``_read_result`` found malformed is a row saying what is wrong with it."""
+    reports = [r.get("report") or {} for r in results if PROBLEM not in r]
+    bug_ids = sorted({b["id"] for report in reports for b in report.get("bugs", [])})
     head = ["torch", "Python", "exit", "outcome", *bug_ids, "notes"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for result in sorted(results, key=_order):
         report = result.get("report") or {}
         status = {b["id"]: b["status"] for b in report.get("bugs", [])}
-        cells = [report.get("torch_version") or result["torch"], result["python"], str(result["exit_code"]),
-                 report.get("outcome") or "no report", *(status.get(b, "-") for b in bug_ids), _notes(result)]
-        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+        cells = [plain(c, NOTE_CAP) for c in (report.get("torch_version") or result["torch"], result["python"],
+                                               str(result["exit_code"]), report.get("outcome") or "no report")]
+        cells += [plain(status.get(b, "-")) for b in bug_ids]
+        cells.append(_notes(result))
+        lines.append("| " + " | ".join(cell(c) for c in cells) + " |")
     return "\n".join(lines)
 
 
+PROBLEM = "malformed"  # the key of a result that is not one: what is wrong with it
+NOTE_CAP = 300  # characters of one cell
+
+
 def _notes(result: dict[str, Any]) -> str:
+    if PROBLEM in result:
+        return plain(result[PROBLEM], NOTE_CAP)
     report = result.get("report")
     if report is None:  # no report: the last thing the run printed is the reason
-        return (result.get("stderr") or ["no output"])[-1]
+        said = (result.get("stderr") or [])[-1:]
+        return code_span(said[0], NOTE_CAP) if said and said[0].strip() else "no output"
     said = [report.get("cannot_test_reason"), *report.get("warnings", [])]
-    return "; ".join(s for s in said if s) or "no TorchScript warning"
+    return "; ".join(code_span(s, NOTE_CAP) for s in said if s) or "no TorchScript warning"
 
 
 def _order(result: dict[str, Any]) -> tuple:
@@ -152,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "table":
         if not args.results.is_dir():
             parser.error(f"{args.results} is not a folder")
-        print(table([_read_result(path) for path in sorted(args.results.rglob("*.json"))]))
-        return 0
+        results = [_read_result(path) for path in sorted(args.results.rglob("*.json"))]
+        print(table(results))
+        return 1 if any(PROBLEM in result for result in results) else 0
     try:
         check_url(args.index_url)
     except FetchError as err:
@@ -162,21 +177,61 @@ def main(argv: list[str] | None = None) -> int:
         releases = discover(make_session(), args.index_url, Traffic())
         print(json.dumps({"include": plan(releases, args.torch, args.python)}))
     except (FetchError, ValueError) as err:
-        print(f"matrix: error: {err}", file=sys.stderr)
+        print(for_terminal(f"matrix: error: {err}"), file=sys.stderr)
         return 1
     return 0
 
 
 def _read_result(path: Path) -> dict[str, Any]:
-    """A result file ``run`` wrote; one that is not (a truncated upload) is a row that says so."""
+    """A result file ``run`` wrote; one that is not (a truncated upload, a field of the wrong type) is a
+    row that says what is wrong with it (``PROBLEM``)."""
     try:
         result = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(result, dict) and {"torch", "python", "exit_code"} <= set(result):
-            return result
-    except (OSError, ValueError):
-        pass
-    return {"torch": path.stem, "python": "?", "exit_code": "?", "report": None,
-            "stderr": [f"{path.name} is not a result file of `python -m tracker.matrix run`"]}
+    except (OSError, ValueError, RecursionError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else "not JSON"
+        return _malformed(path, f"is not a result file of `python -m tracker.matrix run` ({why})")
+    problem = _problem(result)
+    return _malformed(path, problem) if problem else result
+
+
+def _malformed(path: Path, problem: str) -> dict[str, Any]:
+    return {"torch": path.stem, "python": "?", "exit_code": "?", "report": None, PROBLEM: f"{path.name} {problem}"}
+
+
+def _problem(result: object) -> str | None:
+    """What makes ``result`` not a result ``run`` writes, in a few words; None when it is one."""
+    if not isinstance(result, dict):
+        return "is not a JSON object"
+    for key, kind, what in (("torch", str, "a string"), ("python", str, "a string"), ("exit_code", int, "a number")):
+        if key not in result:
+            return f"has no {key!r}"
+        if not isinstance(result[key], kind) or isinstance(result[key], bool):
+            return f"has {key!r} that is not {what}: {_shown(result[key])}"
+    stderr = result.get("stderr", [])
+    if not (isinstance(stderr, list) and all(isinstance(line, str) for line in stderr)):
+        return f"has 'stderr' that is not a list of lines: {_shown(stderr)}"
+    report = result.get("report")
+    if report is None:
+        return None
+    if not isinstance(report, dict):
+        return f"has 'report' that is not an object: {_shown(report)}"
+    for key in ("torch_version", "outcome", "cannot_test_reason"):
+        if report.get(key) is not None and not isinstance(report[key], str):
+            return f"has report.{key} that is not a string: {_shown(report[key])}"
+    warnings = report.get("warnings", [])
+    if not (isinstance(warnings, list) and all(isinstance(w, str) for w in warnings)):
+        return f"has report.warnings that is not a list of strings: {_shown(warnings)}"
+    bugs = report.get("bugs", [])
+    if not isinstance(bugs, list):
+        return f"has report.bugs that is not a list: {_shown(bugs)}"
+    for bug in bugs:
+        if not (isinstance(bug, dict) and isinstance(bug.get("id"), str) and isinstance(bug.get("status"), str)):
+            return f"has a bug in report.bugs without a string 'id' and 'status': {_shown(bug)}"
+    return None
+
+
+def _shown(value: object) -> str:
+    return capped(json.dumps(value), 60)
 
 
 if __name__ == "__main__":

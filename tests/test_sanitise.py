@@ -1,0 +1,148 @@
+"""Outside text made inert where it is rendered (issue 20): the sanitiser itself, and each renderer that
+shows text from wheels, indexes, pip or GitHub's API, fed a table of hostile strings."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from repro.sanitise import ZWJ, cell, code_block, code_span, for_terminal, one_line, plain
+from tracker.summary import markdown, text
+from tracker.sweep import Outcome
+
+HOSTILE = {
+    "esc": "\x1b[2J\x1b[32mall good\x1b[8m hidden",
+    "c1-csi": "\x9b31mred",
+    "bell-nul-del": "a\x07b\x00c\x7fd",
+    "newline-cr": "line one\r\nline two\rover",
+    "bidi": "abc\u202edcba\u2066x\u2069",
+    "separators": "one\u2028two\u2029three\x85four",
+    "backticks": "a ` b `` c ``` d",
+    "backtick-edges": "`starts and ends`",
+    "pipes": "a | b || c \\| d",
+    "html": "<img src=//e.x/p> <script>alert(1)</script> &amp; <!-- c -->",
+    "mention": "@octocat and @pytorch/team, mail a@b.c",
+    "link-image": "[x](//e.x) ![i](//e.x/p.png) <https://e.x>",
+    "emphasis-heading": "# heading *bold* _it_ ~~s~~",
+    "wheel-error": "E('@octocat <img src=//e.x/p> [x](//e.x)')",
+    "backslash-escapes": "\\`not code\\` \\<b\\>",
+}
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+MENTION = re.compile(r"(?<![\w`])@[A-Za-z0-9]")
+PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+
+def markdown_pieces(line: str) -> list[tuple[str, str]]:
+    """``line`` as CommonMark reads it: ("code", content) for code spans, ("text", text) for the rest,
+    backslash escapes kept in the text."""
+    pieces: list[tuple[str, str]] = []
+    text_start, i = 0, 0
+    while i < len(line):
+        if line[i] == "\\" and i + 1 < len(line) and line[i + 1] in PUNCTUATION:
+            i += 2
+            continue
+        if line[i] == "`":
+            run = re.match(r"`+", line[i:]).group()
+            closing = re.compile(f"(?<!`){run}(?!`)").search(line, i + len(run))
+            if closing:
+                pieces.append(("text", line[text_start:i]))
+                pieces.append(("code", line[i + len(run):closing.start()]))
+                i = text_start = closing.end()
+                continue
+            i += len(run)
+            continue
+        i += 1
+    pieces.append(("text", line[text_start:]))
+    return pieces
+
+
+def assert_inert_markdown(line: str, columns: int | None = None) -> None:
+    """No control character anywhere; outside code spans, no HTML, link, image or @-mention; in a table
+    row, exactly ``columns`` cells (GitHub splits on every unescaped ``|``, code spans included)."""
+    assert not CONTROL.search(line), line
+    for kind, piece in markdown_pieces(line):
+        if kind == "text":
+            unescaped = re.sub(r"\\[!-/:-@\[-`{-~]", "", piece)
+            assert "<" not in unescaped and "](" not in unescaped and "![" not in unescaped, line
+            assert not MENTION.search(unescaped.replace("@" + ZWJ, "")), line
+    if columns is not None:
+        assert len(re.findall(r"(?<!\\)\|", line)) == columns + 1, line
+
+
+# --- the sanitiser ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
+def test_for_terminal_shows_every_control_character_as_an_escape(raw):
+    shown = for_terminal(raw)
+    assert not CONTROL.search(shown)
+    assert for_terminal(raw, multiline=True).count("\n") == raw.count("\n")  # blocks keep their lines
+    assert "\\x1b" in for_terminal("\x1b") and "\\x9b" in for_terminal("\x9b") and "\\u202e" in for_terminal("\u202e")
+    assert for_terminal("plain text, tab\tkept", multiline=True) == "plain text, tab\tkept"
+
+
+@pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
+def test_a_code_span_holds_exactly_the_text(raw):
+    span = code_span(raw)
+    pieces = markdown_pieces(span)
+    assert [kind for kind, _ in pieces] == ["text", "code", "text"] and pieces[0][1] == pieces[2][1] == ""
+    content = pieces[1][1]
+    if content.startswith(" ") and content.endswith(" ") and content.strip():
+        content = content[1:-1]  # CommonMark strips one padding space from each side
+    assert content == for_terminal(raw)
+    assert_inert_markdown(span)
+
+
+@pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
+def test_plain_text_and_cells_are_inert(raw):
+    assert_inert_markdown(plain(raw))
+    assert_inert_markdown("| " + cell(plain(raw)) + " | " + cell(code_span(raw)) + " |", columns=2)
+
+
+@pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
+def test_a_code_block_fence_outlasts_any_backtick_run(raw):
+    block = code_block(f"{raw}\n```\n````x").splitlines()
+    fence = block[0]
+    assert set(fence) == {"`"} and block[-1] == fence and not any(line.startswith(fence) for line in block[1:-1])
+    assert not CONTROL.search("".join(block))
+
+
+@pytest.mark.parametrize("limit", [1, 10, 99])
+def test_one_line_and_caps_never_exceed_the_limit(limit):
+    for raw in HOSTILE.values():
+        assert len(one_line(raw * 50, limit)) <= limit and "\n" not in one_line(raw, limit)
+        assert len(plain(raw * 50, limit)) <= limit and len(markdown_pieces(code_span(raw * 50, limit))[1][1]) <= limit + 2
+
+
+def test_mentions_are_broken_with_a_zero_width_joiner_and_html_is_entities():
+    assert plain("@octocat <b>&") == f"@{ZWJ}octocat &lt;b&gt;&amp;"
+    assert code_span("a`b") == "``a`b``" and code_span("`x") == "`` `x ``" and code_span("") == ""
+
+
+# --- the tracker's summaries --------------------------------------------------------------------
+
+def hostile_outcome(raw: str) -> tuple[Outcome, dict]:
+    """One release whose dynamic detail (what pip or the reproducer said) and error are ``raw``."""
+    bugs = {"full-backward-hook-flag": {"static": {"verdict": "present", "evidence": [raw]},
+                                        "dynamic": {"verdict": "cannot-test", "detail": raw}}}
+    entry = {"probe": {"bytes_fetched": 10, "requests": 1, "wheel_size": 100}, "bugs": bugs}
+    ledger = {"bugs": {"full-backward-hook-flag": {"fixed_in": None}}, "releases": {}}
+    return Outcome({"2.13.0": entry}, [f"2.13.0: {raw}"]), ledger
+
+
+@pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
+def test_the_terminal_summary_shows_no_control_character(raw):
+    outcome, ledger = hostile_outcome(raw)
+    shown = text(outcome, ledger, [])
+    assert not CONTROL.search(shown.replace("\n", ""))
+    assert len(shown.splitlines()) == 6  # head, one row, blank, fixed_in, status, one error: no injected line
+
+
+@pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
+def test_the_step_summary_is_inert_markdown(raw):
+    outcome, ledger = hostile_outcome(raw)
+    lines = markdown(outcome, ledger, []).splitlines()
+    rows = [line for line in lines if line.startswith("| 2.13.0")]
+    assert len(rows) == 1 and len(lines) == 9
+    for line in lines:
+        assert_inert_markdown(line, columns=7 if line.startswith("| 2.13.0") else None)
