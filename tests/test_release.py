@@ -1,0 +1,291 @@
+"""tracker.release: the version scheme (monotonic, idempotent for a tagged commit, a hand bump resets the
+suffix), the release notes (status changes between two ledgers, within a length limit) and the packaging
+config (every package under repro/ and tracker/ ships)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import tomllib
+from datetime import date
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+from setuptools import find_namespace_packages
+
+from helpers import ROOT
+from tracker import release
+from tracker.release import ReleaseError, code_version, decide, next_version, notes, set_version
+
+DAY = date(2026, 12, 3)
+PYPROJECT = '[build-system]\nrequires = ["setuptools"]\n\n[project]\nname = "x"\nversion = "{}"\n\n' \
+            '[tool.other]\nversion = "9"\n'
+
+
+def test_first_release_is_the_code_version():
+    assert next_version("0.1.0", DAY, []) == Version("0.1.0")
+
+
+def test_two_releases_the_same_day_count_up():
+    first = next_version("0.1.0", DAY, ["0.1.0"])
+    second = next_version("0.1.0", DAY, ["0.1.0", first])
+    assert (str(first), str(second)) == ("0.1.0.post2026120301", "0.1.0.post2026120302")
+
+
+def test_a_sequence_of_releases_is_monotonic_and_a_hand_bump_resets_the_suffix():
+    """Ledger releases over days (two on one), a hand bump, more ledger releases: each version is greater
+    than every earlier one, as pip orders them (packaging's Version is pip's ordering)."""
+    steps = [("0.1.0", date(2026, 12, 3)), ("0.1.0", date(2026, 12, 3)), ("0.1.0", date(2026, 12, 3)),
+             ("0.1.0", date(2026, 12, 4)), ("0.2.0", date(2026, 12, 4)), ("0.2.0", date(2026, 12, 4)),
+             ("0.2.0", date(2027, 1, 2)), ("1.0.0", date(2027, 1, 2))]
+    released: list[Version] = []
+    for code, day in steps:
+        version = next_version(code, day, released)
+        assert all(version > earlier for earlier in released), (version, released)
+        released.append(version)
+    assert list(map(str, released)) == [
+        "0.1.0", "0.1.0.post2026120301", "0.1.0.post2026120302", "0.1.0.post2026120401",
+        "0.2.0", "0.2.0.post2026120401", "0.2.0.post2027010201", "1.0.0"]
+    assert sorted(released, key=lambda v: Version(str(v))) == released
+
+
+def test_a_day_earlier_than_the_latest_release_still_orders_after_it():
+    """A committer clock behind the latest release's day: the count continues from the latest."""
+    assert str(next_version("0.1.0", date(2026, 12, 1), ["0.1.0", "0.1.0.post2026120305"])) == "0.1.0.post2026120306"
+
+
+def test_a_tagged_commit_keeps_its_version():
+    existing = ["0.1.0", "0.1.0.post2026120301", "0.1.0.post2026120302"]
+    assert str(next_version("0.1.0", date(2026, 12, 9), existing, tagged=["0.1.0.post2026120301"])) \
+        == "0.1.0.post2026120301"
+
+
+def test_a_code_version_below_the_latest_release_is_refused():
+    with pytest.raises(ReleaseError, match="below the latest release 0.2.0.post2026120301: bump it by hand above "
+                                           "0.2.0"):
+        next_version("0.1.5", DAY, ["0.2.0", "0.2.0.post2026120301"])
+
+
+@pytest.mark.parametrize("written", ["0.1.0.post1", "0.2.0rc1", "0.1.0+local", "zero"])
+def test_the_code_version_must_be_a_plain_release(written):
+    with pytest.raises(ReleaseError, match="pyproject.toml's version"):
+        code_version(PYPROJECT.format(written))
+
+
+def test_the_code_version_is_read_from_the_project_table():
+    assert code_version(PYPROJECT.format("0.3.1")) == Version("0.3.1")
+
+
+def test_pins_and_ranges_downstream_writes():
+    """What docs/downstream.md says of requirements: `>=` takes the ledger releases, `==` freezes one."""
+    versions = ["0.1.0", "0.1.0.post2026120301", "0.2.0"]
+    assert list(SpecifierSet(">=0.1").filter(versions)) == versions
+    assert list(SpecifierSet("==0.1.0").filter(versions)) == ["0.1.0"]
+    assert list(SpecifierSet("==0.1.0.post2026120301").filter(versions)) == ["0.1.0.post2026120301"]
+    assert list(SpecifierSet(">0.1.0").filter(versions)) == ["0.2.0"]  # `>` leaves out post-releases of 0.1.0
+
+
+@pytest.mark.parametrize(("tagged", "merged", "code", "changed", "release_", "reason"), [
+    ([], [], "0.1.0", False, True, "the first release"),
+    (["0.1.0"], ["0.1.0"], "0.1.0", False, True, "the commit is already tagged v0.1.0"),
+    ([], ["0.1.0"], "0.1.0", True, True, "repro/ledger.json changed since v0.1.0"),
+    ([], ["0.1.0"], "0.2.0", False, True, "the code version 0.2.0 is not released yet"),
+    ([], ["0.1.0"], "0.1.0", False, False, "nothing to release: the ledger and the code version are as in v0.1.0"),
+])
+def test_decide(tagged, merged, code, changed, release_, reason):
+    plan = decide(code, DAY, merged, tagged, merged, changed)
+    assert (plan.release, plan.reason) == (release_, reason)
+
+
+# --- the release notes ------------------------------------------------------------------------------
+
+def ledger(**bugs) -> dict:
+    return {"schema": 2, "bugs": {bug: {"fixed_in": None, "regressions": []} for bug in bugs},
+            "releases": {"2.13.0": {"bugs": {bug: {"dynamic": {"verdict": verdict}} for bug, verdict in bugs.items()}}}}
+
+
+@pytest.fixture
+def two_ledgers():
+    before = ledger(**{"bug-a": "present", "bug-b": "fixed"})
+    before["bugs"]["bug-b"]["fixed_in"] = "2.12.0"
+    after = copy.deepcopy(before)
+    after["bugs"]["bug-a"]["fixed_in"] = "2.14.0"
+    after["bugs"]["bug-b"]["regressions"] = ["2.14.0"]
+    after["releases"]["2.14.0"] = {"bugs": {"bug-a": {"dynamic": {"verdict": "fixed"}},
+                                            "bug-b": {"dynamic": {"verdict": "present"}}}}
+    after["releases"]["2.13.0"]["checked_at"] = "2026-12-03T00:00:00+00:00"  # no status change
+    return before, after
+
+
+def test_notes_list_each_bugs_status_changes(two_ledgers):
+    text = notes(*two_ledgers, "0.1.0.post2026120301", "0.1.0")
+    assert text.splitlines()[:3] == [
+        "Release `0.1.0.post2026120301` of scriptmodule-hook-repro: the ledger (`repro/ledger.json`) as of this "
+        "commit.",
+        "", "Status changes since `v0.1.0`:"]
+    assert "\n### `bug-a`\n- `fixed_in none -> 2.14.0`\n- `2.14.0: present -> fixed`\n" in text
+    assert "\n### `bug-b`\n- `2.14.0 regressed (present again after a confirmed fix)`\n" \
+           "- `2.14.0: fixed -> present`\n" in text
+    assert text.count("\n- ") == 4
+
+
+def test_notes_of_a_ledger_with_no_status_change(two_ledgers):
+    before, _ = two_ledgers
+    after = copy.deepcopy(before)
+    after["releases"]["2.13.0"]["checked_at"] = "2026-12-04T00:00:00+00:00"
+    assert "None: the ledger changed (new checks, times or evidence), but no bug's status did." \
+           in notes(before, after, "0.1.0.post2026120401", "0.1.0.post2026120301")
+
+
+def test_notes_name_a_newly_tracked_bug_and_code_span_outside_text(two_ledgers):
+    before, after = two_ledgers
+    after["bugs"]["new`bug\nx"] = {"fixed_in": None, "regressions": []}
+    text = notes(before, after, "1.0", "0.9")
+    assert "### `new'bug x`\n- `newly tracked`" in text
+
+
+def test_notes_of_the_first_release_say_each_bugs_fixed_in(two_ledgers):
+    _, after = two_ledgers
+    text = notes(None, after, "0.1.0", None)
+    assert "The first release. What the ledger says of each bug:" in text
+    assert "### `bug-a`\n- `fixed_in 2.14.0`\n" in text
+    assert "### `bug-b`\n- `fixed_in 2.12.0`\n- `2.14.0 regressed (present again after a confirmed fix)`\n" in text
+
+
+def test_notes_stay_within_the_limit_and_count_what_they_leave_out(two_ledgers):
+    before, after = two_ledgers
+    full = notes(before, after, "0.1.0.post2026120301", "0.1.0")
+    assert len(full) < release.NOTES_LIMIT == 125_000
+    changes = [line for line in full.splitlines() if line.startswith("- ")]
+    for limit in (len(full) - 1, len(full) - 100):
+        cut = notes(before, after, "0.1.0.post2026120301", "0.1.0", limit=limit)
+        shown = [line for line in cut.splitlines() if line.startswith("- ")]
+        assert len(cut) <= limit and 0 < len(shown) < 4 and shown == changes[:len(shown)], cut
+        left = 4 - len(shown)
+        assert f"\n... and {left} more change{'s' if left != 1 else ''}, left out to keep these notes within " \
+               f"{limit} characters: compare `repro/ledger.json` between the tags.\n" in cut, cut
+        assert "Upgrade with" not in cut
+    assert notes(before, after, "0.1.0.post2026120301", "0.1.0", limit=250).endswith(
+        "`v0.1.0`:\n\n... and 4 more changes, left out to keep these notes within 250 characters: compare "
+        "`repro/ledger.json` be")
+    assert len(notes(before, after, "0.1.0.post2026120301", "0.1.0", limit=50)) == 50
+
+
+# --- set-version: the build's version ------------------------------------------------------------
+
+def test_set_version_writes_the_project_version_and_repro_version(tmp_path):
+    (tmp_path / "repro").mkdir()
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT.format("0.1.0"))
+    (tmp_path / "repro" / "__init__.py").write_text('"""Doc."""\n\n__version__ = "0.1.0"\n')
+    changed = set_version(tmp_path, "0.1.0.post2026120301")
+    assert sorted(p.name for p in changed) == ["__init__.py", "pyproject.toml"]
+    assert tomllib.loads((tmp_path / "pyproject.toml").read_text())["project"]["version"] == "0.1.0.post2026120301"
+    assert tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["other"]["version"] == "9"
+    assert (tmp_path / "repro" / "__init__.py").read_text().endswith('__version__ = "0.1.0.post2026120301"\n')
+    assert set_version(tmp_path, "0.1.0.post2026120301") == []
+
+
+def test_the_checkouts_versions_agree():
+    """What set-version rewrites: pyproject's [project] version and repro.__version__, equal in the tree."""
+    import repro
+
+    assert str(code_version((ROOT / "pyproject.toml").read_text())) == repro.__version__
+
+
+def test_every_package_under_repro_and_tracker_is_packaged():
+    """pyproject's find patterns cover every directory with an __init__.py (.ci/check-package checks the wheel)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for top in ("repro", "tracker")
+               for p in (ROOT / top).rglob("__init__.py")}
+    found = set(find_namespace_packages(str(ROOT), include=config["include"]))
+    assert on_disk <= found and {"repro", "tracker", "repro.filing"} <= on_disk
+
+
+# --- against git: a scratch repository ---------------------------------------------------------------
+
+def git(repo, *args, when="2026-12-03T10:00:00+00:00"):
+    env = {**os.environ, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when, "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout
+
+
+def commit(repo, when, code=None, data=None, readme=None):
+    if code:
+        (repo / "pyproject.toml").write_text(PYPROJECT.format(code))
+    if data is not None:
+        (repo / "repro" / "ledger.json").write_text(json.dumps(data))
+    if readme:
+        (repo / "README").write_text(readme)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "x", when=when)
+
+
+def cli(repo, *args, capsys):
+    assert release.main(["--root", str(repo), *args]) == 0
+    return capsys.readouterr().out
+
+
+def plan(repo, capsys, *args):
+    return dict(line.split("=", 1) for line in cli(repo, "plan", *args, capsys=capsys).splitlines())
+
+
+def test_plan_and_notes_over_a_repositorys_history(tmp_path, capsys, two_ledgers):
+    before, after = two_ledgers
+    repo = tmp_path / "repo"
+    (repo / "repro").mkdir(parents=True)
+    git(repo, "init", "-q")
+    commit(repo, "2026-12-03T10:00:00+00:00", code="0.1.0",
+           data={"schema": 1, "fixed_in": None, "releases": {}})  # an old tag's ledger may be schema 1
+    assert plan(repo, capsys) == {"version": "0.1.0", "release": "true", "previous": "",
+                                  "reason": "the first release"}
+    git(repo, "tag", "v0.1.0")
+    assert plan(repo, capsys)["reason"] == "the commit is already tagged v0.1.0"
+
+    commit(repo, "2026-12-03T11:00:00+00:00", data=before)
+    assert plan(repo, capsys) == {"version": "0.1.0.post2026120301", "release": "true", "previous": "v0.1.0",
+                                  "reason": "repro/ledger.json changed since v0.1.0"}
+    git(repo, "tag", "v0.1.0.post2026120301")
+    commit(repo, "2026-12-03T23:59:00+00:00", data=after)
+    assert cli(repo, "next-version", capsys=capsys) == "0.1.0.post2026120302\n"
+    text = cli(repo, "notes", capsys=capsys)
+    assert "Release `0.1.0.post2026120302`" in text and "Status changes since `v0.1.0.post2026120301`:" in text
+    assert "- `2.14.0: present -> fixed`" in text
+    published = tmp_path / "pypi.json"  # PyPI has a release the tags lack (a run that failed before tagging)
+    published.write_text(json.dumps({"releases": {"0.1.0": [], "0.1.0.post2026120302": []}}))
+    assert plan(repo, capsys, "--published", str(published))["version"] == "0.1.0.post2026120303"
+    git(repo, "tag", "v0.1.0.post2026120302")
+    assert cli(repo, "next-version", capsys=capsys) == "0.1.0.post2026120302\n"  # tagged: the same again
+
+    commit(repo, "2026-12-04T08:00:00+00:00", readme="docs only")
+    assert plan(repo, capsys) == {
+        "version": "0.1.0.post2026120401", "release": "false", "previous": "v0.1.0.post2026120302",
+        "reason": "nothing to release: the ledger and the code version are as in v0.1.0.post2026120302"}
+    commit(repo, "2026-12-04T09:00:00+00:00", code="0.2.0")
+    assert plan(repo, capsys) == {"version": "0.2.0", "release": "true", "previous": "v0.1.0.post2026120302",
+                                  "reason": "the code version 0.2.0 is not released yet"}
+    first = cli(repo, "notes", "--since", "v0.1.0", capsys=capsys)
+    assert "Status changes since `v0.1.0`:" in first and "### `bug-a`\n- `newly tracked`" in first
+
+
+def test_notes_from_two_ledger_files_and_errors(tmp_path, capsys, two_ledgers):
+    paths = []
+    for name, data in zip(("before.json", "after.json"), two_ledgers):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(json.dumps(data))
+    text = cli(tmp_path, "notes", "--before", str(paths[0]), "--after", str(paths[1]), "--version", "0.1.0.post1",
+               "--limit", "300", capsys=capsys)
+    assert "Status changes since the previous release:" in text and len(text) <= 300
+    assert release.main(["--root", str(tmp_path), "notes", "--before", str(paths[0])]) == 2
+    assert capsys.readouterr().err == "error: --before and --after go together.\n"
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT.format("0.1.0"))
+    (tmp_path / "repro").mkdir()
+    (tmp_path / "repro" / "__init__.py").write_text("")
+    assert release.main(["--root", str(tmp_path), "set-version", "0.2.0"]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path / 'repro' / '__init__.py'} has no __version__ line to set.\n"
+    (tmp_path / "repro" / "__init__.py").unlink()
+    assert release.main(["--root", str(tmp_path), "set-version", "0.2.0"]) == 2
+    assert capsys.readouterr().err.startswith("error: set-version: [Errno 2] No such file or directory")

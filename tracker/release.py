@@ -1,0 +1,369 @@
+"""Release versions and notes: what ``.github/workflows/release.yml`` computes, kept out of the YAML.
+
+The scheme (docs/release.md says why): the first release of a code version (``[project] version``
+in pyproject.toml, bumped by hand) is that version, ``0.2.0``; every later release of it, one per
+ledger change, is a post-release numbered by the commit's day (UTC) and a two-digit count,
+``0.2.0.post2026120301``, ``0.2.0.post2026120302`` for a second one that day. pip orders every one
+after the last, a hand bump (``0.2.1``) orders after all of them and starts the suffix again, and a
+commit that already has a version tag keeps that version (a rerun publishes nothing new).
+
+    python -m tracker.release plan [--commit REF] [--published PYPI_JSON]   # version=, release=, previous=
+    python -m tracker.release next-version [--commit REF] [--published PYPI_JSON]
+    python -m tracker.release notes [--commit REF] [--version V] [--since TAG] [--limit N]
+    python -m tracker.release notes --before LEDGER --after LEDGER [--version V] [--since TAG]
+    python -m tracker.release set-version VERSION [--root DIR]             # in a build's checkout only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from repro import ledger as ledger_io
+
+TAG_PREFIX = "v"
+LEDGER = "repro/ledger.json"
+PYPROJECT = "pyproject.toml"
+PACKAGE = "scriptmodule-hook-repro"
+NOTES_LIMIT = 125_000  # characters: GitHub refuses a longer release body
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class ReleaseError(Exception):
+    """No version can be given (one sentence; exit 2)."""
+
+
+# --- the version scheme: pure functions ------------------------------------------------------------
+
+def tag_versions(tags: Iterable[str]) -> list[Version]:
+    """The versions of release tags (``v`` + a PEP 440 version); other tags are left out."""
+    found = []
+    for tag in tags:
+        tag = tag.strip()
+        if not tag.startswith(TAG_PREFIX):
+            continue
+        try:
+            found.append(Version(tag[len(TAG_PREFIX):]))
+        except InvalidVersion:
+            continue
+    return found
+
+
+def _project_version_line(text: str) -> tuple[int, re.Match[str]]:
+    """The line index and match of ``version = "..."`` in pyproject.toml's [project] table."""
+    table = None
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        header = re.match(r"^\[([^\]]+)\]\s*(#.*)?$", line)
+        if header:
+            table = header.group(1).strip()
+        elif table == "project" and (match := re.match(r'^(version\s*=\s*")([^"]*)(".*)$', line)):
+            return index, match
+    raise ReleaseError("pyproject.toml has no [project] version.")
+
+
+def code_version(text: str) -> Version:
+    """``[project] version`` of a pyproject.toml's text: a plain release (``0.2.0``), which the scheme extends."""
+    written = _project_version_line(text)[1].group(2)
+    try:
+        version = Version(written)
+    except InvalidVersion:
+        raise ReleaseError(f"pyproject.toml's version {written!r} is not a PEP 440 version.") from None
+    if version.is_prerelease or version.is_postrelease or version.local:
+        raise ReleaseError(f"pyproject.toml's version {version} must be a plain release such as 0.2.0: "
+                           "the release workflow adds the post-release suffix itself.")
+    return version
+
+
+def next_version(code: Version | str, day: date, existing: Iterable[Version | str],
+                 tagged: Iterable[Version | str] = ()) -> Version:
+    """The version of a release of the commit whose code version is ``code``, made on ``day``.
+
+    ``existing``: every version released so far (the tags, and what PyPI has); ``tagged``: the versions
+    tagged on this very commit. A tagged commit keeps its version (the greatest of its tags). Otherwise
+    the result is greater than every existing version: ``code`` itself if it is greater than all of them
+    (a hand bump: the suffix starts again), else ``code.post<YYYYMMDD><NN>``, NN counting that day's
+    releases from 01 (and past the latest post-release of ``code`` if the day number alone is not).
+    """
+    at_commit = [Version(str(v)) for v in tagged]
+    if at_commit:
+        return max(at_commit)
+    code = Version(str(code))
+    released = [Version(str(v)) for v in existing]
+    if not released or code > max(released):
+        return code
+    latest = max(released)
+    if Version(latest.base_version) != code or latest.is_prerelease:
+        raise ReleaseError(f"pyproject.toml's version {code} is below the latest release {latest}: "
+                           f"bump it by hand above {latest.base_version}.")
+    of_code = [v.post or 0 for v in released if Version(v.base_version) == code and not v.is_prerelease]
+    post = max(int(day.strftime("%Y%m%d")) * 100 + 1, max(of_code) + 1)
+    return Version(f"{code}.post{post}")
+
+
+def previous_release(version: Version, merged: Iterable[Version | str]) -> Version | None:
+    """The release before ``version`` on its history (``merged``: the tags reachable from the commit)."""
+    earlier = [Version(str(v)) for v in merged if Version(str(v)) < version]
+    return max(earlier) if earlier else None
+
+
+@dataclass(frozen=True)
+class Plan:
+    version: Version
+    release: bool
+    previous: Version | None
+    reason: str
+
+    def lines(self) -> list[str]:
+        """``key=value`` lines, as ``$GITHUB_OUTPUT`` takes them."""
+        return [f"version={self.version}", f"release={str(self.release).lower()}",
+                f"previous={TAG_PREFIX}{self.previous}" if self.previous else "previous=", f"reason={self.reason}"]
+
+
+def decide(code: Version | str, day: date, existing: Iterable[Version | str], tagged: Iterable[Version | str],
+           merged: Iterable[Version | str], ledger_changed: bool) -> Plan:
+    """Whether this commit makes a release, and which: one for a commit already tagged (a rerun finishes
+    what a failed run began), the first release, a code version not released yet, or a changed ledger."""
+    existing, tagged, merged = list(existing), list(tagged), list(merged)
+    version = next_version(code, day, existing, tagged)
+    previous = previous_release(version, merged)
+    if tagged:
+        return Plan(version, True, previous, f"the commit is already tagged {TAG_PREFIX}{version}")
+    if previous is None:
+        return Plan(version, True, None, "the first release")
+    if Version(str(code)) > Version(previous.base_version):
+        return Plan(version, True, previous, f"the code version {code} is not released yet")
+    if ledger_changed:
+        return Plan(version, True, previous, f"{LEDGER} changed since {TAG_PREFIX}{previous}")
+    return Plan(version, False, previous, f"nothing to release: the ledger and the code version are as in "
+                                          f"{TAG_PREFIX}{previous}")
+
+
+# --- release notes -------------------------------------------------------------------------------
+
+def code_span(text: str) -> str:
+    """Outside text (versions, statuses, ids) as one Markdown code span: no backtick or line break in it."""
+    return "`" + " ".join(str(text).replace("`", "'").split()) + "`"
+
+
+def status_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[str]]:
+    """Per bug, the status changes ``after`` holds over ``before`` (two schema-2 ledgers), as the
+    tracker's sweep reports them: fixed_in moves, new regressions, a release whose status changed
+    (a new release: from the latest earlier one's), plus bugs newly tracked."""
+    from tracker import sweep  # the sweep's own rules; imported here so set-version needs packaging only
+
+    entries = {v: e for v, e in after["releases"].items() if e != before["releases"].get(v)}
+    found = sweep.changes(before, after, sweep.Outcome(entries=entries))
+    ids = sorted({*before["bugs"], *after["bugs"]}, key=len, reverse=True)
+    grouped: dict[str, list[str]] = {bug_id: [] for bug_id in sorted(after["bugs"]) if bug_id not in before["bugs"]}
+    for bug_id in grouped:
+        grouped[bug_id].append("newly tracked")
+    for line in found:
+        bug_id = next(b for b in ids if line.startswith(f"{b}: "))
+        grouped.setdefault(bug_id, []).append(line[len(bug_id) + 2:])
+    return {bug_id: grouped[bug_id] for bug_id in sorted(grouped)}
+
+
+def first_release_lines(ledger: dict[str, Any]) -> dict[str, list[str]]:
+    """Per bug, what the ledger of a first release says: its fixed_in and regressions."""
+    return {bug_id: [f"fixed_in {bug.get('fixed_in') or 'none'}",
+                     *(f"{version} regressed (present again after a confirmed fix)"
+                       for version in bug.get("regressions", []))]
+            for bug_id, bug in sorted(ledger["bugs"].items())}
+
+
+def notes(before: dict[str, Any] | None, after: dict[str, Any], version: Version | str,
+          previous: Version | str | None, limit: int = NOTES_LIMIT) -> str:
+    """The GitHub release body, Markdown: per bug, the status changes since the release whose ledger is
+    ``before`` (tagged ``previous``, if named), or for a first release (``before`` None) each bug's
+    fixed_in. At most ``limit`` characters: the changes that do not fit are counted, not shown."""
+    head = [f"Release {code_span(version)} of {PACKAGE}: the ledger (`{LEDGER}`) as of this commit.", ""]
+    if before is None:
+        head.append("The first release. What the ledger says of each bug:")
+        found = first_release_lines(after)
+    else:
+        since = code_span(f"{TAG_PREFIX}{previous}") if previous is not None else "the previous release"
+        head.append(f"Status changes since {since}:")
+        found = status_changes(before, after)
+    upgrade = ["", f"Upgrade with {code_span(f'pip install --upgrade {PACKAGE}')}: a test tied to a bug with "
+                   "`known_upstream_bug` or `@pytest.mark.upstream_bug` follows the new ledger."]
+    total = sum(map(len, found.values()))
+    if not total:
+        return "\n".join([*head, "", "None: the ledger changed (new checks, times or evidence), but no bug's "
+                                      "status did.", *upgrade]) + "\n"
+    for shown in range(total, -1, -1):  # the most changes that fit, in order; then the upgrade line goes first
+        body, budget = [], shown
+        for bug_id, lines in found.items():
+            if budget > 0:
+                body += ["", f"### {code_span(bug_id)}", *(f"- {code_span(line)}" for line in lines[:budget])]
+                budget -= len(lines[:budget])
+        left = total - shown
+        tail = upgrade if not left else [
+            "", f"... and {left} more change{'s' if left != 1 else ''}, left out to keep these notes within "
+                f"{limit} characters: compare `{LEDGER}` between the tags."]
+        text = "\n".join([*head, *body, *tail]) + "\n"
+        if len(text) <= limit:
+            return text
+    return text[:limit]  # a limit too small for the head and the count of what was left out
+
+
+# --- the build's version -------------------------------------------------------------------------
+
+INIT = "repro/__init__.py"
+
+
+def set_version(root: Path, version: Version | str) -> list[Path]:
+    """Write ``version`` into a build checkout's pyproject.toml ([project] version) and ``repro.__version__``;
+    the files it changed."""
+    version = Version(str(version))
+    pyproject, init = root / PYPROJECT, root / INIT
+    try:
+        lines = pyproject.read_text(encoding="utf-8").splitlines(keepends=True)
+        text = init.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ReleaseError(f"set-version: {err}.") from None
+    index, match = _project_version_line("".join(lines))
+    ending = lines[index][len(lines[index].rstrip("\r\n")):]
+    texts = {pyproject: "".join([*lines[:index], f"{match.group(1)}{version}{match.group(3)}{ending}",
+                                 *lines[index + 1:]])}
+    texts[init], count = re.subn(r'^(__version__\s*=\s*")[^"]*(")', lambda m: f"{m.group(1)}{version}{m.group(2)}",
+                                 text, count=1, flags=re.MULTILINE)
+    if count != 1:
+        raise ReleaseError(f"{init} has no __version__ line to set.")
+    changed = []
+    for path, new in texts.items():
+        if new != path.read_text(encoding="utf-8"):
+            path.write_text(new, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
+# --- git and the command line: thin ----------------------------------------------------------------
+
+def git(root: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ReleaseError(f"git {' '.join(args)}: {proc.stderr.strip() or 'failed'}.")
+    return proc.stdout
+
+
+def commit_day(root: Path, commit: str) -> date:
+    """The commit's committer date, in UTC: the same commit always gets the same day."""
+    return datetime.fromtimestamp(int(git(root, "show", "-s", "--format=%ct", commit)), timezone.utc).date()
+
+
+def ledger_at(root: Path, ref: str) -> dict[str, Any]:
+    """The ledger as committed at ``ref``, validated (and migrated from schema 1) as the package reads it."""
+    path = Path(f"{ref}:{LEDGER}")
+    try:
+        data = json.loads(git(root, "show", f"{ref}:{LEDGER}"))
+    except json.JSONDecodeError as err:
+        raise ReleaseError(f"{path} is not valid JSON ({err}).") from None
+    try:
+        return ledger_io.validate(path, ledger_io.migrate(path, data))
+    except ledger_io.LedgerError as err:
+        raise ReleaseError(str(err)) from None
+
+
+def load_ledger(path: Path) -> dict[str, Any]:
+    try:
+        return ledger_io.load(path)
+    except ledger_io.LedgerError as err:
+        raise ReleaseError(str(err)) from None
+
+
+def published_versions(path: Path | None) -> list[Version]:
+    """The versions a saved PyPI JSON answer (``https://pypi.org/pypi/NAME/json``) lists; none without one."""
+    if path is None or not path.exists():
+        return []
+    try:
+        releases = json.loads(path.read_text(encoding="utf-8")).get("releases") or {}
+    except (OSError, ValueError, AttributeError) as err:
+        raise ReleaseError(f"{path} is not PyPI's JSON answer ({err}).") from None
+    return tag_versions(TAG_PREFIX + str(key) for key in releases)
+
+
+def plan_for(root: Path, commit: str, published: Path | None) -> Plan:
+    """``decide`` for a commit of the checkout at ``root``: its tags, its code version, its day, its ledger."""
+    def tags(*where: str) -> list[Version]:
+        return tag_versions(git(root, "tag", *where, "--list", f"{TAG_PREFIX}*").split())
+
+    existing, tagged, merged = [*tags(), *published_versions(published)], tags("--points-at", commit), \
+        tags("--merged", commit)
+    code, day = code_version(git(root, "show", f"{commit}:{PYPROJECT}")), commit_day(root, commit)
+    previous = previous_release(next_version(code, day, existing, tagged), merged)
+    changed = previous is not None and ledger_at(root, f"{TAG_PREFIX}{previous}") != ledger_at(root, commit)
+    return decide(code, day, existing, tagged, merged, changed)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m tracker.release", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=Path, default=ROOT, help="the git checkout (default: this one)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("plan", "next-version"):
+        cmd = sub.add_parser(name, help="whether to release, and the version" if name == "plan" else "the version")
+        cmd.add_argument("--commit", default="HEAD")
+        cmd.add_argument("--published", type=Path, metavar="PYPI_JSON",
+                         help="PyPI's JSON answer for the project: its versions count as released")
+    cmd = sub.add_parser("notes", help="the release notes (Markdown)")
+    cmd.add_argument("--commit", default="HEAD")
+    cmd.add_argument("--version", help="the release's version (default: next-version's)")
+    cmd.add_argument("--since", metavar="TAG", help="the previous release's tag (default: the latest before it)")
+    cmd.add_argument("--before", type=Path, metavar="LEDGER", help="compare this ledger file ...")
+    cmd.add_argument("--after", type=Path, metavar="LEDGER", help="... with this one, instead of git's")
+    cmd.add_argument("--limit", type=int, default=NOTES_LIMIT, help=f"characters at most (default {NOTES_LIMIT})")
+    cmd.add_argument("--published", type=Path, metavar="PYPI_JSON", help=argparse.SUPPRESS)
+    cmd = sub.add_parser("set-version", help="write VERSION into pyproject.toml and repro/__init__.py under --root")
+    cmd.add_argument("version")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command in ("plan", "next-version"):
+            plan = plan_for(args.root, args.commit, args.published)
+            print("\n".join(plan.lines()) if args.command == "plan" else plan.version)
+        elif args.command == "set-version":
+            for path in set_version(args.root, args.version):
+                print(f"{path}: {Version(args.version)}", file=sys.stderr)
+        else:
+            print(notes_command(args), end="")
+    except ReleaseError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def notes_command(args: argparse.Namespace) -> str:
+    if args.before or args.after:
+        if not (args.before and args.after):
+            raise ReleaseError("--before and --after go together.")
+        previous = args.since[len(TAG_PREFIX):] if args.since else None
+        return notes(load_ledger(args.before), load_ledger(args.after), args.version or "unreleased", previous,
+                     args.limit)
+    version = Version(args.version) if args.version else plan_for(args.root, args.commit, args.published).version
+    if args.since:
+        previous = tag_versions([args.since])
+        if not previous:
+            raise ReleaseError(f"--since {args.since}: not a release tag ({TAG_PREFIX}VERSION).")
+        since: Version | None = previous[0]
+    else:
+        merged = tag_versions(git(args.root, "tag", "--merged", args.commit, "--list", f"{TAG_PREFIX}*").split())
+        since = previous_release(version, merged)
+    before = ledger_at(args.root, f"{TAG_PREFIX}{since}") if since else None
+    return notes(before, ledger_at(args.root, args.commit), version, since, args.limit)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
