@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from repro.sanitise import one_line
 from repro.source_checks import (FLAG, RECURSIVE, SCRIPT, forwarding_call, ignored_attributes_node,
                                   installed_sources, mentions_flag)
 
@@ -91,19 +92,35 @@ def patched_sources(sources: dict[str, str]) -> dict[str, str]:
     return {RECURSIVE: _patch_recursive(sources[RECURSIVE]), SCRIPT: _patch_script(sources[SCRIPT])}
 
 
+def lines_of(text: str) -> list[str]:
+    """``text``'s lines, ends kept, split on ``\\n`` only: as ``ast`` counts lines and ``git`` diffs them
+    (``str.splitlines`` also splits on form feeds, ``\\x1c``-``\\x1e``, ``\\x85``, ``\\u2028``...)."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _parse(path: str, text: str) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except SyntaxError as err:
+        raise PatchError(f"{path} does not parse as Python (line {err.lineno}: {err.msg}).") from None
+    except ValueError as err:  # a null byte
+        raise PatchError(f"{path} does not parse as Python ({err}).") from None
+
+
 def _insert(text: str, before_line: int, new_lines: list[str], indent: str) -> str:
-    lines = text.splitlines(keepends=True)
+    lines = lines_of(text)
     lines[before_line - 1:before_line - 1] = [f"{indent}{line}".rstrip() + "\n" for line in new_lines]
     return "".join(lines)
 
 
 def _indent_of(text: str, lineno: int) -> str:
-    line = text.splitlines()[lineno - 1]
+    line = lines_of(text)[lineno - 1]
     return line[: len(line) - len(line.lstrip())]
 
 
 def _patch_recursive(text: str) -> str:
-    node = ignored_attributes_node(ast.parse(text))
+    node = ignored_attributes_node(_parse(RECURSIVE, text))
     if node is None or not isinstance(node.value, ast.List) or not node.value.elts:
         raise PatchError(f"{RECURSIVE} has no module-level ignored_attributes list.")
     if mentions_flag(node):
@@ -111,7 +128,7 @@ def _patch_recursive(text: str) -> str:
     last = node.value.elts[-1]
     if last.end_lineno == node.lineno:
         raise PatchError(f"{RECURSIVE}: ignored_attributes is on one line; edit it by hand.")
-    lines = text.splitlines(keepends=True)
+    lines = lines_of(text)
     end = lines[last.end_lineno - 1]
     if not end.rstrip().endswith(","):  # keep the list valid: no implicit concatenation
         lines[last.end_lineno - 1] = end.rstrip() + ",\n"
@@ -119,7 +136,7 @@ def _patch_recursive(text: str) -> str:
 
 
 def _patch_script(text: str) -> str:
-    method, call = forwarding_call(ast.parse(text))
+    method, call = forwarding_call(_parse(SCRIPT, text))
     if method is None or call is None:
         raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
     if mentions_flag(method):
@@ -128,14 +145,15 @@ def _patch_script(text: str) -> str:
 
 
 def unified_diff(before: dict[str, str], after: dict[str, str]) -> str:
-    """A ``git apply``/``patch -p1`` diff; a file absent from ``before`` is created."""
+    """A ``git apply``/``patch -p1`` diff; a file absent from ``before`` is created. Lines are split on
+    ``\\n`` alone, so a form feed or another separator stays inside its line; a last line without a
+    newline is marked as git marks it."""
     chunks = []
     for path in after:
         old = before.get(path)
-        chunks += difflib.unified_diff(
-            (old or "").splitlines(keepends=True), after[path].splitlines(keepends=True),
-            fromfile=f"a/{path}" if old is not None else "/dev/null", tofile=f"b/{path}",
-        )
+        for line in difflib.unified_diff(lines_of(old or ""), lines_of(after[path]),
+                                         fromfile=f"a/{path}" if old is not None else "/dev/null", tofile=f"b/{path}"):
+            chunks.append(line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n")
     return "".join(chunks)
 
 
@@ -163,12 +181,24 @@ def checkout_sources(root: Path) -> dict[str, str]:
     missing = [path for path in (RECURSIVE, SCRIPT, TEST_JIT) if not (root / path).is_file()]
     if missing:
         raise PatchError(f"{root} is not a PyTorch checkout: it lacks {', '.join(missing)}.")
-    return {path: (root / path).read_text(encoding="utf-8") for path in (RECURSIVE, SCRIPT, TEST_JIT)}
+    return {path: _read(root, path) for path in (RECURSIVE, SCRIPT, TEST_JIT)}
+
+
+def _read(root: Path, path: str) -> str:
+    """One checkout file as UTF-8 text; one sentence when it cannot be read or is not UTF-8."""
+    try:
+        data = (root / path).read_bytes()
+    except OSError as err:
+        raise PatchError(f"{root / path} cannot be read: {err.strerror or err}.") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise PatchError(f"{root / path} is not UTF-8 text (byte {err.start} is {data[err.start]:#04x}).") from None
 
 
 def register_test(test_jit: str) -> str:
     """test/test_jit.py importing the new test class after its last ``from jit.`` import, as upstream does."""
-    lines = test_jit.splitlines(keepends=True)
+    lines = lines_of(test_jit)
     imports = [i for i, line in enumerate(lines) if line.startswith("from jit.")]
     if not imports:
         raise PatchError(f"{TEST_JIT} imports no test/jit module; register the test by hand.")
@@ -184,4 +214,4 @@ def _check_applies(diff: str, root: Path) -> None:
     check = subprocess.run(["git", "apply", "--check", "-"], cwd=root, input=diff, capture_output=True, text=True)
     if check.returncode:
         reason = (check.stderr.strip().splitlines() or ["no reason given"])[0]
-        raise PatchError(f"git apply --check refuses the patch in {root}: {reason}")
+        raise PatchError(f"git apply --check refuses the patch in {root}: {one_line(reason, 200)}")
