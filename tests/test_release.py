@@ -289,3 +289,28 @@ def test_notes_from_two_ledger_files_and_errors(tmp_path, capsys, two_ledgers):
     (tmp_path / "repro" / "__init__.py").unlink()
     assert release.main(["--root", str(tmp_path), "set-version", "0.2.0"]) == 2
     assert capsys.readouterr().err.startswith("error: set-version: [Errno 2] No such file or directory")
+
+
+# --- the workflow: what it runs, and how it publishes ----------------------------------------------------
+
+WORKFLOW = (ROOT / ".github" / "workflows" / "release.yml").read_text()
+
+
+def test_the_release_workflow_publishes_only_by_trusted_publishing():
+    """No token or password anywhere; id-token: write in the publishing job only; the action that publishes."""
+    assert "secrets." not in WORKFLOW and "password" not in WORKFLOW and "PYPI_TOKEN" not in WORKFLOW
+    assert WORKFLOW.count("id-token: write") == 1
+    publish = WORKFLOW[WORKFLOW.index("\n  publish:\n"):WORKFLOW.index("\n  tag:\n")]
+    assert "id-token: write" in publish and "uses: pypa/gh-action-pypi-publish@release/v1" in publish
+    assert "\npermissions:\n  contents: read\n" in WORKFLOW  # the default for every other job
+
+
+def test_the_release_workflow_runs_what_ci_runs():
+    """The commands .ci/run and the tests exercise: the plan, set-version, build, .ci/check-package, notes."""
+    for command in ("python -m tracker.release plan --commit \"$GITHUB_SHA\" --published pypi.json",
+                    "python -m tracker.release set-version \"$VERSION\"", "python -m build --outdir dist",
+                    ".ci/check-package --dist dist",
+                    "python -m tracker.release notes --commit \"$GITHUB_SHA\" --version \"$VERSION\" > notes.md"):
+        assert command in WORKFLOW, command
+    assert ".ci/check-package\n" in (ROOT / ".ci" / "run").read_text()
+    assert "      - repro/ledger.json\n      - pyproject.toml\n  workflow_dispatch:\n" in WORKFLOW
