@@ -9,7 +9,9 @@ Nothing is written to site-packages: the patch lives only in this process. The u
 candidate replaces torch's source files, so it is judged this way, before torch is imported;
 the others can also be applied and reverted inside one process. ``--sources DIR`` serves the torch
 files under DIR (e.g. ``DIR/torch/jit/_script.py`` after ``patch -p1``) that differ from the
-installed ones instead, and names them on stderr. Exit 2: usage, or nothing to overlay.
+installed ones instead, and names them on stderr; symbolic links in DIR are followed, and a
+``torch/**/*.py`` that is not a regular file (a folder, a dangling link, a FIFO) is named instead.
+Exit 2: usage, nothing to overlay, or a source that is not a regular file.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from pathlib import Path
 
 from repro.filing.candidates import CANDIDATES
 from repro.environment import import_torch
-from repro.filing.source_import import NothingToOverlay, import_from
+from repro.filing.source_import import NothingToOverlay, UnusableSource, import_from
+from repro.sanitise import for_terminal
 
 PROG = "python -m repro.run_patched"
 USAGE = f"usage: {PROG} ({' | '.join(CANDIDATES)} | --sources DIR) (-m MODULE | SCRIPT) [ARGS...]"
@@ -29,7 +32,7 @@ EXIT_USAGE = 2
 
 
 def _fail(message: str) -> None:
-    print(message, file=sys.stderr)
+    print(for_terminal(message), file=sys.stderr)
     raise SystemExit(EXIT_USAGE)
 
 
@@ -41,9 +44,9 @@ def main(argv: list[str]) -> None:
             _fail(f"{PROG}: error: {directory} is not a folder")
         try:
             served = import_from(directory)
-        except NothingToOverlay as problem:
+        except (NothingToOverlay, UnusableSource) as problem:
             _fail(f"{PROG}: error: {problem}")
-        print(f"{PROG}: torch files from {directory} in place of the installed ones: {', '.join(served)}",
+        print(for_terminal(f"{PROG}: torch files from {directory} in place of the installed ones: {', '.join(served)}"),
               file=sys.stderr)
         import_torch()
     elif argv[:1] and argv[0] in CANDIDATES:

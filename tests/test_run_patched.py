@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -64,3 +65,59 @@ def test_sources_overlay_only_the_changed_files_and_name_them(tmp_path, print_so
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(patched)
     assert proc.stderr.strip() == f"{PROG}: torch files from {tmp_path} in place of the installed ones: {SCRIPT}"
+
+
+# --- what DIR holds: links followed, anything but a regular file named (issue 20) ---------------
+
+def _unusable(root, kind: str):
+    """``root/torch/jit/_script.py`` made into something that is not a regular file."""
+    target = root / SCRIPT
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "a directory":
+        target.mkdir()
+    elif kind == "a dangling symbolic link":
+        target.symlink_to(root / "nowhere.py")
+    elif kind == "a FIFO":
+        os.mkfifo(target)
+    elif kind == "a character device":
+        target.symlink_to(os.devnull)
+    elif kind == "a directory (linked)":
+        (root / "elsewhere").mkdir()
+        target.symlink_to(root / "elsewhere")
+    return target
+
+
+@pytest.mark.parametrize("kind", ["a directory", "a dangling symbolic link", "a FIFO", "a character device",
+                                  "a directory (linked)"])
+def test_a_source_that_is_not_a_regular_file_is_named_in_one_sentence(tmp_path, print_source, kind):
+    target = _unusable(tmp_path, kind)
+    _copy(tmp_path, "torch/jit/_recursive.py", edit=True)  # a good file beside it changes nothing
+    proc = run(["-m", "repro.run_patched", "--sources", str(tmp_path), print_source], timeout=60)  # a FIFO never blocks
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines() == [f"{PROG}: error: {target} is {kind.split(' (')[0]}: not a regular file, "
+                                        "so it cannot stand in for torch's"]
+
+
+@pytest.mark.parametrize("link", ["torch/jit", "torch", SCRIPT])
+def test_symbolic_links_are_followed_to_files_and_folders(tmp_path, link):
+    from repro.filing.source_import import overlay_files
+
+    real, tree = tmp_path / "real", tmp_path / "tree"
+    patched = _copy(real, SCRIPT, edit=True)
+    (tree / link).parent.mkdir(parents=True, exist_ok=True)
+    (tree / link).symlink_to(real / link)
+    (real / "torch" / "jit" / "loop").symlink_to(real / "torch")  # a link back up the tree is walked once
+    files = overlay_files(tree)
+    assert list(files) == ["torch.jit._script"] and files["torch.jit._script"] == tree / SCRIPT
+    assert files["torch.jit._script"].read_text() == patched.read_text()
+
+
+def test_a_torch_jit_linked_to_a_folder_of_patched_files_is_served(tmp_path, print_source):
+    real = tmp_path / "patched-jit"
+    _copy(tmp_path / "staging", SCRIPT, edit=True).parent.rename(real)
+    (tmp_path / "tree" / "torch").mkdir(parents=True)
+    (tmp_path / "tree" / "torch" / "jit").symlink_to(real)
+    proc = run(["-m", "repro.run_patched", "--sources", str(tmp_path / "tree"), print_source])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(tmp_path / "tree" / SCRIPT)
+    assert proc.stderr.strip().endswith(f"in place of the installed ones: {SCRIPT}")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import os
+import stat
 import sys
 from importlib.machinery import ModuleSpec
 from pathlib import Path
@@ -20,6 +22,11 @@ from repro.source_checks import installed_torch_root
 
 class NothingToOverlay(ValueError):
     """The folder holds no torch source file that differs from the installed torch (one sentence)."""
+
+
+class UnusableSource(ValueError):
+    """A ``torch/**/*.py`` under the folder that is not a regular file: a directory, a dangling link, a
+    FIFO or a device (one sentence naming each)."""
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -33,21 +40,59 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 def overlay_files(directory: Path) -> dict[str, Path]:
     """Module name -> file for each ``torch/**/*.py`` under ``directory`` that replaces an
-    installed module (not a package ``__init__``) and differs from it."""
+    installed module (not a package ``__init__``) and differs from it. Symbolic links are followed,
+    to files and folders alike (a ``torch/jit`` linked to a folder of patched files included); a
+    ``*.py`` that does not resolve to a regular file is ``UnusableSource``, found with ``os.stat``
+    before anything is opened (a FIFO is never read)."""
     installed = installed_torch_root()
-    files = {}
-    for path in sorted(directory.glob("torch/**/*.py")):
+    files, unusable = {}, []
+    for path in _candidates(directory):
+        kind = _not_regular(path)
+        if kind:
+            unusable.append(f"{path} is {kind}")
+            continue
         relative = path.relative_to(directory)
         original = installed / relative
         if relative.name == "__init__.py" or not original.is_file():
             continue
         if path.read_bytes() != original.read_bytes():
             files[".".join(relative.with_suffix("").parts)] = path
+    if unusable:
+        raise UnusableSource(f"{'; '.join(unusable)}: not a regular file, so it cannot stand in for torch's")
     if not files:
         raise NothingToOverlay(
             f"{directory} holds no torch/**/*.py that differs from the installed torch "
             f"(expected e.g. {directory / 'torch' / 'jit' / '_script.py'}), so nothing would be patched")
     return files
+
+
+def _candidates(directory: Path) -> list[Path]:
+    """Every ``*.py`` entry under ``directory/torch``, symbolic links to folders followed (each real folder once)."""
+    found, seen = [], set()
+    for root, folders, names in os.walk(directory / "torch", followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:  # a link back up the tree
+            folders[:] = []
+            continue
+        seen.add(real)
+        found += [Path(root) / name for name in [*folders, *names] if name.endswith(".py")]
+        folders[:] = [f for f in folders if not f.endswith(".py")]  # a folder named like a file: named above
+    return sorted(found)
+
+
+def _not_regular(path: Path) -> str | None:
+    """What ``path`` resolves to when it is not a regular file ("a directory", "a FIFO"...); None when it is one."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a dangling symbolic link"
+    except OSError as err:  # a link loop, a permission problem
+        return f"unreadable ({err.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
 
 
 def import_from(directory: Path) -> list[str]:
