@@ -67,9 +67,16 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
     """Wrap each marked test in the decorator: an unknown id fails its module's collection."""
     result = yield
     for item in _items(result):
-        mark = item.get_closest_marker(MARKER)
-        if mark is None:
+        marks = list(item.iter_markers(MARKER))  # the function's, its class's and its module's pytestmark
+        if not marks:
             continue
+        decorated = getattr(item.obj, "__upstream_bug__", None)
+        if len(marks) > 1 or decorated:
+            ties = [str(m.args[0]) if len(m.args) == 1 else repr(m.args) for m in marks]
+            ties += [f"{decorated} (decorator)"] if decorated else []
+            raise pytest.Collector.CollectError(f"{item.nodeid}: tied to more than one catalogued bug "
+                                                f"({', '.join(ties)}); one {MARKER} marker per test")
+        mark = marks[0]
         if len(mark.args) != 1 or not isinstance(mark.args[0], str):
             raise pytest.Collector.CollectError(f"{item.nodeid}: {MARKER} takes one catalogued bug id")
         try:
@@ -86,6 +93,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(f"{MARKER} marks pytest functions; decorate a TestCase method with "
                     "repro.expect.known_upstream_bug instead", pytrace=False)
     if bug_id is not None:
+        try:
+            expect.torch_version()
+        except Exception:  # PackageNotFoundError: no expectation to hold the test to
+            pytest.skip("torch is not installed")
         item.user_properties.append((PROPERTY, f"{bug_id}|{expect.resolve(bug_id).state}"))
 
 
