@@ -146,3 +146,34 @@ def test_the_step_summary_is_inert_markdown(raw):
     assert len(rows) == 1 and len(lines) == 9
     for line in lines:
         assert_inert_markdown(line, columns=7 if line.startswith("| 2.13.0") else None)
+
+
+# --- the issue body (python -m repro --markdown) ------------------------------------------------
+
+@pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
+def test_the_issue_body_keeps_what_torch_printed_inert(raw):
+    """What the wheel's torch raised and printed, its collect_env and its sources: fenced or escaped."""
+    from repro.catalogue import get
+    from repro.filing.material import Filing
+    from repro.formats.markdown import render
+    from repro.ledger import ORIGINAL
+    from test_catalogue import _result
+    from test_report import _report
+
+    scenario = "register_full_backward_hook: called with grad_input and grad_output"
+    report = _report([_result(scenario, "plain_forward", "raises", f"{raw}: {raw}")])
+    printed = f"Traceback:\n{raw}\n```\n<img src=//e.x/p>\n````"
+    body = render(report, Filing(get(ORIGINAL), printed, 1, f"collect_env {raw}\n```", f"+{raw}\n```"), None)
+    lines, fence = body.splitlines(), None
+    for line in lines:  # outside fenced blocks, every line inert; inside, nothing closes the fence early
+        if fence is None and line.startswith("```"):
+            fence = line[: len(line) - len(line.lstrip("`"))]
+        elif fence is not None:
+            assert not CONTROL.search(line)
+            if line == fence:
+                fence = None
+            else:
+                assert not line.startswith(fence), line
+        elif not line.startswith(("<details>", "<summary>", "</details>")):
+            assert_inert_markdown(line, columns=7 if line.startswith(f"| {scenario.split(':')[0]} |") else None)
+    assert fence is None

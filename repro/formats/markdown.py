@@ -3,7 +3,8 @@
 Written for a PyTorch maintainer: the bug's paste-ready script and what it printed in a fresh
 interpreter, one summary row per hook API the bug affects, the root cause where the catalogue knows
 it, and, collapsed, every scenario run, the patch and the versions. It names only tools the reader
-has (torch), but for one closing line saying where the body came from.
+has (torch), but for one closing line saying where the body came from. What torch printed or raised
+and what its sources hold is outside text: in fences longer than any backtick run inside, or escaped.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from repro.engine.oracle import ScenarioResult
 from repro.formats.text import side_cell
 from repro.ledger import ORIGINAL
 from repro.report import Report
+from repro.sanitise import code_block, code_span, plain
 from repro.source_checks import installed_sources
 
 ATTRIBUTION = "Found and measured with scriptmodule-hook-repro (`python -m repro --markdown`)."
@@ -35,7 +37,8 @@ RUN_COLUMNS = ("hook API", "scenario", "style", "instance", "ScriptModule", "eag
 
 
 def _run_row(r: ScenarioResult) -> str:
-    return _cells((r.scenario.api, r.scenario.name, r.style, r.instance, side_cell(r.script), side_cell(r.eager), r.verdict))
+    return _cells((r.scenario.api, r.scenario.name, r.style, r.instance, plain(side_cell(r.script)),
+                   plain(side_cell(r.eager)), r.verdict))
 
 
 def _judged(report: Report) -> int:
@@ -69,7 +72,7 @@ def _root_cause(bug: Bug, cause: RootCause | None) -> list[str]:
         return [f"{i}. {step}" for i, step in enumerate(cause.chain(), start=1)]
     evidence = bug.static(installed_sources()).evidence
     return [" ".join(bug.explanation.split()) + " Where, in this torch's sources:",
-            *(f"- `{line.split(': ', 1)[0]}`: {line.split(': ', 1)[-1]}" for line in evidence)]
+            *(f"- {code_span(line.split(': ', 1)[0])}: {plain(line.split(': ', 1)[-1])}" for line in evidence)]
 
 
 def _candidates(report: Report, filing: Filing) -> list[str]:
@@ -99,9 +102,7 @@ def render(report: Report, filing: Filing, cause: RootCause | None) -> str:
         "",
         f"Output of exactly this script on torch {env.torch_version} (exit code {filing.exit_code}):",
         "",
-        "```",
-        filing.output,
-        "```",
+        code_block(filing.output),
         "",
         f"Each hook API this bug affects, on a ScriptModule subclass (`@torch.jit.script_method` and plain "
         f"`def forward`, first and later instances) versus an eager `nn.Module` twin, device {env.device}:",
@@ -119,6 +120,6 @@ def render(report: Report, filing: Filing, cause: RootCause | None) -> str:
     ]
     if filing.patch:
         lines += ["", *_details("Proposed fix, against the installed release, with a regression test",
-                                ["```diff", filing.patch.rstrip(), "```"])]
-    lines += ["", ATTRIBUTION, "", "### Versions", "", *_details("collect_env", ["```", filing.versions.strip(), "```"])]
+                                [code_block(filing.patch.rstrip(), "diff")])]
+    lines += ["", ATTRIBUTION, "", "### Versions", "", *_details("collect_env", [code_block(filing.versions.strip())])]
     return "\n".join(lines)
