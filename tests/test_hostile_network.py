@@ -8,6 +8,7 @@ their environment variables so that every test stays fast.
 from __future__ import annotations
 
 import io
+import json
 import time
 from types import SimpleNamespace
 
@@ -293,3 +294,32 @@ def test_short_retry_after_is_obeyed(server, monkeypatch, sleeps):
     server.routes["/pypi/torch/json"] = sequence(answer(503, b"busy", Retry_After="1"),
                                                  answer(200, b'{"releases": {}}'))
     assert listing(server.url) == [] and sleeps == [1]
+
+
+# 10. Text a server sends is printed with its control characters shown as escapes (issue 20).
+
+ESCAPES = "\x1b[2J\x1b[32mall good\x1b[8m hidden\x9b31m"
+
+
+@pytest.mark.parametrize("program", [["tracker.check_upstream"], ["tracker.matrix", "plan", "--torch", "newest",
+                                                                  "--python", "3.11"]],
+                         ids=["check_upstream", "matrix-plan"])
+def test_a_content_type_with_escapes_is_printed_inert(server, tmp_path, program):
+    server.routes["/pypi/torch/json"] = answer(200, b"<html></html>", Content_Type=f"text/{ESCAPES}")
+    proc = run(["-m", *program, "--index-url", server.url], ledger=write_ledger(tmp_path / "ledger.json"))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "\x1b" not in proc.stderr + proc.stdout and "\x9b" not in proc.stderr + proc.stdout
+    assert "text/\\x1b[2j\\x1b[32mall good" in proc.stderr.lower()
+
+
+def test_the_upstream_issues_state_is_printed_inert_and_recorded_raw(index, tmp_path):
+    index.issues[ISSUE] = {"state": f"closed{ESCAPES}", "state_reason": f"completed\n{ESCAPES}"}
+    ledger = write_ledger(tmp_path / "ledger.json")
+    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url, "--github-api-url", index.url,
+                "--upstream-issue", "pytorch/pytorch#1"], ledger=ledger)
+    assert "\x1b" not in proc.stderr + proc.stdout and "\x9b" not in proc.stderr + proc.stdout
+    said = [line for line in proc.stderr.splitlines() if line.startswith("pytorch/pytorch#1: ")]
+    assert said == ["pytorch/pytorch#1: closed\\x1b[2J\\x1b[32mall good\\x1b[8m hidden\\x9b31m "
+                    "(completed\\x0a\\x1b[2J\\x1b[32mall good\\x1b[8m hidden\\x9b31m)"]
+    recorded = json.loads(ledger.read_text())["upstream_issues"]["pytorch/pytorch#1"]
+    assert recorded["state"] == f"closed{ESCAPES}"  # the ledger keeps what GitHub said
