@@ -18,7 +18,8 @@ TIED_TWICE = {  # how a test ends up with two ties -> its node id
                             f'@pytest.mark.upstream_bug("{FLAG}")\ndef test_x():\n    raise RuntimeError\n',
                             "test_tied.py::test_x"),
     "class-and-method": (f'@pytest.mark.upstream_bug("{ROOT_ONLY}")\nclass TestX:\n'
-                         f'    @pytest.mark.upstream_bug("{FLAG}")\n    def test_x(self):\n        raise RuntimeError\n',
+                         f'    @pytest.mark.upstream_bug("{FLAG}")\n'
+                         "    def test_x(self):\n        raise RuntimeError\n",
                          "test_tied.py::TestX::test_x"),
     "marker-and-decorator": (f'@pytest.mark.upstream_bug("{FLAG}")\n@known_upstream_bug("{ROOT_ONLY}")\n'
                              "def test_x():\n    raise RuntimeError\n", "test_tied.py::test_x"),
@@ -77,5 +78,6 @@ def test_without_torch_tied_tests_skip_saying_so(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "1 passed, 2 skipped" in out, out
     assert "upstream bugs: torch is not installed" in out
-    assert [line for line in out.splitlines() if line.startswith("SKIPPED [2] ")][0].endswith(": torch is not installed")
+    skipped = [line for line in out.splitlines() if line.startswith("SKIPPED [2] ")]
+    assert skipped and skipped[0].endswith(": torch is not installed")
     assert "PackageNotFoundError" not in out.replace("(PackageNotFoundError)", "") and "ERROR" not in out
