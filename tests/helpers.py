@@ -15,6 +15,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from repro.source_checks import installed_torch_root
 from repro.ledger import ORIGINAL, Expectation, expectation_for, ledger_path, load, verdicts_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,10 +60,13 @@ def patched_torch_env(directory: Path, sources: dict[str, str]) -> dict[str, str
     for path, text in sources.items():
         (tree / path).parent.mkdir(parents=True, exist_ok=True)
         (tree / path).write_text(text, encoding="utf-8")
-    (directory / "sitecustomize.py").write_text(
+    (directory / "sitecustomize.py").write_text(  # for the torch it was made for, not one that shadows it
         "from pathlib import Path\n"
         "from repro.filing.source_import import import_from\n"
-        f"import_from(Path({str(tree)!r}))\n")
+        "import importlib.util\n"
+        "spec = importlib.util.find_spec('torch')\n"
+        f"if spec and spec.origin and Path(spec.origin).parent.parent == Path({str(installed_torch_root())!r}):\n"
+        f"    import_from(Path({str(tree)!r}))\n")
     return {"PYTHONPATH": f"{directory}:{ROOT}"}
 
 

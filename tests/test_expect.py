@@ -70,6 +70,11 @@ DECISIONS = [
     ("fixed", "present", "assertion", "failure"),
     ("present", "not-applicable", "bug error", "skipped"),
     ("cannot-test", "present", "bug error", "skipped"),
+    # an incomplete fix: the error text or any failed assertion is the bug's; a pass is a pass (not strict)
+    ("incomplete-fix", "incomplete-fix", "assertion", "expected failure"),
+    ("incomplete-fix", "incomplete-fix", "bug error", "expected failure"),
+    ("incomplete-fix", "incomplete-fix", "pass", "success"),
+    ("incomplete-fix", "incomplete-fix", "other error", "error"),
 ]
 
 

@@ -141,3 +141,22 @@ def test_what_a_run_said_is_inert_in_the_table(tmp_path, capsys, said, where):
     assert code == 0 and len(rows) == 1
     row = next(iter(rows.values()))
     assert_inert_markdown(row, columns=5 + (where == "warnings"))  # a bug column where there is a report
+
+
+def test_newest_is_resolved_per_python_past_yanked_and_wheel_less_releases(index):
+    """Newer than 2.15.0: 2.15.1 fully yanked, 2.16.0 with macOS wheels only, 2.15.2 for Python 3.14 only."""
+    for cp in WHEELS["2.15.0"]:
+        index.wheels[f"torch-2.15.1-cp{cp}-cp{cp}-{LINUX}.whl"] = b"wheel"
+        index.yanked.add(f"torch-2.15.1-cp{cp}-cp{cp}-{LINUX}.whl")
+    index.wheels["torch-2.16.0-cp313-none-macosx_11_0_arm64.whl"] = b"wheel"
+    index.wheels[f"torch-2.15.2-cp314-cp314-{LINUX}.whl"] = b"wheel"
+    code, matrix, stderr = planned(index, "--torch", "newest", "--python", "3.10,3.14")
+    assert code == 0, stderr
+    assert [(p["torch"], p["python"]) for p in matrix] == [("2.15.0", "3.10"), ("2.15.2", "3.14")]
+
+
+@pytest.mark.parametrize("asked", [["--torch", "newest", "--python", "3.6"], ["--torch", "2.0.0", "--python", "3.14"]])
+def test_a_plan_with_no_pair_is_one_sentence_not_an_empty_matrix(index, asked):
+    code, matrix, stderr = planned(index, *asked)
+    assert code == 1 and matrix == [] and len(stderr.strip().splitlines()) == 1
+    assert stderr.startswith("matrix: error: no release asked for") and "the matrix would be empty" in stderr

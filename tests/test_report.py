@@ -8,7 +8,9 @@ from repro.catalogue import BUGS
 from repro.engine.oracle import OracleRun
 from repro.environment import Environment
 from repro.ledger import Expectation
-from repro.report import build_report, conclusion
+from repro.engine.scenarios import SCENARIOS
+from repro.formats.text import completed_line
+from repro.report import build_report, conclude, conclusion
 from test_catalogue import DEPARTURES, _result
 
 ENV = Environment("2.13.0", "3.11", "cpu", "not installed")
@@ -76,3 +78,54 @@ def test_torchscript_unusable_is_cannot_test_for_every_bug():
 def test_conclusion_is_a_sentence_in_each_branch(results, expected, sentence):
     report = _report(results, expected, cannot_test=None if results else "TorchScript is disabled")
     assert conclusion(report) == sentence
+
+
+FLAG_PREPEND = "register_full_backward_hook: prepend=True runs before earlier hooks"
+PREPEND_IGNORED = _result(FLAG_PREPEND, "plain_forward", "differs", "hook calls")  # a broken fix's departure
+
+
+def test_a_bug_whose_error_is_gone_while_its_scope_departs_is_an_incomplete_fix_never_fixed():
+    report = _report([FLAG_MATCH, PREPEND_IGNORED])
+    status = next(b for b in report.bugs if b.bug.id == "full-backward-hook-flag")
+    assert status.status == "incomplete-fix" and "look before flipping" in status.detail
+    assert FLAG_PREPEND.split(":")[0] in status.detail and report.outcome == "different"
+    assert report.drift[0].startswith("full-backward-hook-flag: expected present (test), observed incomplete-fix")
+    assert _status(_report([FLAG_MATCH, PREPEND_IGNORED], _expect(full_backward_hook_flag="incomplete-fix")),
+                   "full-backward-hook-flag") == "incomplete-fix"
+
+
+def test_a_departure_through_another_bug_counts_neither_way():
+    other = DEPARTURES["global-hooks-root-only"]
+    assert set(BUGS["full-backward-hook-flag"].apis).isdisjoint(other.scenario.apis)  # a run in one scope only
+    assert _status(_report([FLAG_MATCH, other]), "full-backward-hook-flag") == "fixed"
+    assert _status(_report([FLAG_MATCH, other]), "global-hooks-root-only") == "present"
+
+
+def test_the_default_run_completes_a_bugs_scope_before_concluding_against_the_ledger():
+    """From the default part alone the bug reads fixed, which the ledger does not expect: its left-out
+    scenarios are run, and only then is the status concluded (here: an incomplete fix), and said."""
+    prepend = PREPEND_IGNORED.scenario
+    unrelated = next(s for s in SCENARIOS if s.tier != "default" and not s.apis & {"register_full_backward_hook",
+                                                                                  "register_backward_hook"})
+    asked: list[list] = []
+
+    def run_more(scenarios):
+        asked.append(scenarios)
+        return OracleRun([PREPEND_IGNORED], ["a warning"], None)
+
+    report = conclude(ENV, OracleRun([FLAG_MATCH], [], None), _expect(), {}, (prepend, unrelated), run_more)
+    assert asked == [[prepend]] and report.completed == (("full-backward-hook-flag", 1),)
+    assert _status(report, "full-backward-hook-flag") == "incomplete-fix" and report.not_run == (unrelated,)
+    assert "full-backward-hook-flag: 1 more" in completed_line(report) and report.run.warnings == ["a warning"]
+    agreeing = conclude(ENV, OracleRun([FLAG_RAISES], [], None), _expect(), {}, (prepend,), run_more)
+    assert len(asked) == 1 and agreeing.completed == () and agreeing.not_run == (prepend,)  # nothing to settle
+
+
+def test_a_bug_whose_apis_this_torch_lacks_is_not_applicable_without_running(monkeypatch):
+    """Known from the installed torch alone, so even a run that skipped the bug's scenarios says so."""
+    import torch
+
+    monkeypatch.delattr(torch.nn.Module, "compile")
+    report = _report([FLAG_RAISES], skipped={"module-compile-noop": "its scenarios are slow"})
+    status = next(b for b in report.bugs if b.bug.id == "module-compile-noop")
+    assert status.status == "not-applicable" and status.detail.endswith("this torch lacks compile")

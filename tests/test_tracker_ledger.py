@@ -13,9 +13,10 @@ from packaging.version import Version
 from helpers import flag, run, write_ledger
 from index_server import BUGGY, IndexServer, build_wheel
 from repro.catalogue import BUGS
-from repro.ledger import ORIGINAL, expectation_for, load, release_key as ledger_release_key
+from repro import ledger as ledger_io
+from repro.ledger import CUT, ORIGINAL, TEXT_CAP, expectation_for, load, release_key as ledger_release_key
 from test_ledger import read_only
-from test_tracker import _packaging_wheel
+from test_tracker import _packaging_wheel, check
 from test_tracker_install import report as reproducer_report, spy_torch
 from tracker import sweep
 from tracker.check_upstream import parse_args
@@ -172,3 +173,33 @@ def test_one_key_per_public_release(named, key):
 
 def test_versions_naming_one_release_twice_install_it_once():
     assert parse_args(["--versions", "2.13,2.13.0,2.14"]).versions == [Version("2.13"), Version("2.14")]
+
+
+def test_a_4_mb_url_in_the_index_leaves_a_ledger_both_programs_read(index, tmp_path):
+    """Text from the index is stored capped (``TEXT_CAP``), so one hostile entry cannot make the ledger
+    too large to read back; ``python -m repro`` and the next check both read it."""
+    name = "torch-2.16.0-cp311-cp311-manylinux_2_28_x86_64.whl"
+    index.raw_index = json.dumps({"info": {"name": "torch"}, "releases": {"2.16.0": [
+        {"filename": name, "url": "../../files/" + "a" * 4_000_000 + "/" + name, "size": 10, "yanked": False}]}}).encode()
+    code, report, ledger, _ = check(index, tmp_path)
+    release = ledger["releases"]["2.16.0"]
+    assert code == 1 and len(report["errors"][0]) > TEXT_CAP  # the run's own report says it all ...
+    assert release["error"].endswith(CUT) and len(release["error"]) == TEXT_CAP  # ... the ledger keeps it capped
+    path = tmp_path / "ledger.json"
+    assert path.stat().st_size < 100_000 and load(path)["releases"]["2.16.0"]["error"] == release["error"]
+    assert check(index, tmp_path)[0] == 1  # read back, retried
+    proc = run(["-m", "repro", "--list-bugs"], ledger=path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_write_the_reader_would_refuse_is_refused_and_the_ledger_kept(index, tmp_path, monkeypatch):
+    """A ledger near the limit plus one more release: the write is one sentence (exit 2), and the file
+    stays as the previous write left it. The limit is configured small here; reads and writes share it."""
+    path = _confirmed_ledger(tmp_path / "ledger.json")
+    before = path.read_bytes()
+    monkeypatch.setattr(ledger_io, "MAX_BYTES", len(before) + 200)
+    index.wheels["torch-2.14.0-cp311-cp311-manylinux_2_28_x86_64.whl"] = build_wheel(BUGGY, padding=1024)
+    code, report, ledger, stderr = check(index, tmp_path)  # one ordinary new release more
+    assert code == 2 and report is None and path.read_bytes() == before
+    assert stderr.strip().splitlines()[-1].startswith(f"check_upstream: error: the ledger {path} was not written")
+    assert "Traceback" not in stderr and load(path)

@@ -148,3 +148,16 @@ def test_select_skips_a_nightly_older_than_the_ledgers(tmp_path):
     known = {"2.16.0.dev20261202": {"bugs": {}}}
     assert [str(r.version) for r in select(listed, known, options)] == ["2.17.0.dev20261201"]
     assert [str(r.version) for r in select(listed, {}, options)] == ["2.16.0.dev20261201", "2.17.0.dev20261201"]
+
+
+@pytest.mark.parametrize("undated", ["2.16.0.dev202612011", "2.16.0.dev99999999", "2.16.0.dev1"])
+def test_a_nightly_whose_dev_number_is_not_a_date_is_skipped_and_never_displaces_the_newest(tmp_path, undated):
+    listed = [Release(v, ()) for v in versions("2.16.0.dev20261201", undated, "2.16.0.dev20261202")]
+    warnings: list[str] = []
+    chosen = select(listed, {}, Options(ledger=tmp_path / "ledger.json", pre=True), warnings.append)
+    assert [str(r.version) for r in chosen] == ["2.16.0.dev20261202"]
+    assert warnings == [f"warning: skipped {undated}: a nightly whose dev number is not a YYYYMMDD date"]
+    known = {undated: {"bugs": {}}}  # recorded by an earlier version of the tracker: still no displacement
+    assert [str(r.version) for r in select(listed, known, Options(ledger=tmp_path / "l.json", pre=True))] == [
+        "2.16.0.dev20261202"]
+    assert superseded_nightlies(["2.16.0.dev20261201"], undated) == []

@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             except FetchError as err:
                 print(for_terminal(f"check_upstream: error: {err}"), file=sys.stderr)
                 return EXIT_ERRORS
-            chosen = sweep.select(releases, before["releases"], options)
+            chosen = sweep.select(releases, before["releases"], options, progress)
             progress(f"{len(releases)} releases listed, {len(chosen)} to check")
             outcome = sweep.run(chosen, options, progress)
     except ledger_io.LedgerError as problem:  # a write refused (too large, say): the ledger is as it was

@@ -6,8 +6,8 @@
 
 ``plan`` prints a GitHub Actions matrix (``{"include": [{"torch": ..., "python": ...}]}``) from the
 index's wheel tags: a pair is kept only where the release has a CPython wheel for that Python on Linux
-x86-64, so pairs torch never supported are left out rather than failed. ``newest`` is the index's
-latest stable release. ``run`` runs ``python -m repro --json --device cpu`` in this interpreter's
+x86-64, so pairs torch never supported are left out rather than failed. ``newest`` is, per Python, the
+index's latest stable release that is not yanked and has such a wheel; an empty plan is an error. ``run`` runs ``python -m repro --json --device cpu`` in this interpreter's
 environment and writes what happened (exit code, report, last lines of stderr) to one file, even when
 there is no report. ``table`` reads those files and prints one Markdown table: the outcome, each
 catalogued bug's status and what TorchScript said (on Python 3.14 it warns that it is unsupported).
@@ -58,22 +58,28 @@ def supported_pythons(release: Release) -> set[str]:
 
 
 def plan(releases: list[Release], torch: list[str], pythons: list[str]) -> list[dict[str, str]]:
-    """The (torch, python) pairs to run, in the order asked; ``newest`` is the latest stable release.
-    A version the index does not list is an error: a typo must not shrink the matrix silently."""
-    stable = [r for r in releases if not (r.version.is_prerelease or r.version.is_devrelease) and r.wheels]
+    """The (torch, python) pairs to run, in the order asked. ``newest`` is resolved per Python: the latest
+    stable release, not yanked, with a Linux x86-64 CPython wheel for it (a newest release with only macOS
+    wheels, or a yanked one, must not shrink the matrix). A version the index does not list, or a plan
+    with no pair at all, is an error: a typo must not shrink the matrix silently."""
+    usable = [r for r in releases if not (r.version.is_prerelease or r.version.is_devrelease or r.yanked)]
     by_version = {r.version: r for r in releases}
     pairs = []
     for wanted in torch:
         if wanted == NEWEST:
-            if not stable:
-                raise ValueError("the index lists no stable release with wheels")
-            release = stable[-1]
-        else:
-            release = by_version.get(Version(wanted))
-            if release is None:
-                raise ValueError(f"the index does not list torch {wanted}")
+            for python in pythons:
+                newest = max((r for r in usable if python in supported_pythons(r)), key=lambda r: r.version,
+                             default=None)
+                pairs += [{"torch": str(newest.version), "python": python}] if newest else []
+            continue
+        release = by_version.get(Version(wanted))
+        if release is None:
+            raise ValueError(f"the index does not list torch {wanted}")
         supported = supported_pythons(release)
         pairs += [{"torch": str(release.version), "python": python} for python in pythons if python in supported]
+    if not pairs:
+        raise ValueError(f"no release asked for ({', '.join(torch)}) has a Linux x86-64 wheel for Python "
+                         f"{', '.join(pythons)}: the matrix would be empty")
     return list({json.dumps(p, sort_keys=True): p for p in pairs}.values())
 
 

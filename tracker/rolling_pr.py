@@ -77,7 +77,8 @@ def title(report: dict[str, Any]) -> str:
 def body(report: dict[str, Any], ledger: dict[str, Any]) -> str:
     """The check's Markdown summary, status changes first, within ``BODY_LIMIT`` characters: each status
     change line capped, then as many releases' rows as fit, then a line counting those left out."""
-    outcome = Outcome({r["version"]: r for r in report.get("releases") or []}, list(report.get("errors") or []))
+    outcome = Outcome({r["version"]: r for r in report.get("releases") or []}, list(report.get("errors") or []),
+                      list(report.get("unmeasurable") or []))
     changes = [str(c) for c in report.get("changes") or []]
     head = []
     if changes:

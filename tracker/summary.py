@@ -44,7 +44,8 @@ def _footer(ledger: dict[str, Any], found: list[str], outcome: Outcome, markdown
     errors = [f"error: {outside(str(e))}" for e in outcome.errors]
     if markdown and len(errors) > ERRORS_SHOWN:
         errors[ERRORS_SHOWN:] = [f"{len(errors) - ERRORS_SHOWN} more errors: see the run's log"]
-    return lines + errors
+    given_up = [f"unmeasurable here (final, not retried): {outside(str(u))}" for u in outcome.unmeasurable]
+    return lines + errors + given_up[:ERRORS_SHOWN] if markdown else lines + errors + given_up
 
 
 def text(outcome: Outcome, ledger: dict[str, Any], found: list[str]) -> str:

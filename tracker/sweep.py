@@ -64,13 +64,25 @@ def nightly_base(version: Version) -> str | None:
     return version.base_version if version.dev is not None and version.pre is None and version.post is None else None
 
 
+def undated_nightly(version: Version) -> bool:
+    """A nightly whose dev number is not a ``YYYYMMDD`` date (``2.16.0.dev202612011``): it would sort above
+    every real nightly of its base version, so it is never chosen and never displaces one."""
+    if nightly_base(version) is None:
+        return False
+    try:
+        datetime.strptime(str(version.dev), "%Y%m%d")
+    except ValueError:
+        return True
+    return len(str(version.dev)) != 8
+
+
 def newest_nightlies(versions: Iterable[Version]) -> set[Version]:
-    """The newest nightly of each base version: an index lists weeks of nightlies of one version, and only
-    the newest says where that version stands."""
+    """The newest dated nightly of each base version: an index lists weeks of nightlies of one version, and
+    only the newest says where that version stands."""
     newest: dict[str, Version] = {}
     for version in versions:
         base = nightly_base(version)
-        if base is not None and (base not in newest or version > newest[base]):
+        if base is not None and not undated_nightly(version) and (base not in newest or version > newest[base]):
             newest[base] = version
     return set(newest.values())
 
@@ -80,18 +92,23 @@ def superseded_nightlies(keys: Iterable[str], recorded: str) -> list[str]:
     that the ledger keeps one nightly per base version (none when ``recorded`` is not a nightly)."""
     new = Version(recorded)
     base = nightly_base(new)
-    if base is None:
+    if base is None or undated_nightly(new):
         return []
     return [key for key in keys if nightly_base(Version(key)) == base and Version(key) < new]
 
 
-def select(releases: list[Release], known: dict[str, Any], options: Options) -> list[Release]:
+def select(releases: list[Release], known: dict[str, Any], options: Options,
+           warn: Callable[[str], None] = lambda line: None) -> list[Release]:
     """Releases to check: no pre-releases unless asked, from --since, unseen unless --recheck; of the
-    nightlies, only the newest of each base version, unless the ledger already holds a newer one."""
+    nightlies, only the newest dated one of each base version, unless the ledger already holds a newer one
+    (an undated one is skipped, with a warning)."""
     newest = newest_nightlies([*(release.version for release in releases), *map(Version, known)])
     chosen = []
     for release in releases:
         if (release.version.is_prerelease or release.version.is_devrelease) and not options.pre:
+            continue
+        if undated_nightly(release.version):
+            warn(f"warning: skipped {release.version}: a nightly whose dev number is not a YYYYMMDD date")
             continue
         if nightly_base(release.version) is not None and release.version not in newest:
             continue
