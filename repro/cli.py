@@ -18,12 +18,18 @@ from repro.catalogue import UnknownBug, get
 from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
 from repro.ledger import ORIGINAL, Expectation, LedgerError, expectation_for, ledger_path, load
 from repro.output import emit
+from repro.sanitise import for_terminal
 
 if TYPE_CHECKING:  # the filing kit is imported only when asked for
     from repro.filing.material import HeadStart
 
 EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT = 0, 1, 2
 PROG = "python -m repro"
+
+
+def shown(report: str) -> str:
+    """A text report for the terminal: what torch said in it (errors, its sources) cannot drive the terminal."""
+    return for_terminal(report, multiline=True)
 
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
@@ -61,7 +67,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     args = build_parser(prog).parse_args(argv)  # argparse exits with 2 on bad usage
 
     def fail(problem: object) -> int:
-        print(f"{prog}: error: {problem}", file=sys.stderr)
+        print(for_terminal(f"{prog}: error: {problem}"), file=sys.stderr)
         return EXIT_ENVIRONMENT
 
     if args.against and not args.patch:
@@ -103,7 +109,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     from repro.formats import json as json_format, text
 
     if args.list_bugs:
-        emit(text.render_bugs(BUGS.values()))
+        emit(shown(text.render_bugs(BUGS.values())))
         return EXIT_OK
     try:
         bug = get(args.bug[0] if args.bug else ORIGINAL)  # what --explain and --markdown are about
@@ -120,15 +126,15 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         if problem:
             return fail(problem)
     if args.explain:
-        emit(text.render_explanation(environment.torch_version, explain()) if bug.id == ORIGINAL
-             else text.render_bug_cause(environment.torch_version, bug))
+        emit(shown(text.render_explanation(environment.torch_version, explain()) if bug.id == ORIGINAL
+                   else text.render_bug_cause(environment.torch_version, bug)))
         return EXIT_OK
     if args.candidates:
         from repro.filing.candidates import judge_all
 
         results = judge_all(environment.device, lambda line: print(line, file=sys.stderr, flush=True),
                             started.candidates, args.slow)
-        emit(text.render_candidates(environment.torch_version, environment.device, results))
+        emit(shown(text.render_candidates(environment.torch_version, environment.device, results)))
         return EXIT_OK
 
     from repro.engine.oracle import run_all
@@ -150,7 +156,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         filing = gather(bug, environment.torch_npu, environment.device, progress, started, args.slow)
         emit(markdown.render(report, filing, cause))
     else:
-        emit(text.render(report))
+        emit(shown(text.render(report)))
     if report.matches_expectation:
         return EXIT_OK
     if report.outcome == "cannot-test":
