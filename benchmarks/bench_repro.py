@@ -54,11 +54,15 @@ def main() -> None:
         return statistics.median(r[name] for r in measured)
 
     print(f"import torch      {median('import torch'):6.2f} s (median of {args.runs} rounds)")
-    print(f"python -m repro   {median('python -m repro'):6.2f} s  "
-          f"ratio {ratio(measured, 'python -m repro', 'import torch'):.2f}x  (floor: <= 1.5x)")
+    print(
+        f"python -m repro   {median('python -m repro'):6.2f} s  "
+        f"ratio {ratio(measured, 'python -m repro', 'import torch'):.2f}x  (floor: <= 1.5x)"
+    )
     for option in ("--candidates", "--markdown"):
-        print(f"  {option:<15} {median(option):6.2f} s  ratio {ratio(measured, option, 'python -m repro'):.2f}x "
-              "python -m repro  (floor: <= 2x)")
+        print(
+            f"  {option:<15} {median(option):6.2f} s  ratio {ratio(measured, option, 'python -m repro'):.2f}x "
+            "python -m repro  (floor: <= 2x)"
+        )
     if not args.skip_suite:
         suite = seconds(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         print(f"pytest (quick)    {suite:6.2f} s  ratio {suite / 60:.2f} of the 60 s budget")

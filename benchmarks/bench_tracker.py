@@ -47,8 +47,12 @@ def tracker(index_url: str, *args: str) -> tuple[dict, float]:
         ledger.write_text('{"schema": 2, "bugs": {}, "releases": {}}')
         env = {**os.environ, "PYTHONPATH": str(ROOT), "REPRO_LEDGER": str(ledger)}
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "tracker.check_upstream", "--index-url", index_url, "--json",
-                               *args], env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "tracker.check_upstream", "--index-url", index_url, "--json", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         elapsed = time.perf_counter() - start
     if not proc.stdout.strip():
         raise SystemExit(f"the tracker printed no report (exit code {proc.returncode}): {proc.stderr[-500:]}")
@@ -68,8 +72,10 @@ def on_loopback(wheel: Path) -> None:
     floor = floor_bytes(wheel)
     print(f"wheel             {wheel.name} ({wheel.stat().st_size:,} bytes)")
     print(f"floor             {floor:,} bytes (end records, central directory, {len(MEMBERS)} members)")
-    print(f"read              {probe['bytes_fetched']:,} bytes  ratio {probe['bytes_fetched'] / floor:.3f}x  "
-          f"(floor: <= 1.1x)")
+    print(
+        f"read              {probe['bytes_fetched']:,} bytes  ratio {probe['bytes_fetched'] / floor:.3f}x  "
+        f"(floor: <= 1.1x)"
+    )
     print(f"requests          {probe['requests']}  (floor: <= 5)   probe took {elapsed:.1f} s")
 
 

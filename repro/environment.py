@@ -66,9 +66,7 @@ def npu_status() -> tuple[bool, str]:
 def resolve_environment(requested: str) -> Environment:
     """Import torch (and torch_npu when present) and resolve ``--device``."""
     if requested not in DEVICE_CHOICES:
-        raise EnvironmentProblem(
-            f"unknown device {requested!r}; choose one of {', '.join(DEVICE_CHOICES)}."
-        )
+        raise EnvironmentProblem(f"unknown device {requested!r}; choose one of {', '.join(DEVICE_CHOICES)}.")
     torch = import_torch()
     npu_usable, npu_state = npu_status()
     cuda_usable = torch.cuda.is_available()
@@ -77,8 +75,7 @@ def resolve_environment(requested: str) -> Environment:
     if requested == "cuda" and not cuda_usable:
         built = torch.version.cuda or "no CUDA"
         raise EnvironmentProblem(
-            f"--device cuda was requested but torch {torch.__version__} (built with {built}) "
-            "sees no CUDA device."
+            f"--device cuda was requested but torch {torch.__version__} (built with {built}) sees no CUDA device."
         )
     if requested == "auto":
         requested = "npu" if npu_usable else "cuda" if cuda_usable else "cpu"

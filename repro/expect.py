@@ -79,15 +79,18 @@ def from_ledger(bug_id: str, ledger: str | Path | None = None) -> Expected:
     """The ledger's word alone (no torch import): what the header prints."""
     version = torch_version()
     expectation = expectation_for(loaded_ledger(ledger_in_use(ledger)), version, bug_id)
-    return Expected(bug_id, LEDGER_STATES[expectation.outcome],
-                    f"the ledger says {bug_id} is {expectation.outcome} on torch {version} ({expectation.reason})")
+    return Expected(
+        bug_id,
+        LEDGER_STATES[expectation.outcome],
+        f"the ledger says {bug_id} is {expectation.outcome} on torch {version} ({expectation.reason})",
+    )
 
 
 @functools.cache
 def detector_status(bug_id: str) -> tuple[str, str]:
     """The bug's own scenarios on this torch, once per process: (status, detail) as the report has it."""
-    from repro.engine.oracle import run_all
     from repro.catalogue import select
+    from repro.engine.oracle import run_all
     from repro.report import status_of
 
     return status_of(BUGS[bug_id], run_all("cpu", select([bug_id], slow=True).scenarios), None)
@@ -115,9 +118,19 @@ def _chain(err: BaseException) -> Iterator[BaseException]:
 def shows_error_text(bug: Bug, err: BaseException) -> bool:
     """Does ``err`` (or an exception it chains) carry the bug's error text? Asked of the bug's own
     recogniser, as an oracle result that raised, so the catalogue stays the one source of that text."""
-    return any(bug.recognise(SimpleNamespace(  # type: ignore[arg-type]  # the fields recognisers read
-        verdict="raises", detail=f"{type(e).__name__}: {e}", style=bug.styles[0],
-        scenario=SimpleNamespace(apis=set(bug.apis)), script=None, eager=None)) for e in _chain(err))
+    return any(
+        bug.recognise(
+            SimpleNamespace(  # type: ignore[arg-type]  # the fields recognisers read
+                verdict="raises",
+                detail=f"{type(e).__name__}: {e}",
+                style=bug.styles[0],
+                scenario=SimpleNamespace(apis=set(bug.apis)),
+                script=None,
+                eager=None,
+            )
+        )
+        for e in _chain(err)
+    )
 
 
 def caused_by(bug: Bug, err: BaseException, state: str = EXPECTED_FAILURE) -> bool:
@@ -178,8 +191,10 @@ def known_upstream_bug(bug_id: str, *, ledger: str | Path | None = None) -> Call
                 flag.now = True
                 raise
             if expected.state == EXPECTED_FAILURE:
-                raise UnexpectedPass(f"{test.__qualname__} passed, but {expected.reason}: if torch fixed it, "
-                                     "record the fix in the ledger")
+                raise UnexpectedPass(
+                    f"{test.__qualname__} passed, but {expected.reason}: if torch fixed it, "
+                    "record the fix in the ledger"
+                )
             return result
 
         wrapper.__unittest_expecting_failure__ = flag  # type: ignore[attr-defined]

@@ -21,6 +21,7 @@ WEIGHT = torch.tensor([[1.0, -2.0], [0.5, 3.0]])
 
 
 try:  # the class body too: a TorchScript that is switched off may raise at `@script_method`
+
     class Net(torch.jit.ScriptModule):
         def __init__(self):
             super().__init__()
@@ -41,8 +42,9 @@ with torch.no_grad():
 print(f"torch {torch.__version__}")
 calls = []
 try:
-    model.register_full_backward_hook(lambda module, grad_input, grad_output: calls.append(
-        (module, grad_input, grad_output)))
+    model.register_full_backward_hook(
+        lambda module, grad_input, grad_output: calls.append((module, grad_input, grad_output))
+    )
 except RuntimeError as err:
     print(f"BUG: register_full_backward_hook raised RuntimeError: {err}")
     sys.exit(1)
@@ -58,8 +60,10 @@ ok = (
     and torch.equal(calls[0][2][0], expected_output_grad)
 )
 if not ok:
-    print(f"BUG: registration succeeded but the hook misbehaved: {len(calls)} call(s), expected 1 "
-          f"with grad_input {expected_input_grad.tolist()} and grad_output {expected_output_grad.tolist()}")
+    print(
+        f"BUG: registration succeeded but the hook misbehaved: {len(calls)} call(s), expected 1 "
+        f"with grad_input {expected_input_grad.tolist()} and grad_output {expected_output_grad.tolist()}"
+    )
     sys.exit(1)
 print("OK: the full backward hook fired once with the right gradients, as on nn.Module")
 sys.exit(0)

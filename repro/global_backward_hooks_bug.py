@@ -20,6 +20,7 @@ warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is deprecated
 warnings.simplefilter("ignore", FutureWarning)
 
 try:  # the class body too: a TorchScript that is switched off may raise here
+
     class Net(torch.jit.ScriptModule):
         def __init__(self):
             super().__init__()
@@ -37,7 +38,8 @@ except Exception as err:
 print(f"torch {torch.__version__}")
 seen = []
 handle = register_module_full_backward_hook(
-    lambda module, grad_input, grad_output: seen.append(getattr(module, "original_name", type(module).__name__)))
+    lambda module, grad_input, grad_output: seen.append(getattr(module, "original_name", type(module).__name__))
+)
 try:
     model(torch.ones(1, 2, requires_grad=True)).sum().backward()
 except RuntimeError as err:

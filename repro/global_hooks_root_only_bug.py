@@ -20,6 +20,7 @@ warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is deprecated
 warnings.simplefilter("ignore", FutureWarning)
 
 try:  # the class body too: a TorchScript that is switched off may raise at `@script_method`
+
     class Net(torch.jit.ScriptModule):
         def __init__(self):
             super().__init__()
@@ -38,7 +39,8 @@ except Exception as err:
 print(f"torch {torch.__version__}")
 seen = []
 handle = register_module_forward_hook(
-    lambda module, args, output: seen.append(getattr(module, "original_name", type(module).__name__)))
+    lambda module, args, output: seen.append(getattr(module, "original_name", type(module).__name__))
+)
 try:
     model(torch.ones(1, 2))
 finally:

@@ -69,8 +69,11 @@ def load(path: Path) -> dict[str, Any]:
     """Read, validate and (from schema 1) migrate the ledger at ``path``: always schema 2 in memory."""
     try:
         if not path.is_file():
-            raise LedgerError(f"the ledger {path} does not exist." if not path.exists()
-                              else f"the ledger {path} is not a regular file.")
+            raise LedgerError(
+                f"the ledger {path} does not exist."
+                if not path.exists()
+                else f"the ledger {path} is not a regular file."
+            )
         if path.stat().st_size > MAX_BYTES:
             raise LedgerError(f"the ledger {path} is larger than {MAX_BYTES} bytes.")
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -97,9 +100,12 @@ def migrate(path: Path, data: Any) -> dict[str, Any]:
     releases = data.get("releases")
     if not isinstance(releases, dict) or not all(isinstance(e, dict) for e in releases.values()):
         raise LedgerError(f"the ledger {path} has no 'releases' object of release objects.")
-    migrated = {**{k: v for k, v in data.items() if k not in ("fixed_in", "regressions")}, "schema": SCHEMA,
-                "bugs": {ORIGINAL: {"fixed_in": data.get("fixed_in"), "regressions": data.get("regressions", [])}},
-                "releases": {version: _migrate_release(entry) for version, entry in releases.items()}}
+    migrated = {
+        **{k: v for k, v in data.items() if k not in ("fixed_in", "regressions")},
+        "schema": SCHEMA,
+        "bugs": {ORIGINAL: {"fixed_in": data.get("fixed_in"), "regressions": data.get("regressions", [])}},
+        "releases": {version: _migrate_release(entry) for version, entry in releases.items()},
+    }
     return _failed_installs_to_errors(migrated)
 
 
@@ -116,8 +122,11 @@ def _failed_installs_to_errors(data: dict[str, Any]) -> dict[str, Any]:
             if not isinstance(verdicts, dict):
                 continue
             dynamic, attempt = verdicts.get("dynamic"), verdicts.pop("failed_attempt", None)
-            if (isinstance(dynamic, dict) and dynamic.get("verdict") == "cannot-test"
-                    and str(dynamic.get("detail", "")).startswith(NO_REPORT)):
+            if (
+                isinstance(dynamic, dict)
+                and dynamic.get("verdict") == "cannot-test"
+                and str(dynamic.get("detail", "")).startswith(NO_REPORT)
+            ):
                 attempt = attempt or {k: dynamic.get(k) for k in ("checked_at", "detail")}
                 del verdicts["dynamic"]
             if isinstance(attempt, dict):
@@ -143,6 +152,7 @@ def _migrate_release(entry: dict[str, Any]) -> dict[str, Any]:
 
 def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     """Every part the CLI, the tests and the tracker read has the type they read it as."""
+
     def bad(what: str) -> LedgerError:
         return LedgerError(f"the ledger {path} has {what}.")
 
@@ -162,13 +172,16 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
             raise bad(f"a release {version} that is not an object with a 'bugs' object")
         for bug_id, verdicts in entry.get("bugs", {}).items():
             if not isinstance(verdicts, dict) or not all(
-                    isinstance(verdicts.get(kind) or {}, dict) for kind in ("static", "dynamic")):
+                isinstance(verdicts.get(kind) or {}, dict) for kind in ("static", "dynamic")
+            ):
                 raise bad(f"verdicts for {bug_id} in {version} that are not objects")
             for kind, spellings in (("static", STATIC_VERDICTS), ("dynamic", STATUSES)):
                 verdict = (verdicts.get(kind) or {}).get("verdict")
                 if verdicts.get(kind) and verdict not in spellings:
-                    raise bad(f"a {kind} verdict {verdict!r} for {bug_id} in {version}, "
-                              f"which is none of {', '.join(spellings)}")
+                    raise bad(
+                        f"a {kind} verdict {verdict!r} for {bug_id} in {version}, "
+                        f"which is none of {', '.join(spellings)}"
+                    )
     if not isinstance(data.get("upstream_issues", {}), dict):
         raise bad("'upstream_issues' that is not an object")
     return data
@@ -195,7 +208,7 @@ def release_key(version: str | Version) -> str:
         numbers.pop()
     numbers += [0] * (3 - len(numbers))
     epoch = f"{public.epoch}!" if public.epoch else ""
-    rest = str(public)[len(epoch + ".".join(map(str, public.release))):]  # pre-, post- and dev-release parts
+    rest = str(public)[len(epoch + ".".join(map(str, public.release))) :]  # pre-, post- and dev-release parts
     return epoch + ".".join(map(str, numbers)) + rest
 
 
@@ -279,8 +292,10 @@ def serialise(path: Path, data: dict[str, Any]) -> str:
     text = json.dumps(capped(data), indent=2, sort_keys=True) + "\n"
     size = len(text.encode("utf-8"))
     if size > MAX_BYTES:
-        raise LedgerError(f"the ledger {path} was not written: the result ({size} bytes) would be larger "
-                          f"than the {MAX_BYTES} bytes it can be read back with; it stays as it was.")
+        raise LedgerError(
+            f"the ledger {path} was not written: the result ({size} bytes) would be larger "
+            f"than the {MAX_BYTES} bytes it can be read back with; it stays as it was."
+        )
     return text
 
 

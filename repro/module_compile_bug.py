@@ -23,6 +23,7 @@ warnings.simplefilter("ignore", DeprecationWarning)  # TorchScript is deprecated
 warnings.simplefilter("ignore", FutureWarning)
 
 try:  # the class body too: a TorchScript that is switched off may raise at `@script_method`
+
     class Net(torch.jit.ScriptModule):
         def __init__(self):
             super().__init__()
@@ -50,8 +51,10 @@ def backend(graph_module, example_inputs):  # dynamo calls this for each graph i
 model.compile(backend=backend)
 model(torch.ones(1, 2))
 if not graphs:
-    print("BUG: Module.compile() had no effect: the call never went through torch.compile "
-          f"(the wrapper's _compiled_call_impl is {model.__dict__.get('_compiled_call_impl')})")
+    print(
+        "BUG: Module.compile() had no effect: the call never went through torch.compile "
+        f"(the wrapper's _compiled_call_impl is {model.__dict__.get('_compiled_call_impl')})"
+    )
     sys.exit(1)
 print("OK: after Module.compile() the call went through torch.compile, as on nn.Module")
 sys.exit(0)

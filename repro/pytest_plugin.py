@@ -25,15 +25,22 @@ PROPERTY = "upstream_bug"  # user_properties key: "BUG_ID|STATE"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--upstream-ledger", metavar="PATH", default=None,
-                     help="ledger for @upstream_bug / known_upstream_bug tests (default: $REPRO_LEDGER, "
-                          "else the ledger scriptmodule-hook-repro ships)")
+    parser.addoption(
+        "--upstream-ledger",
+        metavar="PATH",
+        default=None,
+        help="ledger for @upstream_bug / known_upstream_bug tests (default: $REPRO_LEDGER, "
+        "else the ledger scriptmodule-hook-repro ships)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Register the marker, and refuse a bad ledger in one sentence before any test runs."""
-    config.addinivalue_line("markers", f"{MARKER}(bug_id): an expected failure while the ledger says the "
-                                       "catalogued bug is present on the installed torch; must pass once fixed")
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(bug_id): an expected failure while the ledger says the "
+        "catalogued bug is present on the installed torch; must pass once fixed",
+    )
     config.pluginmanager.register(Summary(), "repro-upstream-summary")
     option = config.getoption("upstream_ledger")
     expect.use_ledger(Path(option) if option else None)
@@ -74,8 +81,9 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
         if len(marks) > 1 or decorated:
             ties = [str(m.args[0]) if len(m.args) == 1 else repr(m.args) for m in marks]
             ties += [f"{decorated} (decorator)"] if decorated else []
-            raise pytest.Collector.CollectError(f"{item.nodeid}: tied to more than one catalogued bug "
-                                                f"({', '.join(ties)}); one {MARKER} marker per test")
+            raise pytest.Collector.CollectError(
+                f"{item.nodeid}: tied to more than one catalogued bug ({', '.join(ties)}); one {MARKER} marker per test"
+            )
         mark = marks[0]
         if len(mark.args) != 1 or not isinstance(mark.args[0], str):
             raise pytest.Collector.CollectError(f"{item.nodeid}: {MARKER} takes one catalogued bug id")
@@ -90,8 +98,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Put the test's state in its reports, for the summary (the controller's, under xdist)."""
     bug_id = getattr(getattr(item, "obj", None), "__upstream_bug__", None)
     if bug_id is None and item.get_closest_marker(MARKER):  # a unittest method: pytest_pycollect_makeitem never saw it
-        pytest.fail(f"{MARKER} marks pytest functions; decorate a TestCase method with "
-                    "repro.expect.known_upstream_bug instead", pytrace=False)
+        pytest.fail(
+            f"{MARKER} marks pytest functions; decorate a TestCase method with repro.expect.known_upstream_bug instead",
+            pytrace=False,
+        )
     if bug_id is not None:
         try:
             expect.torch_version()

@@ -21,8 +21,8 @@ import sys
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from repro.filing.candidates import CANDIDATES
 from repro.environment import import_torch
+from repro.filing.candidates import CANDIDATES
 from repro.filing.source_import import NothingToOverlay, UnusableSource, import_from
 from repro.sanitise import for_terminal
 
@@ -46,8 +46,10 @@ def main(argv: list[str]) -> None:
             served = import_from(directory)
         except (NothingToOverlay, UnusableSource) as problem:
             _fail(f"{PROG}: error: {problem}")
-        print(for_terminal(f"{PROG}: torch files from {directory} in place of the installed ones: {', '.join(served)}"),
-              file=sys.stderr)
+        print(
+            for_terminal(f"{PROG}: torch files from {directory} in place of the installed ones: {', '.join(served)}"),
+            file=sys.stderr,
+        )
         import_torch()
     elif argv[:1] and argv[0] in CANDIDATES:
         fix = CANDIDATES[argv[0]].apply()  # entered before anything imports torch

@@ -61,17 +61,23 @@ def installed_sources(paths: tuple[str, ...] = (RECURSIVE, SCRIPT, MODULE)) -> d
 def loaded_sources() -> dict[str, str | None]:
     """The files the running process really imported for the three modules (which differ
     from the installed ones when a candidate serves patched sources)."""
-    return {path: Path(importlib.import_module(path[:-3].replace("/", ".")).__file__).read_text(encoding="utf-8")
-            for path in (RECURSIVE, SCRIPT, MODULE)}
+    return {
+        path: Path(importlib.import_module(path[:-3].replace("/", ".")).__file__).read_text(encoding="utf-8")
+        for path in (RECURSIVE, SCRIPT, MODULE)
+    }
 
 
 Trees = dict[str, ast.Module]
 Check = Callable[[Trees], tuple[bool, str]]  # one piece of a bug: (intact, evidence with file:line)
 
 
-def static_verdict(sources: dict[str, str | None], checks: tuple[Check, ...],
-                   applies: Callable[[Trees], str | None] = lambda trees: None,
-                   fingerprinted: Fingerprinted = (), reference: Reference | None = None) -> StaticVerdict:
+def static_verdict(
+    sources: dict[str, str | None],
+    checks: tuple[Check, ...],
+    applies: Callable[[Trees], str | None] = lambda trees: None,
+    fingerprinted: Fingerprinted = (),
+    reference: Reference | None = None,
+) -> StaticVerdict:
     """Parse the three files once, then judge one bug: ``not-applicable`` when ``applies`` names an API
     missing from module.py; against ``reference`` (the latest release confirmed present), ``present``
     only when every fingerprinted function is unchanged; without one, ``present`` when every piece is
@@ -98,10 +104,12 @@ def static_verdict(sources: dict[str, str | None], checks: tuple[Check, ...],
         release, known = reference
         differing = [name for name, digest in prints.items() if known.get(name) != digest]
         if not differing:
-            return StaticVerdict("present", [f"unchanged from {release} (confirmed present): {', '.join(prints)}",
-                                             *results], prints)
-        return StaticVerdict("changed", [f"differs from {release} (confirmed present): {', '.join(differing)}",
-                                         *results], prints)
+            return StaticVerdict(
+                "present", [f"unchanged from {release} (confirmed present): {', '.join(prints)}", *results], prints
+            )
+        return StaticVerdict(
+            "changed", [f"differs from {release} (confirmed present): {', '.join(differing)}", *results], prints
+        )
     return StaticVerdict("present" if all(ok for ok, _ in pieces) else "changed", results, prints)
 
 
@@ -145,8 +153,11 @@ def _bare(value: object) -> object:
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
-    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
-            and isinstance(statement.value.value, str))
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
 
 
 @functools.lru_cache(maxsize=16)  # the files of the releases probed at once (--jobs)
@@ -172,14 +183,21 @@ def method(tree: ast.AST, cls: str, name: str) -> ast.FunctionDef | None:
 def call_impl_uses(trees: Trees, name: str) -> ast.AST | None:
     """The first place ``Module._call_impl`` names ``name`` (an attribute or a variable), or None."""
     call_impl = method(trees[MODULE], "Module", "_call_impl")
-    return next((node for node in ast.walk(call_impl) if name in (getattr(node, "attr", None), getattr(node, "id", None))),
-                None) if call_impl else None
+    return (
+        next(
+            (node for node in ast.walk(call_impl) if name in (getattr(node, "attr", None), getattr(node, "id", None))),
+            None,
+        )
+        if call_impl
+        else None
+    )
 
 
 def find_assignment(tree: ast.AST, name: str) -> ast.Assign | None:
     """The first ``name = ...`` anywhere in ``tree`` (module level or nested in a block)."""
-    return next((node for node in ast.walk(tree) if assigns(node, lambda t: isinstance(t, ast.Name) and t.id == name)),
-                None)
+    return next(
+        (node for node in ast.walk(tree) if assigns(node, lambda t: isinstance(t, ast.Name) and t.id == name)), None
+    )
 
 
 def mentions(node: ast.AST, text: str) -> bool:
@@ -191,8 +209,9 @@ def _torchscript_removed(tree: ast.Module) -> list[str]:
     script_module = find(tree, ast.ClassDef, "ScriptModule")
     script_method = find(tree, ast.FunctionDef, "script_method")
     if script_module is None or script_method is None:
-        missing = " and ".join(n for n, node in (("ScriptModule", script_module),
-                                                 ("script_method", script_method)) if node is None)
+        missing = " and ".join(
+            n for n, node in (("ScriptModule", script_module), ("script_method", script_method)) if node is None
+        )
         return [f"{SCRIPT}: {missing} no longer defined"]
     for node in (script_method, method(tree, "ScriptMeta", "__init__")):
         raising = _raises_for_valid_input(node) if node else None
@@ -232,17 +251,33 @@ def mentions_flag(node: ast.AST) -> bool:
 
 def ignored_attributes_node(tree: ast.Module) -> ast.Assign | None:
     """The module-level ``ignored_attributes = [...]`` of torch/jit/_recursive.py."""
-    return next((node for node in tree.body
-                 if assigns(node, lambda t: isinstance(t, ast.Name) and t.id == "ignored_attributes")), None)
+    return next(
+        (
+            node
+            for node in tree.body
+            if assigns(node, lambda t: isinstance(t, ast.Name) and t.id == "ignored_attributes")
+        ),
+        None,
+    )
 
 
 def forwarding_call(tree: ast.Module) -> tuple[ast.FunctionDef | None, ast.Call | None]:
     """``ScriptModule.__setattr__`` and its ``setattr(self._actual_script_module, ...)`` call."""
     setattr_method = method(tree, "ScriptModule", "__setattr__")
-    calls = (node for node in ast.walk(setattr_method) if isinstance(node, ast.Call)
-             and isinstance(node.func, ast.Name) and node.func.id == "setattr" and node.args
-             and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "_actual_script_module"
-             ) if setattr_method else ()
+    calls = (
+        (
+            node
+            for node in ast.walk(setattr_method)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and node.args
+            and isinstance(node.args[0], ast.Attribute)
+            and node.args[0].attr == "_actual_script_module"
+        )
+        if setattr_method
+        else ()
+    )
     return setattr_method, next(calls, None)
 
 
@@ -260,8 +295,15 @@ def _module_assigns_flag(trees: Trees) -> tuple[bool, str]:
     if register is None:
         return False, f"{MODULE}: Module.register_full_backward_hook not found"
     for node in ast.walk(register):
-        if assigns(node, lambda t: isinstance(t, ast.Attribute) and t.attr == FLAG
-                    and isinstance(t.value, ast.Name) and t.value.id == "self"):
+        if assigns(
+            node,
+            lambda t: (
+                isinstance(t, ast.Attribute)
+                and t.attr == FLAG
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+            ),
+        ):
             return True, f"{MODULE}:{node.lineno}: register_full_backward_hook assigns self.{FLAG} = ..."
     return False, f"{MODULE}:{register.lineno}: register_full_backward_hook no longer assigns self.{FLAG}"
 
@@ -275,8 +317,9 @@ def setattr_forwards(attribute: str) -> Check:
         if setattr_method is None:
             return False, f"{SCRIPT}: ScriptModule.__setattr__ not found"
         if call is None:
-            return False, (f"{SCRIPT}:{setattr_method.lineno}: ScriptModule.__setattr__ no longer forwards "
-                           "to the inner module")
+            return False, (
+                f"{SCRIPT}:{setattr_method.lineno}: ScriptModule.__setattr__ no longer forwards to the inner module"
+            )
         if mentions(setattr_method, attribute):
             return False, f"{SCRIPT}:{setattr_method.lineno}: ScriptModule.__setattr__ special-cases {attribute!r}"
         return True, f"{SCRIPT}:{call.lineno}: ScriptModule.__setattr__ forwards to _actual_script_module"

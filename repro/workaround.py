@@ -22,7 +22,9 @@ from torch.utils.hooks import RemovableHandle
 
 from repro.source_checks import FLAG
 
-MIXED = "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one of them."
+MIXED = (
+    "Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one of them."
+)
 
 
 def register_full_backward_hook(module: torch.nn.Module, hook: Callable, *, prepend: bool = False) -> RemovableHandle:

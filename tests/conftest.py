@@ -36,8 +36,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     from helpers import expected
 
     if item.get_closest_marker("needs_bug") and expected().outcome != "present":
-        pytest.skip(f"only meaningful while the bug is present; the ledger expects {expected().outcome} "
-                    f"({expected().reason})")
+        pytest.skip(
+            f"only meaningful while the bug is present; the ledger expects {expected().outcome} ({expected().reason})"
+        )
     if item.get_closest_marker("cuda") and not torch.cuda.is_available():
         pytest.skip("no CUDA device on this machine")
     if item.get_closest_marker("npu"):

@@ -25,7 +25,7 @@ def _with_method(script: str, method: str) -> str:
     setattr_ = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__setattr__")
     indent = " " * setattr_.col_offset
     lines = script.split("\n")
-    lines[setattr_.lineno - 1:setattr_.lineno - 1] = [indent + line if line else line for line in method.split("\n")]
+    lines[setattr_.lineno - 1 : setattr_.lineno - 1] = [indent + line if line else line for line in method.split("\n")]
     return "\n".join(lines)
 
 
@@ -53,18 +53,32 @@ def object_setattr(sources: Sources) -> Sources:
 
 def prepend_ignored(sources: Sources) -> Sources:
     """Broken: the error is gone and hooks run, but ``prepend=True`` is dropped on ScriptModules."""
-    return {**patched_sources(sources), SCRIPT: _with_method(patched_sources(sources)[SCRIPT], (
-        "def register_full_backward_hook(self, hook, prepend=False):\n"
-        "    return super().register_full_backward_hook(hook)\n"))}
+    return {
+        **patched_sources(sources),
+        SCRIPT: _with_method(
+            patched_sources(sources)[SCRIPT],
+            (
+                "def register_full_backward_hook(self, hook, prepend=False):\n"
+                "    return super().register_full_backward_hook(hook)\n"
+            ),
+        ),
+    }
 
 
 def returned_grads_ignored(sources: Sources) -> Sources:
     """Broken: the error is gone and hooks run, but a hook's returned ``grad_input`` is thrown away."""
-    return {**patched_sources(sources), SCRIPT: _with_method(patched_sources(sources)[SCRIPT], (
-        "def register_full_backward_hook(self, hook, prepend=False):\n"
-        "    def result_dropped(module, grad_input, grad_output):\n"
-        "        hook(module, grad_input, grad_output)\n"
-        "    return super().register_full_backward_hook(result_dropped, prepend=prepend)\n"))}
+    return {
+        **patched_sources(sources),
+        SCRIPT: _with_method(
+            patched_sources(sources)[SCRIPT],
+            (
+                "def register_full_backward_hook(self, hook, prepend=False):\n"
+                "    def result_dropped(module, grad_input, grad_output):\n"
+                "        hook(module, grad_input, grad_output)\n"
+                "    return super().register_full_backward_hook(result_dropped, prepend=prepend)\n"
+            ),
+        ),
+    }
 
 
 def ignored_attributes_only(sources: Sources) -> Sources:
@@ -74,7 +88,12 @@ def ignored_attributes_only(sources: Sources) -> Sources:
 
 
 TRUE: dict[str, Callable[[Sources], Sources]] = {
-    "setattr-on-wrapper": setattr_on_wrapper, "upstream-patch": upstream_patch, "object-setattr": object_setattr}
+    "setattr-on-wrapper": setattr_on_wrapper,
+    "upstream-patch": upstream_patch,
+    "object-setattr": object_setattr,
+}
 BROKEN: dict[str, Callable[[Sources], Sources]] = {
-    "prepend-ignored": prepend_ignored, "returned-grads-ignored": returned_grads_ignored,
-    "ignored-attributes": ignored_attributes_only}
+    "prepend-ignored": prepend_ignored,
+    "returned-grads-ignored": returned_grads_ignored,
+    "ignored-attributes": ignored_attributes_only,
+}

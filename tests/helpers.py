@@ -15,15 +15,17 @@ from typing import Any
 
 from packaging.version import Version
 
-from repro.source_checks import installed_torch_root
 from repro.ledger import ORIGINAL, Expectation, expectation_for, ledger_path, load, verdicts_of
+from repro.source_checks import installed_torch_root
 
 ROOT = Path(__file__).resolve().parents[1]
 # How each catalogued bug's paste-ready script ends while the bug is present: its last line of output.
-PASTE_ENDS = {"full-backward-hook-flag": "RuntimeError: Could not cast attribute '_is_full_backward_hook'",
-              "global-backward-hooks-scripted": "RuntimeError: _get_backward_hooks is not supported on ScriptModules",
-              "global-hooks-root-only": "AssertionError: global forward hooks ran for ['Net']",
-              "module-compile-noop": "AssertionError: Module.compile() had no effect"}
+PASTE_ENDS = {
+    "full-backward-hook-flag": "RuntimeError: Could not cast attribute '_is_full_backward_hook'",
+    "global-backward-hooks-scripted": "RuntimeError: _get_backward_hooks is not supported on ScriptModules",
+    "global-hooks-root-only": "AssertionError: global forward hooks ran for ['Net']",
+    "module-compile-noop": "AssertionError: Module.compile() had no effect",
+}
 
 
 @functools.cache
@@ -66,12 +68,20 @@ def patched_torch_env(directory: Path, sources: dict[str, str]) -> dict[str, str
         "import importlib.util\n"
         "spec = importlib.util.find_spec('torch')\n"
         f"if spec and spec.origin and Path(spec.origin).parent.parent == Path({str(installed_torch_root())!r}):\n"
-        f"    import_from(Path({str(tree)!r}))\n")
+        f"    import_from(Path({str(tree)!r}))\n"
+    )
     return {"PYTHONPATH": f"{directory}:{ROOT}"}
 
 
-def run(args: list[str], *, ledger: Path | None = None, cwd: Path = ROOT, env: dict[str, str] | None = None,
-        timeout: float = 120, python: str = sys.executable) -> subprocess.CompletedProcess:
+def run(
+    args: list[str],
+    *,
+    ledger: Path | None = None,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    python: str = sys.executable,
+) -> subprocess.CompletedProcess:
     """``python ARGS`` with the project importable and, optionally, another ledger or interpreter."""
     inherited = {k: v for k, v in os.environ.items() if k not in ("TORCH_DEVICE_BACKEND_AUTOLOAD", "PYTHONPATH")}
     full_env = {**inherited, "PYTHONPATH": str(ROOT), **(env or {})}  # as from a fresh shell
@@ -79,8 +89,7 @@ def run(args: list[str], *, ledger: Path | None = None, cwd: Path = ROOT, env: d
     full_env["PYTHONPATH"] = ":".join(filter(None, [full_env["PYTHONPATH"], os.environ.get("PYTHONPATH")]))
     if ledger is not None:
         full_env["REPRO_LEDGER"] = str(ledger)
-    return subprocess.run([python, *args], cwd=cwd, env=full_env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run([python, *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
 def run_json(args: list[str], **kwargs: Any) -> tuple[int, dict[str, Any]]:

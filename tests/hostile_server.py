@@ -117,7 +117,6 @@ def ranges(data: bytes, overshoot: int = 0, trailing: int = 0, suffix: bool = Tr
             first, last = max(0, len(data) - int(last) - overshoot), len(data) - 1
         else:
             first, last = int(first), min(int(last) + overshoot, len(data) - 1)
-        send(handler, 206, data[first:last + 1] + bytes(trailing),
-             Content_Range=f"bytes {first}-{last}/{len(data)}")
+        send(handler, 206, data[first : last + 1] + bytes(trailing), Content_Range=f"bytes {first}-{last}/{len(data)}")
 
     return route

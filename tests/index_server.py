@@ -43,13 +43,30 @@ def shape(**edits: str) -> dict[str, str]:
 
 
 FIXED_IGNORED = shape(**{"torch/jit/_recursive.py": 'ignored_attributes = ["_version", "_is_full_backward_hook"]\n'})
-FIXED_SETATTR = shape(**{"torch/jit/_script.py": BUGGY["torch/jit/_script.py"].replace(
-    "        setattr(self._actual_script_module", "        if attr == '_is_full_backward_hook':\n"
-    "            return object.__setattr__(self, attr, value)\n        setattr(self._actual_script_module")})
-FIXED_MODULE = shape(**{"torch/nn/modules/module.py": BUGGY["torch/nn/modules/module.py"].replace(
-    "self._is_full_backward_hook = True", "object.__setattr__(self, '_is_full_backward_hook', True)")})
-REMOVED_RAISES = shape(**{"torch/jit/_script.py": BUGGY["torch/jit/_script.py"].replace(
-    "def script_method(fn):\n    return fn", "def script_method(fn):\n    raise RuntimeError('TorchScript was removed')")})
+FIXED_SETATTR = shape(
+    **{
+        "torch/jit/_script.py": BUGGY["torch/jit/_script.py"].replace(
+            "        setattr(self._actual_script_module",
+            "        if attr == '_is_full_backward_hook':\n"
+            "            return object.__setattr__(self, attr, value)\n        setattr(self._actual_script_module",
+        )
+    }
+)
+FIXED_MODULE = shape(
+    **{
+        "torch/nn/modules/module.py": BUGGY["torch/nn/modules/module.py"].replace(
+            "self._is_full_backward_hook = True", "object.__setattr__(self, '_is_full_backward_hook', True)"
+        )
+    }
+)
+REMOVED_RAISES = shape(
+    **{
+        "torch/jit/_script.py": BUGGY["torch/jit/_script.py"].replace(
+            "def script_method(fn):\n    return fn",
+            "def script_method(fn):\n    raise RuntimeError('TorchScript was removed')",
+        )
+    }
+)
 REMOVED_GONE = shape(**{"torch/jit/_script.py": "def unrelated():\n    pass\n"})
 
 
@@ -67,8 +84,11 @@ def build_pure_wheel(name: str, version: str, files: dict[str, bytes], tag: str 
     """An installable pure-Python wheel (for pip in the tracker's throwaway environments); a more specific
     ``tag`` (``cp311-none-any``) makes installers prefer it to a ``py3-none-any`` one."""
     info = f"{name}-{version}.dist-info"
-    files = {**files, f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
-             f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: {tag}\n".encode()}
+    files = {
+        **files,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: {tag}\n".encode(),
+    }
     record = [f"{path},sha256={_digest(data)},{len(data)}" for path, data in files.items()]
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as archive:
@@ -125,25 +145,41 @@ class IndexServer:
         releases: dict[str, list] = {}
         for version, name in self.files():
             releases.setdefault(version, []).append(
-                {"filename": name, "url": f"../../files/{name}", "size": len(self.wheels.get(name, b"")),
-                 "yanked": name in self.yanked})
+                {
+                    "filename": name,
+                    "url": f"../../files/{name}",
+                    "size": len(self.wheels.get(name, b"")),
+                    "yanked": name in self.yanked,
+                }
+            )
         return json.dumps({"info": {"name": "torch"}, "releases": releases}).encode()
 
     def simple_json(self, project: str = "torch") -> bytes:
-        return json.dumps({"meta": {"api-version": "1.0"}, "name": project, "files": [
-            {"filename": n, "url": f"../../files/{n}", "yanked": n in self.yanked}
-            for _, n in self.files(project)]}).encode()
+        return json.dumps(
+            {
+                "meta": {"api-version": "1.0"},
+                "name": project,
+                "files": [
+                    {"filename": n, "url": f"../../files/{n}", "yanked": n in self.yanked}
+                    for _, n in self.files(project)
+                ],
+            }
+        ).encode()
 
     def simple_html(self, project: str = "torch") -> bytes:
         mark = ' data-yanked=""'
-        links = "".join(f'<a href="../../files/{n}"{mark if n in self.yanked else ""}>{n}</a><br>'
-                        for _, n in self.files(project))
+        links = "".join(
+            f'<a href="../../files/{n}"{mark if n in self.yanked else ""}>{n}</a><br>' for _, n in self.files(project)
+        )
         return f"<!DOCTYPE html><html><body>{links}</body></html>".encode()
 
     def nightly_html(self) -> bytes:
         """PyTorch's own PEP 503 page: root-relative hrefs with '+' quoted and a #sha256= fragment."""
-        links = "".join(f'<a href="/files/{quote(n)}#sha256={hashlib.sha256(self.wheels.get(n, b"")).hexdigest()}" '
-                        f'data-requires-python="&gt;=3.10">{n}</a><br/>\n' for _, n in self.files())
+        links = "".join(
+            f'<a href="/files/{quote(n)}#sha256={hashlib.sha256(self.wheels.get(n, b"")).hexdigest()}" '
+            f'data-requires-python="&gt;=3.10">{n}</a><br/>\n'
+            for _, n in self.files()
+        )
         return f"<!DOCTYPE html>\n<html>\n<body>\n<h1>Links for torch</h1>\n{links}</body>\n</html>\n".encode()
 
 
@@ -162,7 +198,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path in index.issues:
             index.authorizations.append(self.headers.get("Authorization"))
             issue = index.issues[path]
-            return self._send(200, issue if isinstance(issue, bytes) else json.dumps(issue).encode(), "application/json")
+            return self._send(
+                200, issue if isinstance(issue, bytes) else json.dumps(issue).encode(), "application/json"
+            )
         if index.nightly is not None and path == f"{index.nightly}/torch/":
             return self._send(200, index.nightly_html(), "text/html")
         if path == "/pypi/torch/json":
@@ -175,8 +213,9 @@ class _Handler(BaseHTTPRequestHandler):
         if simple:
             project = simple.group(1)
             if not index.html_only and "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", ""):
-                return self._send(200, index.raw_index or index.simple_json(project),
-                                  "application/vnd.pypi.simple.v1+json")
+                return self._send(
+                    200, index.raw_index or index.simple_json(project), "application/vnd.pypi.simple.v1+json"
+                )
             return self._send(200, index.simple_html(project), "text/html")
         name = unquote(path.rsplit("/", 1)[-1])  # pip asks for torch-9.9.0%2Bcpu-...
         if path.startswith("/files/") and name in index.wheels:
@@ -194,7 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(416, b"suffix ranges not supported")
             first, last = max(0, len(data) - int(last)), len(data) - 1
         first, last = int(first), min(int(last or len(data) - 1), len(data) - 1)
-        body = data[first:last + 1]
+        body = data[first : last + 1]
         headers = {"Content-Range": f"bytes {first}-{last}/{len(data)}"}
         if faults.gzip:
             body, headers["Content-Encoding"] = gzip.compress(body), "gzip"

@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from helpers import ROOT, expected, run, run_here, run_json, write_fixed_ledger, write_ledger
-from repro.cli import main
 from repro.catalogue import BUGS, select
+from repro.cli import main
 from repro.engine.oracle import run_scenario
 from repro.engine.scenarios import SCENARIOS
 from repro.filing.candidates import CANDIDATES, in_force
@@ -40,11 +40,13 @@ def bug_expected() -> bool:
 @pytest.fixture
 def repro_main(monkeypatch, capsys):
     """``python -m repro ARGS`` in this process with another ledger: (exit code, stdout, stderr)."""
+
     def call(ledger, *argv: str) -> tuple[int, str, str]:
         monkeypatch.setenv("REPRO_LEDGER", str(ledger))
         code = main(list(argv))
         out, err = capsys.readouterr()
         return code, out, err
+
     return call
 
 
@@ -56,7 +58,8 @@ def fake_broken_npu(tmp_path) -> dict[str, str]:
     site = tmp_path / "site"
     (site / "torch_npu").mkdir(parents=True)
     (site / "torch_npu" / "__init__.py").write_text(
-        "raise ImportError('libhccl.so: cannot open shared object file: No such file or directory')\n")
+        "raise ImportError('libhccl.so: cannot open shared object file: No such file or directory')\n"
+    )
     info = site / "torch_npu-2.13.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch_npu\nVersion: 2.13.0\n")
@@ -80,8 +83,9 @@ def test_json_report_shows_each_bug_next_to_working_apis(repro_main, ledger):
     assert code == 0 and report["schema"] == 2 and report["matches_expectation"] is True
     assert report["torch_version"] == torch.__version__ and report["device"] == "cpu"
     statuses = {b["id"]: b["status"] for b in report["bugs"]}
-    assert statuses == {bug_id: "skipped" if bug_id == "module-compile-noop" else expected(bug_id).outcome
-                        for bug_id in BUGS}  # the compile check is slow: only when asked
+    assert statuses == {
+        bug_id: "skipped" if bug_id == "module-compile-noop" else expected(bug_id).outcome for bug_id in BUGS
+    }  # the compile check is slow: only when asked
     present = {bug_id for bug_id, status in statuses.items() if status == "present"}
     assert report["outcome"] == ("present" if present else "fixed") and report["bug_present"] is bool(present)
     departing = [s for s in report["scenarios"] if s["verdict"] in ("raises", "differs", "error")]
@@ -119,10 +123,14 @@ def test_text_report_has_header_table_and_conclusion(ledger):
     last_paragraph = " ".join(proc.stdout.rstrip().split("\n\n")[-1].split())
     assert ("(full-backward-hook-flag" in last_paragraph) is bug_expected()
     assert last_paragraph.endswith("This is as the ledger expects.")
-    bug_lines = {line.split()[0]: line.split()[1].rstrip(":") for line in lines if line.startswith("  ") and
-                 line.split()[0] in BUGS}
-    assert bug_lines == {bug_id: "skipped" if bug_id == "module-compile-noop" else expected(bug_id).outcome
-                         for bug_id in BUGS}
+    bug_lines = {
+        line.split()[0]: line.split()[1].rstrip(":")
+        for line in lines
+        if line.startswith("  ") and line.split()[0] in BUGS
+    }
+    assert bug_lines == {
+        bug_id: "skipped" if bug_id == "module-compile-noop" else expected(bug_id).outcome for bug_id in BUGS
+    }
     assert max(len(line) for line in lines) <= 100, "the report fits 100 columns"
     assert proc.stderr == ""
 
@@ -131,8 +139,9 @@ def test_what_the_default_run_leaves_out_is_counted_with_the_option_that_runs_it
     _, out, _ = repro_main(ledger)
     left_out = select([], slow=False).not_run
     variants = sum(s.tier == "variant" for s in left_out)
-    assert (f"Not run here, for speed (python -m repro --slow runs them): {variants} variant scenarios"
-            in " ".join(out.split()))
+    assert f"Not run here, for speed (python -m repro --slow runs them): {variants} variant scenarios" in " ".join(
+        out.split()
+    )
 
 
 def test_a_scenario_without_hook_calls_names_what_was_compared():
@@ -141,21 +150,31 @@ def test_a_scenario_without_hook_calls_names_what_was_compared():
     assert (side_cell(result.script), side_cell(result.eager), result.verdict) == ("state dict", "state dict", "match")
 
 
-@pytest.mark.parametrize("tool", [pytest.param(["-m", "repro", "--json"], id="repro", marks=pytest.mark.slow),
-                                  pytest.param(["-m", "repro", "--patch"], id="patch")])
+@pytest.mark.parametrize(
+    "tool",
+    [
+        pytest.param(["-m", "repro", "--json"], id="repro", marks=pytest.mark.slow),
+        pytest.param(["-m", "repro", "--patch"], id="patch"),
+    ],
+)
 def test_a_reader_that_stops_early_costs_no_traceback(ledger, tool):
     """``python -m repro --json | head -c 0`` (closed before the report is written): the run's exit code
     stands, stderr stays clean."""
-    script = ("import subprocess, sys; p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)"
-              "; p.stdout.close(); err = p.stderr.read(); print(p.wait()); sys.stderr.write(err.decode())")
+    script = (
+        "import subprocess, sys; p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)"
+        "; p.stdout.close(); err = p.stderr.read(); print(p.wait()); sys.stderr.write(err.decode())"
+    )
     proc = run(["-c", script, sys.executable, *tool], ledger=ledger)
     assert proc.stdout.strip() == "0" and "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
 
 
 def test_ledger_saying_the_opposite_is_drift(repro_main, tmp_path):
     """A ledger claiming a fix the torch lacks, or the bug on a torch that fixed it."""
-    opposite = (write_fixed_ledger(tmp_path / "l.json", torch.__version__) if bug_expected()
-                else write_ledger(tmp_path / "l.json"))
+    opposite = (
+        write_fixed_ledger(tmp_path / "l.json", torch.__version__)
+        if bug_expected()
+        else write_ledger(tmp_path / "l.json")
+    )
     code, out, _ = repro_main(opposite, "--json", "--bug", ORIGINAL)
     report = json.loads(out)
     assert code == 1 and report["matches_expectation"] is False
@@ -188,8 +207,11 @@ def test_silenced_error_is_still_the_bug(repro_main, ledger):
 
 @pytest.mark.parametrize(
     ("ledger_text", "message"),
-    [("{not json", "is not valid JSON"), ('{"schema": 1, "fixed_in": "2.x", "releases": {}}', "invalid fixed_in"),
-     ("[]", "is not a JSON object")],
+    [
+        ("{not json", "is not valid JSON"),
+        ('{"schema": 1, "fixed_in": "2.x", "releases": {}}', "invalid fixed_in"),
+        ("[]", "is not a JSON object"),
+    ],
 )
 def test_bad_ledger_is_one_sentence_exit_2(tmp_path, ledger_text, message):
     bad = tmp_path / "ledger.json"
@@ -224,13 +246,17 @@ def test_minimal_script_cannot_test_when_torchscript_raises_at_class_definition(
     def disabled(*args, **kwargs):
         raise RuntimeError("TorchScript is deprecated and has been disabled")
 
-    for owner, name in [(torch.jit, "script_method"), (torch.jit, "script"),
-                        (torch.jit._recursive, "create_script_module")]:
+    for owner, name in [
+        (torch.jit, "script_method"),
+        (torch.jit, "script"),
+        (torch.jit._recursive, "create_script_module"),
+    ]:
         monkeypatch.setattr(owner, name, disabled)
     code, out = run_here(SCRIPT)
     assert code == 125, out
-    assert out.strip() == ("cannot test: TorchScript is unusable: RuntimeError: "
-                           "TorchScript is deprecated and has been disabled")
+    assert out.strip() == (
+        "cannot test: TorchScript is unusable: RuntimeError: TorchScript is deprecated and has been disabled"
+    )
 
 
 @pytest.mark.slow
@@ -260,14 +286,20 @@ def test_broken_torch_npu_still_runs_on_cpu(ledger, broken_npu):
     assert report["torch_npu"].startswith("2.13.0 installed but cannot load (ImportError: libhccl.so")
     npu = run(["-m", "repro", "--device", "npu"], ledger=ledger, env=broken_npu)
     assert npu.returncode == 2 and "Traceback" not in npu.stderr
-    assert npu.stderr.startswith("python -m repro: error: --device npu was requested but no NPU is usable: "
-                                 "torch_npu 2.13.0 installed but cannot load (ImportError: libhccl.so")
+    assert npu.stderr.startswith(
+        "python -m repro: error: --device npu was requested but no NPU is usable: "
+        "torch_npu 2.13.0 installed but cannot load (ImportError: libhccl.so"
+    )
 
 
-@pytest.mark.parametrize(("prog", "argv"), [("python -m repro", ["-m", "repro"]),
-                                            ("scriptmodule-hook-repro", ["-c", "from repro.cli import main_entry; "
-                                                                         "main_entry()"])],
-                         ids=["module", "console-script"])
+@pytest.mark.parametrize(
+    ("prog", "argv"),
+    [
+        ("python -m repro", ["-m", "repro"]),
+        ("scriptmodule-hook-repro", ["-c", "from repro.cli import main_entry; main_entry()"]),
+    ],
+    ids=["module", "console-script"],
+)
 def test_usage_and_errors_name_the_command_typed(tmp_path, prog, argv):
     """argparse's usage and the CLI's own errors share one prefix: the command the user typed."""
     console = ["-c", f"import sys; sys.argv[0] = {prog!r}; " + argv[1]] if argv[0] == "-c" else argv
@@ -287,8 +319,9 @@ def test_minimal_script_exits_1_while_the_bug_is_present():
 
 
 @pytest.mark.needs_bug
-@pytest.mark.parametrize(("candidate", "code", "says"),
-                         [("workaround", 0, "OK:"), ("ignored-attributes", 1, "hook misbehaved")])
+@pytest.mark.parametrize(
+    ("candidate", "code", "says"), [("workaround", 0, "OK:"), ("ignored-attributes", 1, "hook misbehaved")]
+)
 def test_minimal_script_judges_behaviour_not_registration(candidate, code, says):
     with in_force(CANDIDATES[candidate]):
         got, out = run_here(SCRIPT)
@@ -311,12 +344,16 @@ def test_minimal_script_cannot_test_without_torch(tmp_path, broken_npu):
 def test_a_departure_no_catalogued_bug_explains_is_drift(repro_main, ledger, monkeypatch):
     """A torch on which ScriptModule forward pre hooks silently never run: no bug in the catalogue says so."""
     forward_pre = torch.nn.Module.register_forward_pre_hook
-    monkeypatch.setattr(torch.jit.ScriptModule, "register_forward_pre_hook",
-                        lambda self, hook, **kw: forward_pre(self, lambda *a: None, **kw))
+    monkeypatch.setattr(
+        torch.jit.ScriptModule,
+        "register_forward_pre_hook",
+        lambda self, hook, **kw: forward_pre(self, lambda *a: None, **kw),
+    )
     code, out, _ = repro_main(ledger, "--json")
     report = json.loads(out)
     assert code == 1 and report["outcome"] == "different"
     assert "a departure no catalogued bug explains" in report["conclusion"]
     unexplained = {s["api"] for s in report["scenarios"] if s["verdict"] != "match" and s["cause"] is None}
     assert "register_forward_pre_hook" in unexplained and not unexplained & {
-        api for bug in BUGS.values() for api in bug.apis}  # what the catalogue covers is still explained
+        api for bug in BUGS.values() for api in bug.apis
+    }  # what the catalogue covers is still explained

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import fields
 
 import pytest
+import tomllib
 
 from helpers import ROOT, run
 from repro.catalogue import BUGS
 from repro.cli import build_parser as repro_parser
+from repro.engine.oracle import OracleRun, ScenarioResult, Side
+from repro.engine.scenarios import SCENARIOS
 from repro.environment import Environment
 from repro.filing.explain import RootCause
 from repro.formats.json import as_dict
 from repro.ledger import Expectation
-from repro.engine.oracle import OracleRun, ScenarioResult, Side
 from repro.report import build_report
-from repro.engine.scenarios import SCENARIOS
 from repro.source_checks import StaticVerdict
-from tracker.check_upstream import _as_json, build_parser as tracker_parser
+from tracker.check_upstream import _as_json
+from tracker.check_upstream import build_parser as tracker_parser
 from tracker.remote import Limits
 from tracker.sweep import Outcome
 
@@ -67,9 +68,13 @@ def test_suite_outside_its_environment_says_what_to_do_in_one_sentence(tmp_path)
     """A shell where the venv is not active: torch missing, as a shadowing package makes it here."""
     (tmp_path / "torch").mkdir()
     (tmp_path / "torch" / "__init__.py").write_text("raise ImportError(\"No module named 'torch'\")\n")
-    proc = run(["-m", "pytest", "-p", "no:cacheprovider", str(ROOT / "tests" / "test_ledger.py")],
-               env={"PYTHONPATH": f"{tmp_path}:{ROOT}"})
+    proc = run(
+        ["-m", "pytest", "-p", "no:cacheprovider", str(ROOT / "tests" / "test_ledger.py")],
+        env={"PYTHONPATH": f"{tmp_path}:{ROOT}"},
+    )
     lines = (proc.stdout + proc.stderr).strip().splitlines()
     assert proc.returncode == 4 and "Traceback" not in proc.stdout + proc.stderr
-    assert lines == ["Exit: torch cannot be imported: ImportError: No module named 'torch'; activate the "
-                     "project's environment (. .venv/bin/activate) or create it with the README's set-up command."]
+    assert lines == [
+        "Exit: torch cannot be imported: ImportError: No module named 'torch'; activate the "
+        "project's environment (. .venv/bin/activate) or create it with the README's set-up command."
+    ]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import io
 import textwrap
-import tomllib
 import unittest
 from pathlib import Path
 
 import pytest
+import tomllib
 import torch
 
 from helpers import ROOT, run, write_fixed_ledger, write_ledger
@@ -87,14 +87,23 @@ def decorated(tmp_path, monkeypatch, request):
 
 
 def _unittest_outcome(result: unittest.TestResult) -> str:
-    kinds = {"expected failure": result.expectedFailures, "failure": result.failures, "error": result.errors,
-             "skipped": result.skipped, "unexpected success": result.unexpectedSuccesses}
+    kinds = {
+        "expected failure": result.expectedFailures,
+        "failure": result.failures,
+        "error": result.errors,
+        "skipped": result.skipped,
+        "unexpected success": result.unexpectedSuccesses,
+    }
     found = [kind for kind, entries in kinds.items() if entries]
     return found[0] if len(found) == 1 else "success" if result.wasSuccessful() and not found else str(found)
 
 
-@pytest.mark.parametrize(("decorated", "want"), [(case[:3], case[3]) for case in DECISIONS],
-                         ids=["-".join(case[:3]).replace(" ", "_") for case in DECISIONS], indirect=["decorated"])
+@pytest.mark.parametrize(
+    ("decorated", "want"),
+    [(case[:3], case[3]) for case in DECISIONS],
+    ids=["-".join(case[:3]).replace(" ", "_") for case in DECISIONS],
+    indirect=["decorated"],
+)
 def test_decision_under_unittest(decorated, want):
     decorate, body = decorated
 
@@ -107,12 +116,20 @@ def test_decision_under_unittest(decorated, want):
     assert _unittest_outcome(result) == want
 
 
-PYTEST_OUTCOMES = {"expected failure": pytest.xfail.Exception, "skipped": pytest.skip.Exception,
-                   "failure": AssertionError, "error": (RuntimeError, ValueError)}
+PYTEST_OUTCOMES = {
+    "expected failure": pytest.xfail.Exception,
+    "skipped": pytest.skip.Exception,
+    "failure": AssertionError,
+    "error": (RuntimeError, ValueError),
+}
 
 
-@pytest.mark.parametrize(("decorated", "want"), [(case[:3], case[3]) for case in DECISIONS],
-                         ids=["-".join(case[:3]).replace(" ", "_") for case in DECISIONS], indirect=["decorated"])
+@pytest.mark.parametrize(
+    ("decorated", "want"),
+    [(case[:3], case[3]) for case in DECISIONS],
+    ids=["-".join(case[:3]).replace(" ", "_") for case in DECISIONS],
+    indirect=["decorated"],
+)
 def test_decision_as_a_pytest_function(decorated, want):
     decorate, body = decorated
     test = decorate(lambda: body())
@@ -132,11 +149,13 @@ def test_unknown_bug_fails_at_decoration():
 
 def test_detector_confirms_the_bug_as_the_ledger_does():
     """The real detector, once per process, agrees with the shipped ledger on the installed torch."""
-    assert expect.detector_status(ORIGINAL)[0] == ("fixed" if expect.from_ledger(ORIGINAL, expect.ledger_path())
-                                                   .state == expect.MUST_PASS else "present")
+    assert expect.detector_status(ORIGINAL)[0] == (
+        "fixed" if expect.from_ledger(ORIGINAL, expect.ledger_path()).state == expect.MUST_PASS else "present"
+    )
 
 
 # --- the example downstream suite: green where the ledger and torch agree, red where they do not ------------
+
 
 @pytest.mark.needs_bug  # the shipped ledger and the installed torch both say present
 @pytest.mark.slow
@@ -147,8 +166,10 @@ def test_example_is_green_on_installed_torch_with_header_and_summary_under_xdist
     assert f"upstream bugs on torch {torch.__version__}, from the ledger {ROOT / 'repro' / 'ledger.json'}:" in out
     assert f"  {ORIGINAL}: expected failure; the ledger says {ORIGINAL} is present on torch" in out
     assert "  module-compile-noop: expected failure;" in out
-    assert ("test_script_module_hooks.py::TestScriptModuleHooks::test_full_backward_hook_called_with_gradients: "
-            f"{ORIGINAL}, expected failure: xfailed") in out
+    assert (
+        "test_script_module_hooks.py::TestScriptModuleHooks::test_full_backward_hook_called_with_gradients: "
+        f"{ORIGINAL}, expected failure: xfailed"
+    ) in out
 
 
 @pytest.mark.needs_bug
@@ -156,8 +177,13 @@ def test_example_is_green_on_installed_torch_with_header_and_summary_under_xdist
     ("candidate", "ledger_says_fixed", "exit_code", "summary", "why"),
     [
         ("upstream-patch", True, 0, "19 passed", ""),
-        ("upstream-patch", False, 1, "1 failed, 18 passed",
-         "UnexpectedPass: TestScriptModuleHooks.test_full_backward_hook_called_with_gradients passed, but the ledger"),
+        (
+            "upstream-patch",
+            False,
+            1,
+            "1 failed, 18 passed",
+            "UnexpectedPass: TestScriptModuleHooks.test_full_backward_hook_called_with_gradients passed, but the ledger",
+        ),
         ("ignored-attributes", True, 1, "1 failed, 18 passed", "the full backward hook ran 0 times"),
     ],
     ids=["fixed-ledger-fixed", "fixed-ledger-stale", "silenced-ledger-claims-fix"],
@@ -178,7 +204,7 @@ def test_example_is_not_part_of_this_projects_suite():
 
 # --- the decorator and the marker as downstream suites meet them: pytest, python -m unittest, run_tests() ------
 
-NET = f"""
+NET = """
 import torch
 
 from repro.expect import known_upstream_bug
@@ -214,7 +240,9 @@ class TestHooks(TestCase):
         pass
 """
 
-PYTEST_SUITE = NET + f"""
+PYTEST_SUITE = (
+    NET
+    + f"""
 import pytest
 from unittest import TestCase
 
@@ -243,13 +271,20 @@ class TestMarked(TestCase):
     @pytest.mark.upstream_bug("{ORIGINAL}")
     def test_marked(self):
         hook_fires()
-""" + TESTCASE
+"""
+    + TESTCASE
+)
 
-TORCH_SUITE = NET + "\nfrom torch.testing._internal.common_utils import TestCase, run_tests\n" + TESTCASE + """
+TORCH_SUITE = (
+    NET
+    + "\nfrom torch.testing._internal.common_utils import TestCase, run_tests\n"
+    + TESTCASE
+    + """
 
 if __name__ == "__main__":
     run_tests()
 """
+)
 
 
 def _write(directory: Path, files: dict[str, str]) -> Path:
@@ -261,17 +296,26 @@ def _write(directory: Path, files: dict[str, str]) -> Path:
 @pytest.mark.needs_bug
 @pytest.mark.slow
 def test_pytest_marker_and_decorator_reject_other_failures_and_unknown_ids(tmp_path):
-    _write(tmp_path, {"test_downstream.py": PYTEST_SUITE,
-                      "test_unknown.py": 'import pytest\n\n\n@pytest.mark.upstream_bug("no-such-bug")\n'
-                                         'def test_x():\n    pass\n'})
-    proc = run([*ONE_PROCESS, "-rf", "--continue-on-collection-errors", "test_downstream.py", "test_unknown.py"],
-               cwd=tmp_path)
+    _write(
+        tmp_path,
+        {
+            "test_downstream.py": PYTEST_SUITE,
+            "test_unknown.py": 'import pytest\n\n\n@pytest.mark.upstream_bug("no-such-bug")\ndef test_x():\n    pass\n',
+        },
+    )
+    proc = run(
+        [*ONE_PROCESS, "-rf", "--continue-on-collection-errors", "test_downstream.py", "test_unknown.py"], cwd=tmp_path
+    )
     out = proc.stdout
     assert proc.returncode == 1 and "4 failed, 3 xfailed" in out and " 2 errors in " in out, out + proc.stderr
     assert "test_unknown.py::test_x: no catalogued bug 'no-such-bug'; known: " in out
     failed = sorted(line.split()[1].split("::", 1)[1] for line in out.splitlines() if line.startswith("FAILED "))
-    assert failed == ["TestHooks::test_other_failure", "TestHooks::test_passes", "test_decorator_other_failure",
-                      "test_marker_other_failure"]
+    assert failed == [
+        "TestHooks::test_other_failure",
+        "TestHooks::test_passes",
+        "test_decorator_other_failure",
+        "test_marker_other_failure",
+    ]
     assert "ERROR at setup of TestMarked.test_marked" in out  # the marker cannot wrap a unittest method
     assert "upstream_bug marks pytest functions; decorate a TestCase method with repro.expect.known_upstream_bug" in out
     assert f"test_downstream.py::test_marker_bug: {ORIGINAL}, expected failure: xfailed" in out
@@ -279,17 +323,28 @@ def test_pytest_marker_and_decorator_reject_other_failures_and_unknown_ids(tmp_p
 
 
 @pytest.mark.needs_bug
-@pytest.mark.parametrize(("args", "summary"), [
-    (["-m", "unittest", "discover", "-p", "downstream_*.py"],
-     "FAILED (failures=1, errors=2, expected failures=1)"),  # errors: the other failure, the unknown id
-    (["downstream_hooks.py"], "FAILED (failures=1, errors=1, expected failures=1)"),
-], ids=["python-m-unittest", "torch-run_tests"])
+@pytest.mark.parametrize(
+    ("args", "summary"),
+    [
+        (
+            ["-m", "unittest", "discover", "-p", "downstream_*.py"],
+            "FAILED (failures=1, errors=2, expected failures=1)",
+        ),  # errors: the other failure, the unknown id
+        (["downstream_hooks.py"], "FAILED (failures=1, errors=1, expected failures=1)"),
+    ],
+    ids=["python-m-unittest", "torch-run_tests"],
+)
 @pytest.mark.slow
 def test_unittest_runners_keep_only_the_bugs_failure_expected(tmp_path, args, summary):
     """torch's ``run_tests()`` wants xmlrunner where ``CI`` is set: unset here, as on a developer's machine."""
-    _write(tmp_path, {"downstream_hooks.py": TORCH_SUITE,
-                      "downstream_unknown.py": 'from repro.expect import known_upstream_bug\n\n\n'
-                                               '@known_upstream_bug("no-such-bug")\ndef test_x():\n    pass\n'})
+    _write(
+        tmp_path,
+        {
+            "downstream_hooks.py": TORCH_SUITE,
+            "downstream_unknown.py": "from repro.expect import known_upstream_bug\n\n\n"
+            '@known_upstream_bug("no-such-bug")\ndef test_x():\n    pass\n',
+        },
+    )
     proc = run(args, cwd=tmp_path, env={"CI": ""})
     err = proc.stderr
     assert proc.returncode == 1 and summary in err, proc.stdout + err
@@ -299,8 +354,12 @@ def test_unittest_runners_keep_only_the_bugs_failure_expected(tmp_path, args, su
 
 # --- the plugin in every session of the environment ---------------------------------------------------------
 
+
 def test_plugin_costs_a_header_in_a_session_that_does_not_use_it(tmp_path):
-    _write(tmp_path, {"test_light.py": """
+    _write(
+        tmp_path,
+        {
+            "test_light.py": """
         import os
         import sys
 
@@ -308,7 +367,9 @@ def test_plugin_costs_a_header_in_a_session_that_does_not_use_it(tmp_path):
         def test_nothing_of_torch_was_touched():
             assert "torch" not in sys.modules and "repro.engine" not in sys.modules
             assert "TORCH_DEVICE_BACKEND_AUTOLOAD" not in os.environ
-        """})
+        """
+        },
+    )
     proc = run(["-m", "pytest", "-p", "no:cacheprovider", "test_light.py"], cwd=tmp_path)
     assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout + proc.stderr
     header = [line for line in proc.stdout.splitlines() if line.startswith("  ") and "; the ledger says " in line]
@@ -323,4 +384,5 @@ def test_bad_ledger_is_one_line(tmp_path, how):
     proc = run(["-m", "pytest", "-p", "no:cacheprovider", *option], cwd=tmp_path, ledger=bad)
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert (proc.stdout + proc.stderr).strip().splitlines() == [
-        f"ERROR: --upstream-ledger: the ledger {bad} has no 'bugs' object of bug objects."]
+        f"ERROR: --upstream-ledger: the ledger {bad} has no 'bugs' object of bug objects."
+    ]

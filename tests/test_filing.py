@@ -3,25 +3,25 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-from pathlib import Path
 import shutil
 import subprocess
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
 
 from helpers import PASTE_ENDS, ROOT, run, run_json, write_ledger
+from repro import workaround
 from repro.catalogue import BUGS
-from repro.formats.markdown import ATTRIBUTION
-from repro.ledger import ORIGINAL, release_key
+from repro.engine.models import STYLES, build_eager, build_script
 from repro.filing.candidates import CANDIDATES, Candidate, classify, judge
 from repro.filing.explain import RootCause, explain
-from repro.formats.text import render_candidates
-from repro.engine.models import STYLES, build_eager, build_script
-from repro.source_checks import RECURSIVE, SCRIPT, StaticVerdict, installed_sources, installed_torch_root
 from repro.filing.upstream_patch import REGISTRATION, TEST_PATH, PatchError, patched_sources
-from repro import workaround
+from repro.formats.markdown import ATTRIBUTION
+from repro.formats.text import render_candidates
+from repro.ledger import ORIGINAL, release_key
+from repro.source_checks import RECURSIVE, SCRIPT, StaticVerdict, installed_sources, installed_torch_root
 
 
 @pytest.fixture
@@ -56,32 +56,56 @@ def test_root_cause_changes_with_the_fix():
 
 def _scenario(api: str, name: str, verdict: str, bug: str | None = ORIGINAL) -> dict:
     cause = bug if verdict in ("raises", "differs") else None
-    return {"api": api, "name": name, "verdict": verdict, "covered_by": [bug] if bug else [], "cause": cause,
-            "detail": "what the oracle saw"}
+    return {
+        "api": api,
+        "name": name,
+        "verdict": verdict,
+        "covered_by": [bug] if bug else [],
+        "cause": cause,
+        "detail": "what the oracle saw",
+    }
 
 
 FULL_CALLED = _scenario("register_full_backward_hook", "called with grad_input and grad_output", "match")
 WORKING = _scenario("register_forward_hook", "called with input and output", "match", bug=None)
-OTHER_BUG = _scenario("register_module_forward_hook", "runs for the model and its child", "differs",
-                      bug="global-hooks-root-only")
+OTHER_BUG = _scenario(
+    "register_module_forward_hook", "runs for the model and its child", "differs", bug="global-hooks-root-only"
+)
 
 
-@pytest.mark.parametrize(("scenarios", "expected"), [
-    ([FULL_CALLED, WORKING, {**WORKING, "verdict": "unavailable"}, OTHER_BUG],
-     (True, True, 2, 2, "fix", "every scenario matches eager except where another catalogued bug shows")),
-    ([{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}, WORKING],
-     (True, False, 1, 2, "hides the error",
-      "register_full_backward_hook: called with grad_input and grad_output: what the oracle saw")),
-    ([{**FULL_CALLED, "verdict": "raises", "cause": ORIGINAL}, WORKING],
-     (False, False, 1, 2, "no effect", "what the oracle saw")),
-], ids=["every-scenario-matches", "registers-but-misbehaves", "still-raises"])
+@pytest.mark.parametrize(
+    ("scenarios", "expected"),
+    [
+        (
+            [FULL_CALLED, WORKING, {**WORKING, "verdict": "unavailable"}, OTHER_BUG],
+            (True, True, 2, 2, "fix", "every scenario matches eager except where another catalogued bug shows"),
+        ),
+        (
+            [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}, WORKING],
+            (
+                True,
+                False,
+                1,
+                2,
+                "hides the error",
+                "register_full_backward_hook: called with grad_input and grad_output: what the oracle saw",
+            ),
+        ),
+        (
+            [{**FULL_CALLED, "verdict": "raises", "cause": ORIGINAL}, WORKING],
+            (False, False, 1, 2, "no effect", "what the oracle saw"),
+        ),
+    ],
+    ids=["every-scenario-matches", "registers-but-misbehaves", "still-raises"],
+)
 def test_candidate_is_a_fix_only_when_every_scenario_matches(scenarios, expected):
     r = classify(CANDIDATES["ignored-attributes"], scenarios)
     assert (r.registers, r.hook_fires, r.matches, r.total, r.verdict, r.detail) == expected
 
 
-@pytest.mark.parametrize("scenarios", [[], [{**FULL_CALLED, "verdict": "unavailable"}, OTHER_BUG]],
-                         ids=["no-scenario", "none-judged"])
+@pytest.mark.parametrize(
+    "scenarios", [[], [{**FULL_CALLED, "verdict": "unavailable"}, OTHER_BUG]], ids=["no-scenario", "none-judged"]
+)
 def test_candidate_is_never_a_fix_when_nothing_was_judged(scenarios):
     """What a TorchScript-disabled run reports (no scenario at all) is not '0/0 match: fix'."""
     r = classify(CANDIDATES["upstream-patch"], scenarios)
@@ -128,8 +152,10 @@ def test_candidates_judged_in_this_process_leave_torch_as_it_was():
 
 
 def test_candidates_text_says_which_only_hide_the_error():
-    results = [classify(CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}]),
-               classify(CANDIDATES["upstream-patch"], [FULL_CALLED])]
+    results = [
+        classify(CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}]),
+        classify(CANDIDATES["upstream-patch"], [FULL_CALLED]),
+    ]
     text = render_candidates("2.13.0", "cpu", results)
     assert "ignored-attributes (upstream side): add the flag" in text
     assert "registration succeeds: yes; full backward hook fires: no; 0/1 scenario runs match eager" in text
@@ -149,8 +175,9 @@ def patched_copy(tmp_path):
     diff = run(["-m", "repro", "--patch"])
     assert diff.returncode == 0 and diff.stdout.startswith("--- a/torch/jit/_recursive.py")
     assert diff.stderr.startswith("note: the torch/ hunks are made against the installed release's files")
-    applied = subprocess.run(["patch", "-p1", "--forward"], input=diff.stdout, cwd=tmp_path,
-                             capture_output=True, text=True)
+    applied = subprocess.run(
+        ["patch", "-p1", "--forward"], input=diff.stdout, cwd=tmp_path, capture_output=True, text=True
+    )
     assert applied.returncode == 0, applied.stdout + applied.stderr
     return tmp_path
 
@@ -238,7 +265,7 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert body.startswith("### 🐛 Describe the bug") and "### Versions" in body
     assert f"```python\n{bug.paste.rstrip()}\n```" in body  # the catalogue's paste-ready script, verbatim
     output = body.split("(exit code 1):\n\n```\n")[1].split("\n```")[0]  # what running exactly it printed
-    assert output.startswith("Traceback (most recent call last):\n  File \"bug.py\", line ")
+    assert output.startswith('Traceback (most recent call last):\n  File "bug.py", line ')
     assert output.splitlines()[-1].startswith(PASTE_ENDS[bug_id])  # the bug's own error, or its failing assert
     assert len(_outside_collapsed(body)) < 80
     assert str(ROOT) not in body and str(Path.home()) + "/" not in body and "/tmp/" not in body
@@ -256,8 +283,15 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert "+                return super().__setattr__(attr, value)" in body
     judged = re.search(r"judged by the (\d+) scenario runs below", body).group(1)
     upstream = [c for c in CANDIDATES.values() if c.side == "upstream"]  # the user-side ones are for --candidates
-    verdicts = {c.name: re.search(rf"^\| {re.escape(c.summary.split(' (')[0])} \| upstream \| (\d+)/(\d+)([^|]*) \| "
-                                  r"([a-z ]+) \|$", body, re.MULTILINE).groups() for c in upstream}
+    verdicts = {
+        c.name: re.search(
+            rf"^\| {re.escape(c.summary.split(' (')[0])} \| upstream \| (\d+)/(\d+)([^|]*) \| "
+            r"([a-z ]+) \|$",
+            body,
+            re.MULTILINE,
+        ).groups()
+        for c in upstream
+    }
     assert "| user |" not in body
     assert verdicts["upstream-patch"] == (judged, judged, " scenario runs", "fix")  # judged for real, on every run
     own_runs = str(sum(_table_counts(body, api)[0] for api in bug.apis))  # the flag stays None: each departs
@@ -314,10 +348,13 @@ def checkout(tmp_path):
 def test_patch_against_a_checkout_applies_there_and_registers_the_test(checkout):
     proc = run(["-m", "repro", "--patch", "--against", str(checkout)])
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    assert "+from jit.test_script_module_backward_hooks import TestScriptModuleBackwardHooks  # noqa: F401" in proc.stdout
+    assert (
+        "+from jit.test_script_module_backward_hooks import TestScriptModuleBackwardHooks  # noqa: F401" in proc.stdout
+    )
     assert f"+++ b/{TEST_PATH}" in proc.stdout and "--- a/test/test_jit.py" in proc.stdout
-    check = subprocess.run(["git", "apply", "--check", "-"], cwd=checkout, input=proc.stdout, capture_output=True,
-                           text=True)
+    check = subprocess.run(
+        ["git", "apply", "--check", "-"], cwd=checkout, input=proc.stdout, capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stderr
     subprocess.run(["git", "apply", "-"], cwd=checkout, input=proc.stdout, text=True, check=True)
     lines = (checkout / "test" / "test_jit.py").read_text().splitlines()

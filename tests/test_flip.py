@@ -16,19 +16,31 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from fix_shapes import BROKEN, TRUE
-from helpers import ROOT, flag, patched_torch_env, run, run_json, write_fixed_ledger, write_ledger
 from index_server import build_pure_wheel
 from test_tracker import _packaging_wheel, check
+
+from helpers import ROOT, flag, patched_torch_env, run, run_json, write_fixed_ledger, write_ledger
 from repro.ledger import ORIGINAL, release_key
 from repro.source_checks import installed_sources
 
-pytestmark = [pytest.mark.needs_bug, pytest.mark.slow]  # every case applies fixes to a torch that has the bug, in subprocesses
+pytestmark = [
+    pytest.mark.needs_bug,
+    pytest.mark.slow,
+]  # every case applies fixes to a torch that has the bug, in subprocesses
 
-SELECT = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",  # one process: the patch lives in it
-          str(ROOT / "tests" / "test_scenarios.py"),
-          "-k", "register_full_backward_hook and called and cpu"]
+SELECT = [
+    "-m",
+    "pytest",
+    "-q",
+    "-n",
+    "0",
+    "-p",
+    "no:cacheprovider",  # one process: the patch lives in it
+    str(ROOT / "tests" / "test_scenarios.py"),
+    "-k",
+    "register_full_backward_hook and called and cpu",
+]
 
 
 @pytest.mark.parametrize(
@@ -42,8 +54,9 @@ SELECT = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",  # one proc
     ids=["ledger-claims-fix", "fixed", "ledger-stale", "silenced"],
 )
 def test_bug_tests_follow_ledger_and_torch(tmp_path, candidate, ledger_says_fixed, pytest_exit, summary):
-    ledger = write_ledger(tmp_path / "ledger.json",
-                          fixed_in=release_key(torch.__version__) if ledger_says_fixed else None)
+    ledger = write_ledger(
+        tmp_path / "ledger.json", fixed_in=release_key(torch.__version__) if ledger_says_fixed else None
+    )
     prefix = ["-m", "repro.run_patched", candidate] if candidate else []
     proc = run([*prefix, *SELECT], ledger=ledger)
     assert proc.returncode == pytest_exit, proc.stdout + proc.stderr
@@ -54,14 +67,19 @@ def test_bug_tests_follow_ledger_and_torch(tmp_path, candidate, ledger_says_fixe
 # CLI's broken-NPU runs (the same assertions in another environment) and test_filing.py, whose tests
 # that depend on the bug carry the needs_bug marker.
 BUG_AWARE = ["test_cli.py", "test_scenarios.py", "test_report.py"]
-CLI_TESTS = ("json_report or text_report or opposite or minimal_script_exits or one_bug_at_a_time or silenced "
-             "or test_scenarios or test_report")
+CLI_TESTS = (
+    "json_report or text_report or opposite or minimal_script_exits or one_bug_at_a_time or silenced "
+    "or test_scenarios or test_report"
+)
 
 
 # --- a broken fix never reads "fixed"; any true fix flips the suites (fix shapes: tests/fix_shapes.py) ---
 
-BROKEN_STATUS = {"prepend-ignored": "incomplete-fix", "returned-grads-ignored": "incomplete-fix",
-                 "ignored-attributes": "present"}  # the one-liner: no error, and the hook never runs
+BROKEN_STATUS = {
+    "prepend-ignored": "incomplete-fix",
+    "returned-grads-ignored": "incomplete-fix",
+    "ignored-attributes": "present",
+}  # the one-liner: no error, and the hook never runs
 
 
 def _overlay(tmp_path, shape) -> dict[str, str]:
@@ -85,13 +103,25 @@ def _fix_wheel(version: str, overlay: Path) -> tuple[str, bytes]:
     """An installable "torch" release that is this machine's torch with ``overlay`` patched in: its
     ``.pth`` puts the installed torch on the path and serves the overlay's files before torch is imported."""
     site = Path(torch.__file__).resolve().parents[1]
-    line = (f"import sys; sys.path.insert(0, {str(site)!r}); from pathlib import Path; "
-            f"from repro.filing.source_import import import_from; import_from(Path({str(overlay)!r}))\n")
+    line = (
+        f"import sys; sys.path.insert(0, {str(site)!r}); from pathlib import Path; "
+        f"from repro.filing.source_import import import_from; import_from(Path({str(overlay)!r}))\n"
+    )
     return build_pure_wheel("torch", version, {"torch_fix_overlay.pth": line.encode()})
 
 
-@pytest.mark.parametrize("pairs", [[("9.9.1", "prepend-ignored"), ("9.9.2", "returned-grads-ignored"),
-                                    ("9.9.3", "ignored-attributes"), ("9.9.4", "upstream-patch")]], ids=["releases"])
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [
+            ("9.9.1", "prepend-ignored"),
+            ("9.9.2", "returned-grads-ignored"),
+            ("9.9.3", "ignored-attributes"),
+            ("9.9.4", "upstream-patch"),
+        ]
+    ],
+    ids=["releases"],
+)
 def test_install_confirms_no_broken_fix_and_a_true_one(index, tmp_path, pairs):
     """Releases built with each fix, installed and run by ``check_upstream --versions``: only the true fix
     sets ``fixed_in``; an incomplete one is a status change that says it needs a look."""
@@ -103,10 +133,37 @@ def test_install_confirms_no_broken_fix_and_a_true_one(index, tmp_path, pairs):
             (tree / path).write_text(text, encoding="utf-8")
         index.wheels.update([_fix_wheel(version, tree)])
     index.wheels.update([_packaging_wheel()])
-    (tmp_path / "ledger.json").write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {"2.13.0": {"bugs": {
-        ORIGINAL: {"dynamic": {"verdict": "present", "detail": "confirmed", "checked_at": "2026-12-01T00:00:00"}}}}}}))
-    code, result, ledger, stderr = check(index, tmp_path, "--versions", ",".join(v for v, _ in pairs),
-                                         "--install-index-url", f"{index.url}/simple/", "--bug", ORIGINAL)
+    (tmp_path / "ledger.json").write_text(
+        json.dumps(
+            {
+                "schema": 2,
+                "bugs": {},
+                "releases": {
+                    "2.13.0": {
+                        "bugs": {
+                            ORIGINAL: {
+                                "dynamic": {
+                                    "verdict": "present",
+                                    "detail": "confirmed",
+                                    "checked_at": "2026-12-01T00:00:00",
+                                }
+                            }
+                        }
+                    }
+                },
+            }
+        )
+    )
+    code, result, ledger, stderr = check(
+        index,
+        tmp_path,
+        "--versions",
+        ",".join(v for v, _ in pairs),
+        "--install-index-url",
+        f"{index.url}/simple/",
+        "--bug",
+        ORIGINAL,
+    )
     got = {v: flag(ledger["releases"][v])["dynamic"]["verdict"] for v, _ in pairs}
     assert got == {"9.9.1": "incomplete-fix", "9.9.2": "incomplete-fix", "9.9.3": "present", "9.9.4": "fixed"}, stderr
     assert code == 3 and ledger["bugs"][ORIGINAL]["fixed_in"] == "9.9.4" and not result["errors"]
@@ -119,16 +176,42 @@ def test_bug_aware_tests_are_green_on_any_true_fix_with_a_ledger_saying_fixed(tm
     first, the whole quick suite does."""
     env = _overlay(tmp_path, TRUE[name])
     ledger = write_fixed_ledger(tmp_path / "ledger.json", torch.__version__)
-    chosen = ([] if name == "setattr-on-wrapper" else
-              ["-k", CLI_TESTS, *(str(ROOT / "tests" / f) for f in BUG_AWARE)])
-    proc = run(["-m", "pytest", "-q", "-rsx", "-p", "no:cacheprovider", "-m", "not network and not other_torch "
-                "and not slow", *chosen], ledger=ledger, env=env, timeout=600)
+    chosen = [] if name == "setattr-on-wrapper" else ["-k", CLI_TESTS, *(str(ROOT / "tests" / f) for f in BUG_AWARE)]
+    proc = run(
+        [
+            "-m",
+            "pytest",
+            "-q",
+            "-rsx",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not network and not other_torch and not slow",
+            *chosen,
+        ],
+        ledger=ledger,
+        env=env,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "only meaningful while the bug is present" in proc.stdout
 
 
 def test_bug_aware_tests_are_red_on_a_true_fix_with_a_ledger_saying_present(tmp_path):
-    proc = run(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not network and not other_torch",
-                "-k", CLI_TESTS, *(str(ROOT / "tests" / f) for f in BUG_AWARE)],
-               env=_overlay(tmp_path, TRUE["object-setattr"]), timeout=600)
+    proc = run(
+        [
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not network and not other_torch",
+            "-k",
+            CLI_TESTS,
+            *(str(ROOT / "tests" / f) for f in BUG_AWARE),
+        ],
+        env=_overlay(tmp_path, TRUE["object-setattr"]),
+        timeout=600,
+    )
     assert proc.returncode == 1 and " failed" in proc.stdout.splitlines()[-1], proc.stdout[-2000:]

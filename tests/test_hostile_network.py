@@ -14,11 +14,11 @@ from types import SimpleNamespace
 
 import pytest
 import urllib3
+from hostile_server import HostileServer, answer, drip, gzip_bomb, ranges, redirect, sequence
+from index_server import BUGGY, Faults, build_wheel, shape
 from packaging.version import Version
 
 from helpers import flag, run, write_ledger
-from hostile_server import HostileServer, answer, drip, gzip_bomb, ranges, redirect, sequence
-from index_server import BUGGY, Faults, build_wheel, shape
 from tracker.index import Release, WheelFile, discover
 from tracker.probe import fetch_sources
 from tracker.remote import TAIL, FetchError, Limits, RangeFile, Traffic, check_url, get, make_session, redact
@@ -38,6 +38,7 @@ def range_file(url: str, traffic: Traffic | None = None) -> RangeFile:
 
 
 # 1. Every redirect hop is checked against the URL policy.
+
 
 def test_index_redirect_to_an_outside_host_is_refused(server):
     server.routes["/pypi/torch/json"] = redirect(f"{server.outside}/elsewhere")
@@ -71,15 +72,20 @@ def test_redirect_loop_stops(server):
 
 def test_refused_redirect_is_one_line_and_exit_1(server, tmp_path):
     server.routes["/pypi/torch/json"] = redirect(f"{server.outside}/elsewhere")
-    proc = run(["-m", "tracker.check_upstream", "--index-url", server.url],
-               ledger=write_ledger(tmp_path / "ledger.json"))
+    proc = run(
+        ["-m", "tracker.check_upstream", "--index-url", server.url], ledger=write_ledger(tmp_path / "ledger.json")
+    )
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "refusing the redirect" in proc.stderr
 
 
 # 2. URLs are judged by the host urllib3 connects to; ambiguous ones are refused.
 
-@pytest.mark.parametrize("tail", ["\\@127.0.0.1/", "/\tx", "/ x", "/\nx", "/\x7fx", "/\x00x"],
-                         ids=["backslash", "tab", "space", "newline", "del", "nul"])
+
+@pytest.mark.parametrize(
+    "tail",
+    ["\\@127.0.0.1/", "/\tx", "/ x", "/\nx", "/\x7fx", "/\x00x"],
+    ids=["backslash", "tab", "space", "newline", "del", "nul"],
+)
 def test_ambiguous_urls_are_refused(server, tail):
     url = f"{server.outside}{tail}" if tail.startswith("\\") else f"{server.url}{tail}"
     with pytest.raises(FetchError, match="backslash, whitespace or a control character"):
@@ -87,13 +93,22 @@ def test_ambiguous_urls_are_refused(server, tail):
     assert not server.hits  # urllib3 would have connected to 0.0.0.0 for the backslash
 
 
-@pytest.mark.parametrize("url", ["https://pypi.org/simple/", "http://127.0.0.1:1/", "http://[::1]:1/",
-                                 "http://localhost/", "http://user:pw@127.0.0.1/"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://pypi.org/simple/",
+        "http://127.0.0.1:1/",
+        "http://[::1]:1/",
+        "http://localhost/",
+        "http://user:pw@127.0.0.1/",
+    ],
+)
 def test_policy_still_allows(url):
     check_url(url)
 
 
 # 3. Secrets: the GitHub token and credentials in URLs.
+
 
 def test_token_with_a_trailing_newline_is_stripped_and_sent(index, monkeypatch):
     index.issues[ISSUE] = {"state": "open"}
@@ -155,6 +170,7 @@ def test_credentials_never_reach_a_message(index, case):
 
 # 5. Bodies are capped, decoded size, read in chunks.
 
+
 def test_gzip_bomb_index_stops_at_the_cap(server, monkeypatch):
     monkeypatch.setenv("REPRO_TRACKER_MAX_INDEX_BYTES", "65536")
     server.routes["/pypi/torch/json"] = gzip_bomb(16 * 1024 * 1024)
@@ -198,6 +214,7 @@ def test_limits_default_and_read_at_call_time(monkeypatch):
 
 # 6. A range answer never covers more than was asked, and no more of its body is read.
 
+
 def test_suffix_answer_longer_than_asked_is_refused(server):
     server.routes["/x.whl"] = ranges(bytes(200_000), overshoot=1000)
     with pytest.raises(FetchError, match=f"asked .* for bytes=-{TAIL}, got bytes"):
@@ -234,16 +251,19 @@ def test_member_declaring_more_than_the_cap_is_not_read(index, monkeypatch):
     wheel = WheelFile(WHEEL, f"{index.url}/files/{WHEEL}", None, False)
     release = Release(Version("2.13.0"), (wheel,))
     entry = static_entry(release, False, make_session)
-    assert flag(entry)["static"]["verdict"] == "unknown" and "error" not in entry  # judged unknowable, not a fetch error
+    assert (
+        flag(entry)["static"]["verdict"] == "unknown" and "error" not in entry
+    )  # judged unknowable, not a fetch error
     assert flag(entry)["static"]["evidence"] == [
-        f"torch/jit/_script.py declares {len(BOMB) * 20} bytes uncompressed, more than the 100000-byte limit"]
+        f"torch/jit/_script.py declares {len(BOMB) * 20} bytes uncompressed, more than the 100000-byte limit"
+    ]
 
 
 def test_member_lying_about_its_size_is_unreadable(index):
     """Read no further than declared, it fails its CRC: an error of the run (retried), not a verdict."""
     data = bytearray(bomb_wheel())
     entry = data.rfind(b"PK\x01\x02", 0, data.rfind(b"torch/jit/_script.py"))  # its central directory record
-    data[entry + 24:entry + 28] = (100).to_bytes(4, "little")  # declares 100 bytes uncompressed
+    data[entry + 24 : entry + 28] = (100).to_bytes(4, "little")  # declares 100 bytes uncompressed
     index.wheels[WHEEL] = bytes(data)
     with pytest.raises(FetchError) as raised:
         fetch_sources(make_session(), WheelFile(WHEEL, f"{index.url}/files/{WHEEL}", None, False), Traffic())
@@ -251,6 +271,7 @@ def test_member_lying_about_its_size_is_unreadable(index):
 
 
 # 8. Every request has a wall-clock deadline, however slowly the server drips.
+
 
 def test_dripping_index_hits_the_deadline(server, monkeypatch):
     monkeypatch.setenv("REPRO_TRACKER_DEADLINE", "0.5")
@@ -272,6 +293,7 @@ def test_dripping_range_hits_the_deadline(server, monkeypatch):
 
 # 9. Retry-After is obeyed up to a cap; a longer wait fails the request at once.
 
+
 @pytest.fixture
 def sleeps(monkeypatch):
     """urllib3's retry sleeps, recorded instead of slept."""
@@ -291,8 +313,9 @@ def test_long_retry_after_fails_at_once(server, monkeypatch, sleeps, status):
 
 def test_short_retry_after_is_obeyed(server, monkeypatch, sleeps):
     monkeypatch.setenv("REPRO_TRACKER_MAX_RETRY_AFTER", "2")
-    server.routes["/pypi/torch/json"] = sequence(answer(503, b"busy", Retry_After="1"),
-                                                 answer(200, b'{"releases": {}}'))
+    server.routes["/pypi/torch/json"] = sequence(
+        answer(503, b"busy", Retry_After="1"), answer(200, b'{"releases": {}}')
+    )
     assert listing(server.url) == [] and sleeps == [1]
 
 
@@ -301,9 +324,11 @@ def test_short_retry_after_is_obeyed(server, monkeypatch, sleeps):
 ESCAPES = "\x1b[2J\x1b[32mall good\x1b[8m hidden\x9b31m"
 
 
-@pytest.mark.parametrize("program", [["tracker.check_upstream"], ["tracker.matrix", "plan", "--torch", "newest",
-                                                                  "--python", "3.11"]],
-                         ids=["check_upstream", "matrix-plan"])
+@pytest.mark.parametrize(
+    "program",
+    [["tracker.check_upstream"], ["tracker.matrix", "plan", "--torch", "newest", "--python", "3.11"]],
+    ids=["check_upstream", "matrix-plan"],
+)
 def test_a_content_type_with_escapes_is_printed_inert(server, tmp_path, program):
     server.routes["/pypi/torch/json"] = answer(200, b"<html></html>", Content_Type=f"text/{ESCAPES}")
     proc = run(["-m", *program, "--index-url", server.url], ledger=write_ledger(tmp_path / "ledger.json"))
@@ -315,11 +340,24 @@ def test_a_content_type_with_escapes_is_printed_inert(server, tmp_path, program)
 def test_the_upstream_issues_state_is_printed_inert_and_recorded_raw(index, tmp_path):
     index.issues[ISSUE] = {"state": f"closed{ESCAPES}", "state_reason": f"completed\n{ESCAPES}"}
     ledger = write_ledger(tmp_path / "ledger.json")
-    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url, "--github-api-url", index.url,
-                "--upstream-issue", "pytorch/pytorch#1"], ledger=ledger)
+    proc = run(
+        [
+            "-m",
+            "tracker.check_upstream",
+            "--index-url",
+            index.url,
+            "--github-api-url",
+            index.url,
+            "--upstream-issue",
+            "pytorch/pytorch#1",
+        ],
+        ledger=ledger,
+    )
     assert "\x1b" not in proc.stderr + proc.stdout and "\x9b" not in proc.stderr + proc.stdout
     said = [line for line in proc.stderr.splitlines() if line.startswith("pytorch/pytorch#1: ")]
-    assert said == ["pytorch/pytorch#1: closed\\x1b[2J\\x1b[32mall good\\x1b[8m hidden\\x9b31m "
-                    "(completed\\x0a\\x1b[2J\\x1b[32mall good\\x1b[8m hidden\\x9b31m)"]
+    assert said == [
+        "pytorch/pytorch#1: closed\\x1b[2J\\x1b[32mall good\\x1b[8m hidden\\x9b31m "
+        "(completed\\x0a\\x1b[2J\\x1b[32mall good\\x1b[8m hidden\\x9b31m)"
+    ]
     recorded = json.loads(ledger.read_text())["upstream_issues"]["pytorch/pytorch#1"]
     assert recorded["state"] == f"closed{ESCAPES}"  # the ledger keeps what GitHub said

@@ -33,8 +33,10 @@ def test_expectation_from_fixed_in(fixed_in, torch_version, outcome):
 
 
 def test_confirmed_result_for_the_release_wins_over_fixed_in():
-    ledger = {"bugs": {ORIGINAL: {"fixed_in": "2.10.0"}},
-              "releases": {"2.13.0": {"bugs": {ORIGINAL: {"dynamic": {"verdict": "present"}}}}}}
+    ledger = {
+        "bugs": {ORIGINAL: {"fixed_in": "2.10.0"}},
+        "releases": {"2.13.0": {"bugs": {ORIGINAL: {"dynamic": {"verdict": "present"}}}}},
+    }
     expectation = expectation_for(ledger, "2.13.0+cpu")
     assert expectation.outcome == "present" and "2.13.0" in expectation.reason
 
@@ -105,25 +107,46 @@ def test_schema_1_ledger_is_written_back_only_as_schema_2(tmp_path):
     assert written["schema"] == 2 and "fixed_in" not in written and written["bugs"][ORIGINAL]["fixed_in"] is None
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('{"schema": 99, "bugs": {}, "releases": {}}', "has schema 99"),
-    ('{"schema": "banana", "releases": {}}', "has schema 'banana'"),
-    ('{"bugs": {}, "releases": {}}', "has no schema number"),
-    ('{"schema": 1, "releases": {"2.13.0": "present"}}', "no 'releases' object of release objects"),
-    ('{"schema": 2, "bugs": {}, "releases": {"not-a-version": {}}}', "release key 'not-a-version'"),
-    ('{"schema": 2, "bugs": {"x": {"fixed_in": 2.1}}, "releases": {}}', "invalid fixed_in 2.1"),
-    ('{"schema": 2, "bugs": {}, "releases": {"2.1.0": {"bugs": {"x": {"dynamic": "present"}}}}}', "not objects"),
-    ('{"schema": 2, "bugs": {}, "releases": {}, "upstream_issues": []}', "'upstream_issues' that is not"),
-    ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
-    # keys and spellings the code would never write, and so never read: silently ignored otherwise
-    ('{"schema": 2, "bugs": {}, "releases": {"2.13.0+cpu": {}}}', "'2.13.0+cpu' that is not in its normal form"),
-    ('{"schema": 2, "bugs": {}, "releases": {"2.13": {}}}', "'2.13' that is not in its normal form '2.13.0'"),
-    ('{"schema": 2, "bugs": {}, "releases": {"2.13.0": {"bugs": {"x": {"dynamic": {"verdict": "Fixed"}}}}}}',
-     "a dynamic verdict 'Fixed' for x in 2.13.0"),
-    ('{"schema": 2, "bugs": {}, "releases": {"2.13.0": {"bugs": {"x": {"static": {"verdict": 1}}}}}}',
-     "a static verdict 1 for x in 2.13.0"),
-], ids=["schema-99", "schema-banana", "schema-none", "release-string", "key-not-version", "fixed-in-number", "dynamic-string",
-        "issues-list", "deep", "key-local-version", "key-short", "verdict-capitalised", "static-verdict-number"])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"schema": 99, "bugs": {}, "releases": {}}', "has schema 99"),
+        ('{"schema": "banana", "releases": {}}', "has schema 'banana'"),
+        ('{"bugs": {}, "releases": {}}', "has no schema number"),
+        ('{"schema": 1, "releases": {"2.13.0": "present"}}', "no 'releases' object of release objects"),
+        ('{"schema": 2, "bugs": {}, "releases": {"not-a-version": {}}}', "release key 'not-a-version'"),
+        ('{"schema": 2, "bugs": {"x": {"fixed_in": 2.1}}, "releases": {}}', "invalid fixed_in 2.1"),
+        ('{"schema": 2, "bugs": {}, "releases": {"2.1.0": {"bugs": {"x": {"dynamic": "present"}}}}}', "not objects"),
+        ('{"schema": 2, "bugs": {}, "releases": {}, "upstream_issues": []}', "'upstream_issues' that is not"),
+        ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
+        # keys and spellings the code would never write, and so never read: silently ignored otherwise
+        ('{"schema": 2, "bugs": {}, "releases": {"2.13.0+cpu": {}}}', "'2.13.0+cpu' that is not in its normal form"),
+        ('{"schema": 2, "bugs": {}, "releases": {"2.13": {}}}', "'2.13' that is not in its normal form '2.13.0'"),
+        (
+            '{"schema": 2, "bugs": {}, "releases": {"2.13.0": {"bugs": {"x": {"dynamic": {"verdict": "Fixed"}}}}}}',
+            "a dynamic verdict 'Fixed' for x in 2.13.0",
+        ),
+        (
+            '{"schema": 2, "bugs": {}, "releases": {"2.13.0": {"bugs": {"x": {"static": {"verdict": 1}}}}}}',
+            "a static verdict 1 for x in 2.13.0",
+        ),
+    ],
+    ids=[
+        "schema-99",
+        "schema-banana",
+        "schema-none",
+        "release-string",
+        "key-not-version",
+        "fixed-in-number",
+        "dynamic-string",
+        "issues-list",
+        "deep",
+        "key-local-version",
+        "key-short",
+        "verdict-capitalised",
+        "static-verdict-number",
+    ],
+)
 def test_malformed_ledgers_are_one_sentence(tmp_path, text, message):
     path = tmp_path / "ledger.json"
     path.write_text(text)

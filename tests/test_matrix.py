@@ -38,8 +38,12 @@ def test_the_workflows_plan_runs_only_pairs_torch_has_wheels_for(index):
     code, matrix, _ = planned(index, *asked)
     assert code == 0
     assert [(p["torch"], p["python"]) for p in matrix] == [
-        ("1.13.1", "3.10"), ("1.13.1", "3.11"), ("2.0.0", "3.10"), ("2.0.0", "3.11"),
-        *(("2.15.0", f"3.{minor}") for minor in range(10, 15))]  # newest: the latest stable, not 2.16.0rc1
+        ("1.13.1", "3.10"),
+        ("1.13.1", "3.11"),
+        ("2.0.0", "3.10"),
+        ("2.0.0", "3.11"),
+        *(("2.15.0", f"3.{minor}") for minor in range(10, 15)),
+    ]  # newest: the latest stable, not 2.16.0rc1
 
 
 def test_a_release_the_index_does_not_list_is_one_sentence(index):
@@ -50,14 +54,23 @@ def test_a_release_the_index_does_not_list_is_one_sentence(index):
 @pytest.mark.slow
 def test_a_run_records_its_report_and_the_table_shows_each_bug_and_what_was_said(tmp_path):
     result = tmp_path / "results" / "installed.json"
-    proc = run(["-m", "tracker.matrix", "run", "--torch", torch.__version__, "--out", str(result)],
-               env={"PYTORCH_JIT": "0"})  # TorchScript off: a quick run that still reports
+    proc = run(
+        ["-m", "tracker.matrix", "run", "--torch", torch.__version__, "--out", str(result)], env={"PYTORCH_JIT": "0"}
+    )  # TorchScript off: a quick run that still reports
     assert proc.returncode == 0, proc.stderr
     recorded = json.loads(result.read_text())
     assert recorded["exit_code"] == 2 and recorded["report"]["outcome"] == "cannot-test"
-    (tmp_path / "results" / "crashed.json").write_text(json.dumps({
-        "torch": "1.13.1", "python": "3.10", "exit_code": 1, "report": None,
-        "stderr": ["Traceback (most recent call last):", "ImportError: libtorch_cpu.so: cannot open"]}))
+    (tmp_path / "results" / "crashed.json").write_text(
+        json.dumps(
+            {
+                "torch": "1.13.1",
+                "python": "3.10",
+                "exit_code": 1,
+                "report": None,
+                "stderr": ["Traceback (most recent call last):", "ImportError: libtorch_cpu.so: cannot open"],
+            }
+        )
+    )
     (tmp_path / "results" / "truncated.json").write_text("{")
     table = run(["-m", "tracker.matrix", "table", str(tmp_path / "results")])
     assert table.returncode == 1, table.stderr  # truncated.json is malformed: its row says so, the others stay
@@ -70,9 +83,18 @@ def test_a_run_records_its_report_and_the_table_shows_each_bug_and_what_was_said
     assert "truncated.json is not a result file of \\`python -m tracker.matrix run\\` (not JSON)" in rows["truncated"]
 
 
-GOOD = {"torch": "2.13.0", "python": "3.11", "exit_code": 0, "stderr": [],
-        "report": {"torch_version": "2.13.0", "outcome": "as-expected", "warnings": [],
-                   "bugs": [{"id": "full-backward-hook-flag", "status": "present"}]}}
+GOOD = {
+    "torch": "2.13.0",
+    "python": "3.11",
+    "exit_code": 0,
+    "stderr": [],
+    "report": {
+        "torch_version": "2.13.0",
+        "outcome": "as-expected",
+        "warnings": [],
+        "bugs": [{"id": "full-backward-hook-flag", "status": "present"}],
+    },
+}
 
 
 def _with(path: str, value) -> dict:
@@ -99,26 +121,46 @@ def table_of(tmp_path, capsys, files: dict[str, object]) -> tuple[int, dict[str,
     return code, {line.split(" | ")[0].lstrip("| "): line for line in lines[2:]}
 
 
-@pytest.mark.parametrize("content, said", [
-    (_with("python", 3.11), "has 'python' that is not a string: 3.11"),
-    (_with("torch", None), "has 'torch' that is not a string: null"),
-    (_with("exit_code", "0"), "has 'exit_code' that is not a number"),
-    (_with("report", [1]), "has 'report' that is not an object: [1]"),
-    (_with("report.bugs", "abc"), "has report.bugs that is not a list"),
-    (_with("report.bugs.0", {"id": "full-backward-hook-flag"}),
-     "has a bug in report.bugs without a string 'id' and 'status'"),
-    (_with("report.bugs.0", "present"), "has a bug in report.bugs without a string 'id'"),
-    (_with("report.warnings", "careful"), "has report.warnings that is not a list of strings"),
-    (_with("report.outcome", 3), "has report.outcome that is not a string"),
-    (_with("stderr", "one line of stderr"), "has 'stderr' that is not a list of lines"),
-    (_with("stderr", [1, 2]), "has 'stderr' that is not a list of lines"),
-    ([GOOD], "is not a JSON object"),
-    ({k: v for k, v in GOOD.items() if k != "exit_code"}, "has no 'exit_code'"),
-    ("{", "is not a result file of `python -m tracker.matrix run` (not JSON)"),
-    ("[" * 100_000, "is not a result file of `python -m tracker.matrix run` (not JSON)"),
-], ids=["python-number", "torch-null", "exit-string", "report-list", "bugs-string", "bug-without-status",
-        "bug-string", "warnings-string", "outcome-number", "stderr-string", "stderr-numbers", "top-list",
-        "no-exit-code", "truncated", "nested-deeply"])
+@pytest.mark.parametrize(
+    "content, said",
+    [
+        (_with("python", 3.11), "has 'python' that is not a string: 3.11"),
+        (_with("torch", None), "has 'torch' that is not a string: null"),
+        (_with("exit_code", "0"), "has 'exit_code' that is not a number"),
+        (_with("report", [1]), "has 'report' that is not an object: [1]"),
+        (_with("report.bugs", "abc"), "has report.bugs that is not a list"),
+        (
+            _with("report.bugs.0", {"id": "full-backward-hook-flag"}),
+            "has a bug in report.bugs without a string 'id' and 'status'",
+        ),
+        (_with("report.bugs.0", "present"), "has a bug in report.bugs without a string 'id'"),
+        (_with("report.warnings", "careful"), "has report.warnings that is not a list of strings"),
+        (_with("report.outcome", 3), "has report.outcome that is not a string"),
+        (_with("stderr", "one line of stderr"), "has 'stderr' that is not a list of lines"),
+        (_with("stderr", [1, 2]), "has 'stderr' that is not a list of lines"),
+        ([GOOD], "is not a JSON object"),
+        ({k: v for k, v in GOOD.items() if k != "exit_code"}, "has no 'exit_code'"),
+        ("{", "is not a result file of `python -m tracker.matrix run` (not JSON)"),
+        ("[" * 100_000, "is not a result file of `python -m tracker.matrix run` (not JSON)"),
+    ],
+    ids=[
+        "python-number",
+        "torch-null",
+        "exit-string",
+        "report-list",
+        "bugs-string",
+        "bug-without-status",
+        "bug-string",
+        "warnings-string",
+        "outcome-number",
+        "stderr-string",
+        "stderr-numbers",
+        "top-list",
+        "no-exit-code",
+        "truncated",
+        "nested-deeply",
+    ],
+)
 def test_a_malformed_result_is_a_row_saying_what_is_wrong_and_the_others_stay(tmp_path, capsys, content, said):
     code, rows = table_of(tmp_path, capsys, {"good.json": GOOD, "bad.json": content})
     assert code == 1 and set(rows) == {"2.13.0", "bad"}

@@ -7,11 +7,11 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from test_filing import checkout  # noqa: F401  (the fixture: a small checkout in upstream's shape)
 
 from helpers import run
 from repro.filing.upstream_patch import TEST_JIT, lines_of, unified_diff
 from repro.source_checks import RECURSIVE, SCRIPT
-from test_filing import checkout  # noqa: F401  (the fixture: a small checkout in upstream's shape)
 
 BROKEN = {  # file -> (what it becomes, what the one sentence says)
     "test-jit-latin-1": (TEST_JIT, "# caf\xe9\n".encode("latin-1"), "is not UTF-8 text (byte 5 is 0xe9)"),
@@ -37,8 +37,13 @@ def test_a_checkout_file_that_cannot_be_read_or_parsed_is_one_sentence(checkout,
     assert len(proc.stderr.strip().splitlines()) == 1 and said in proc.stderr, proc.stderr
 
 
-SEPARATORS = {"form-feed": "\x0c", "file-separator": "\x1c", "next-line": "\x85", "line-separator": "\u2028",
-              "vertical-tab": "\x0b"}
+SEPARATORS = {
+    "form-feed": "\x0c",
+    "file-separator": "\x1c",
+    "next-line": "\x85",
+    "line-separator": "\u2028",
+    "vertical-tab": "\x0b",
+}
 
 
 @pytest.mark.needs_bug  # the installed files must still lack the fix for the patch to add it
@@ -50,8 +55,9 @@ def test_separators_other_than_newline_survive_and_git_apply_accepts_the_diff(ch
         (checkout / path).write_text(prefix + (checkout / path).read_text())
     proc = run(["-m", "repro", "--patch", "--against", str(checkout)])
     assert proc.returncode == 0, proc.stderr
-    check = subprocess.run(["git", "apply", "--check", "-"], cwd=checkout, input=proc.stdout, capture_output=True,
-                           text=True)
+    check = subprocess.run(
+        ["git", "apply", "--check", "-"], cwd=checkout, input=proc.stdout, capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stderr
     subprocess.run(["git", "apply", "-"], cwd=checkout, input=proc.stdout, text=True, check=True)
     for path in (TEST_JIT, SCRIPT, RECURSIVE):

@@ -12,19 +12,32 @@ from helpers import run
 FLAG, ROOT_ONLY = "full-backward-hook-flag", "global-hooks-root-only"
 HEAD = "import pytest\nfrom repro.expect import known_upstream_bug\n\n"
 TIED_TWICE = {  # how a test ends up with two ties -> its node id
-    "stacked": (f'@pytest.mark.upstream_bug("{FLAG}")\n@pytest.mark.upstream_bug("{ROOT_ONLY}")\n'
-                "def test_x():\n    raise RuntimeError\n", "test_tied.py::test_x"),
-    "module-and-function": (f'pytestmark = pytest.mark.upstream_bug("{ROOT_ONLY}")\n\n\n'
-                            f'@pytest.mark.upstream_bug("{FLAG}")\ndef test_x():\n    raise RuntimeError\n',
-                            "test_tied.py::test_x"),
-    "class-and-method": (f'@pytest.mark.upstream_bug("{ROOT_ONLY}")\nclass TestX:\n'
-                         f'    @pytest.mark.upstream_bug("{FLAG}")\n'
-                         "    def test_x(self):\n        raise RuntimeError\n",
-                         "test_tied.py::TestX::test_x"),
-    "marker-and-decorator": (f'@pytest.mark.upstream_bug("{FLAG}")\n@known_upstream_bug("{ROOT_ONLY}")\n'
-                             "def test_x():\n    raise RuntimeError\n", "test_tied.py::test_x"),
-    "same-bug-twice": (f'@pytest.mark.upstream_bug("{FLAG}")\n@pytest.mark.upstream_bug("{FLAG}")\n'
-                       "def test_x():\n    raise RuntimeError\n", "test_tied.py::test_x"),
+    "stacked": (
+        f'@pytest.mark.upstream_bug("{FLAG}")\n@pytest.mark.upstream_bug("{ROOT_ONLY}")\n'
+        "def test_x():\n    raise RuntimeError\n",
+        "test_tied.py::test_x",
+    ),
+    "module-and-function": (
+        f'pytestmark = pytest.mark.upstream_bug("{ROOT_ONLY}")\n\n\n'
+        f'@pytest.mark.upstream_bug("{FLAG}")\ndef test_x():\n    raise RuntimeError\n',
+        "test_tied.py::test_x",
+    ),
+    "class-and-method": (
+        f'@pytest.mark.upstream_bug("{ROOT_ONLY}")\nclass TestX:\n'
+        f'    @pytest.mark.upstream_bug("{FLAG}")\n'
+        "    def test_x(self):\n        raise RuntimeError\n",
+        "test_tied.py::TestX::test_x",
+    ),
+    "marker-and-decorator": (
+        f'@pytest.mark.upstream_bug("{FLAG}")\n@known_upstream_bug("{ROOT_ONLY}")\n'
+        "def test_x():\n    raise RuntimeError\n",
+        "test_tied.py::test_x",
+    ),
+    "same-bug-twice": (
+        f'@pytest.mark.upstream_bug("{FLAG}")\n@pytest.mark.upstream_bug("{FLAG}")\n'
+        "def test_x():\n    raise RuntimeError\n",
+        "test_tied.py::test_x",
+    ),
 }
 SOLO = f'\n\n@pytest.mark.upstream_bug("{FLAG}")\ndef test_alone():\n    pass\n'
 
@@ -45,7 +58,7 @@ def test_a_test_tied_to_two_bugs_is_refused_at_collection_naming_it(tmp_path, ca
     assert FLAG in said[0] and (ROOT_ONLY in said[0] or case == "same-bug-twice")
 
 
-NO_TORCH = textwrap.dedent('''\
+NO_TORCH = textwrap.dedent("""\
     import importlib.metadata, sys
 
     _version = importlib.metadata.version
@@ -65,15 +78,17 @@ NO_TORCH = textwrap.dedent('''\
 
     importlib.metadata.version = version
     sys.meta_path.insert(0, _NoTorch())
-    ''')
+    """)
 
 
 def test_without_torch_tied_tests_skip_saying_so(tmp_path):
     (tmp_path / "hide").mkdir()
     (tmp_path / "hide" / "sitecustomize.py").write_text(NO_TORCH)
-    source = HEAD + (f'@pytest.mark.upstream_bug("{FLAG}")\ndef test_marked():\n    raise RuntimeError\n\n\n'
-                     f'@known_upstream_bug("{FLAG}")\ndef test_decorated():\n    raise RuntimeError\n\n\n'
-                     "def test_untied():\n    pass\n")
+    source = HEAD + (
+        f'@pytest.mark.upstream_bug("{FLAG}")\ndef test_marked():\n    raise RuntimeError\n\n\n'
+        f'@known_upstream_bug("{FLAG}")\ndef test_decorated():\n    raise RuntimeError\n\n\n'
+        "def test_untied():\n    pass\n"
+    )
     proc = pytest_in(tmp_path, source, env={"PYTHONPATH": str(tmp_path / "hide")})
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "1 passed, 2 skipped" in out, out

@@ -8,10 +8,10 @@ import copy
 import json
 import os
 import subprocess
-import tomllib
 from datetime import date
 
 import pytest
+import tomllib
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from setuptools import find_namespace_packages
@@ -21,8 +21,10 @@ from tracker import release
 from tracker.release import ReleaseError, code_version, decide, next_version, notes, set_version
 
 DAY = date(2026, 12, 3)
-PYPROJECT = '[build-system]\nrequires = ["setuptools"]\n\n[project]\nname = "x"\nversion = "{}"\n\n' \
-            '[tool.other]\nversion = "9"\n'
+PYPROJECT = (
+    '[build-system]\nrequires = ["setuptools"]\n\n[project]\nname = "x"\nversion = "{}"\n\n'
+    '[tool.other]\nversion = "9"\n'
+)
 
 
 def test_first_release_is_the_code_version():
@@ -38,17 +40,31 @@ def test_two_releases_the_same_day_count_up():
 def test_a_sequence_of_releases_is_monotonic_and_a_hand_bump_resets_the_suffix():
     """Ledger releases over days (two on one), a hand bump, more ledger releases: each version is greater
     than every earlier one, as pip orders them (packaging's Version is pip's ordering)."""
-    steps = [("0.1.0", date(2026, 12, 3)), ("0.1.0", date(2026, 12, 3)), ("0.1.0", date(2026, 12, 3)),
-             ("0.1.0", date(2026, 12, 4)), ("0.2.0", date(2026, 12, 4)), ("0.2.0", date(2026, 12, 4)),
-             ("0.2.0", date(2027, 1, 2)), ("1.0.0", date(2027, 1, 2))]
+    steps = [
+        ("0.1.0", date(2026, 12, 3)),
+        ("0.1.0", date(2026, 12, 3)),
+        ("0.1.0", date(2026, 12, 3)),
+        ("0.1.0", date(2026, 12, 4)),
+        ("0.2.0", date(2026, 12, 4)),
+        ("0.2.0", date(2026, 12, 4)),
+        ("0.2.0", date(2027, 1, 2)),
+        ("1.0.0", date(2027, 1, 2)),
+    ]
     released: list[Version] = []
     for code, day in steps:
         version = next_version(code, day, released)
         assert all(version > earlier for earlier in released), (version, released)
         released.append(version)
     assert list(map(str, released)) == [
-        "0.1.0", "0.1.0.post2026120301", "0.1.0.post2026120302", "0.1.0.post2026120401",
-        "0.2.0", "0.2.0.post2026120401", "0.2.0.post2027010201", "1.0.0"]
+        "0.1.0",
+        "0.1.0.post2026120301",
+        "0.1.0.post2026120302",
+        "0.1.0.post2026120401",
+        "0.2.0",
+        "0.2.0.post2026120401",
+        "0.2.0.post2027010201",
+        "1.0.0",
+    ]
     assert sorted(released, key=lambda v: Version(str(v))) == released
 
 
@@ -59,13 +75,16 @@ def test_a_day_earlier_than_the_latest_release_still_orders_after_it():
 
 def test_a_tagged_commit_keeps_its_version():
     existing = ["0.1.0", "0.1.0.post2026120301", "0.1.0.post2026120302"]
-    assert str(next_version("0.1.0", date(2026, 12, 9), existing, tagged=["0.1.0.post2026120301"])) \
+    assert (
+        str(next_version("0.1.0", date(2026, 12, 9), existing, tagged=["0.1.0.post2026120301"]))
         == "0.1.0.post2026120301"
+    )
 
 
 def test_a_code_version_below_the_latest_release_is_refused():
-    with pytest.raises(ReleaseError, match="below the latest release 0.2.0.post2026120301: bump it by hand above "
-                                           "0.2.0"):
+    with pytest.raises(
+        ReleaseError, match="below the latest release 0.2.0.post2026120301: bump it by hand above 0.2.0"
+    ):
         next_version("0.1.5", DAY, ["0.2.0", "0.2.0.post2026120301"])
 
 
@@ -88,13 +107,16 @@ def test_pins_and_ranges_downstream_writes():
     assert list(SpecifierSet(">0.1.0").filter(versions)) == ["0.2.0"]  # `>` leaves out post-releases of 0.1.0
 
 
-@pytest.mark.parametrize(("tagged", "merged", "code", "changed", "release_", "reason"), [
-    ([], [], "0.1.0", False, True, "the first release"),
-    (["0.1.0"], ["0.1.0"], "0.1.0", False, True, "the commit is already tagged v0.1.0"),
-    ([], ["0.1.0"], "0.1.0", True, True, "repro/ledger.json changed since v0.1.0"),
-    ([], ["0.1.0"], "0.2.0", False, True, "the code version 0.2.0 is not released yet"),
-    ([], ["0.1.0"], "0.1.0", False, False, "nothing to release: the ledger and the code version are as in v0.1.0"),
-])
+@pytest.mark.parametrize(
+    ("tagged", "merged", "code", "changed", "release_", "reason"),
+    [
+        ([], [], "0.1.0", False, True, "the first release"),
+        (["0.1.0"], ["0.1.0"], "0.1.0", False, True, "the commit is already tagged v0.1.0"),
+        ([], ["0.1.0"], "0.1.0", True, True, "repro/ledger.json changed since v0.1.0"),
+        ([], ["0.1.0"], "0.2.0", False, True, "the code version 0.2.0 is not released yet"),
+        ([], ["0.1.0"], "0.1.0", False, False, "nothing to release: the ledger and the code version are as in v0.1.0"),
+    ],
+)
 def test_decide(tagged, merged, code, changed, release_, reason):
     plan = decide(code, DAY, merged, tagged, merged, changed)
     assert (plan.release, plan.reason) == (release_, reason)
@@ -102,9 +124,13 @@ def test_decide(tagged, merged, code, changed, release_, reason):
 
 # --- the release notes ------------------------------------------------------------------------------
 
+
 def ledger(**bugs) -> dict:
-    return {"schema": 2, "bugs": {bug: {"fixed_in": None, "regressions": []} for bug in bugs},
-            "releases": {"2.13.0": {"bugs": {bug: {"dynamic": {"verdict": verdict}} for bug, verdict in bugs.items()}}}}
+    return {
+        "schema": 2,
+        "bugs": {bug: {"fixed_in": None, "regressions": []} for bug in bugs},
+        "releases": {"2.13.0": {"bugs": {bug: {"dynamic": {"verdict": verdict}} for bug, verdict in bugs.items()}}},
+    }
 
 
 @pytest.fixture
@@ -114,8 +140,9 @@ def two_ledgers():
     after = copy.deepcopy(before)
     after["bugs"]["bug-a"]["fixed_in"] = "2.14.0"
     after["bugs"]["bug-b"]["regressions"] = ["2.14.0"]
-    after["releases"]["2.14.0"] = {"bugs": {"bug-a": {"dynamic": {"verdict": "fixed"}},
-                                            "bug-b": {"dynamic": {"verdict": "present"}}}}
+    after["releases"]["2.14.0"] = {
+        "bugs": {"bug-a": {"dynamic": {"verdict": "fixed"}}, "bug-b": {"dynamic": {"verdict": "present"}}}
+    }
     after["releases"]["2.13.0"]["checked_at"] = "2026-12-03T00:00:00+00:00"  # no status change
     return before, after
 
@@ -125,10 +152,14 @@ def test_notes_list_each_bugs_status_changes(two_ledgers):
     assert text.splitlines()[:3] == [
         "Release `0.1.0.post2026120301` of scriptmodule-hook-repro: the ledger (`repro/ledger.json`) as of this "
         "commit.",
-        "", "Status changes since `v0.1.0`:"]
+        "",
+        "Status changes since `v0.1.0`:",
+    ]
     assert "\n### `bug-a`\n- `fixed_in none -> 2.14.0`\n- `2.14.0: present -> fixed`\n" in text
-    assert "\n### `bug-b`\n- `2.14.0 regressed (present again after a confirmed fix)`\n" \
-           "- `2.14.0: fixed -> present`\n" in text
+    assert (
+        "\n### `bug-b`\n- `2.14.0 regressed (present again after a confirmed fix)`\n"
+        "- `2.14.0: fixed -> present`\n" in text
+    )
     assert text.count("\n- ") == 4
 
 
@@ -136,8 +167,9 @@ def test_notes_of_a_ledger_with_no_status_change(two_ledgers):
     before, _ = two_ledgers
     after = copy.deepcopy(before)
     after["releases"]["2.13.0"]["checked_at"] = "2026-12-04T00:00:00+00:00"
-    assert "None: the ledger changed (new checks, times or evidence), but no bug's status did." \
-           in notes(before, after, "0.1.0.post2026120401", "0.1.0.post2026120301")
+    assert "None: the ledger changed (new checks, times or evidence), but no bug's status did." in notes(
+        before, after, "0.1.0.post2026120401", "0.1.0.post2026120301"
+    )
 
 
 def test_notes_name_a_newly_tracked_bug_and_code_span_outside_text(two_ledgers):
@@ -163,18 +195,22 @@ def test_notes_stay_within_the_limit_and_count_what_they_leave_out(two_ledgers):
     for limit in (len(full) - 1, len(full) - 100):
         cut = notes(before, after, "0.1.0.post2026120301", "0.1.0", limit=limit)
         shown = [line for line in cut.splitlines() if line.startswith("- ")]
-        assert len(cut) <= limit and 0 < len(shown) < 4 and shown == changes[:len(shown)], cut
+        assert len(cut) <= limit and 0 < len(shown) < 4 and shown == changes[: len(shown)], cut
         left = 4 - len(shown)
-        assert f"\n... and {left} more change{'s' if left != 1 else ''}, left out to keep these notes within " \
-               f"{limit} characters: compare `repro/ledger.json` between the tags.\n" in cut, cut
+        assert (
+            f"\n... and {left} more change{'s' if left != 1 else ''}, left out to keep these notes within "
+            f"{limit} characters: compare `repro/ledger.json` between the tags.\n" in cut
+        ), cut
         assert "Upgrade with" not in cut
     assert notes(before, after, "0.1.0.post2026120301", "0.1.0", limit=250).endswith(
         "`v0.1.0`:\n\n... and 4 more changes, left out to keep these notes within 250 characters: compare "
-        "`repro/ledger.json` be")
+        "`repro/ledger.json` be"
+    )
     assert len(notes(before, after, "0.1.0.post2026120301", "0.1.0", limit=50)) == 50
 
 
 # --- set-version: the build's version ------------------------------------------------------------
+
 
 def test_set_version_writes_the_project_version_and_repro_version(tmp_path):
     (tmp_path / "repro").mkdir()
@@ -198,19 +234,29 @@ def test_the_checkouts_versions_agree():
 def test_every_package_under_repro_and_tracker_is_packaged():
     """pyproject's find patterns cover every directory with an __init__.py (.ci/check-package checks the wheel)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
-    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for top in ("repro", "tracker")
-               for p in (ROOT / top).rglob("__init__.py")}
+    on_disk = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for top in ("repro", "tracker")
+        for p in (ROOT / top).rglob("__init__.py")
+    }
     found = set(find_namespace_packages(str(ROOT), include=config["include"]))
     assert on_disk <= found and {"repro", "tracker", "repro.filing"} <= on_disk
 
 
 # --- against git: a scratch repository ---------------------------------------------------------------
 
+
 def git(repo, *args, when="2026-12-03T10:00:00+00:00"):
-    env = {**os.environ, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when, "GIT_AUTHOR_NAME": "t",
-           "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env=env).stdout
+    env = {
+        **os.environ,
+        "GIT_COMMITTER_DATE": when,
+        "GIT_AUTHOR_DATE": when,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
 
 
 def commit(repo, when, code=None, data=None, readme=None):
@@ -238,16 +284,20 @@ def test_plan_and_notes_over_a_repositorys_history(tmp_path, capsys, two_ledgers
     repo = tmp_path / "repo"
     (repo / "repro").mkdir(parents=True)
     git(repo, "init", "-q")
-    commit(repo, "2026-12-03T10:00:00+00:00", code="0.1.0",
-           data={"schema": 1, "fixed_in": None, "releases": {}})  # an old tag's ledger may be schema 1
-    assert plan(repo, capsys) == {"version": "0.1.0", "release": "true", "previous": "",
-                                  "reason": "the first release"}
+    commit(
+        repo, "2026-12-03T10:00:00+00:00", code="0.1.0", data={"schema": 1, "fixed_in": None, "releases": {}}
+    )  # an old tag's ledger may be schema 1
+    assert plan(repo, capsys) == {"version": "0.1.0", "release": "true", "previous": "", "reason": "the first release"}
     git(repo, "tag", "v0.1.0")
     assert plan(repo, capsys)["reason"] == "the commit is already tagged v0.1.0"
 
     commit(repo, "2026-12-03T11:00:00+00:00", data=before)
-    assert plan(repo, capsys) == {"version": "0.1.0.post2026120301", "release": "true", "previous": "v0.1.0",
-                                  "reason": "repro/ledger.json changed since v0.1.0"}
+    assert plan(repo, capsys) == {
+        "version": "0.1.0.post2026120301",
+        "release": "true",
+        "previous": "v0.1.0",
+        "reason": "repro/ledger.json changed since v0.1.0",
+    }
     git(repo, "tag", "v0.1.0.post2026120301")
     commit(repo, "2026-12-03T23:59:00+00:00", data=after)
     assert cli(repo, "next-version", capsys=capsys) == "0.1.0.post2026120302\n"
@@ -262,11 +312,18 @@ def test_plan_and_notes_over_a_repositorys_history(tmp_path, capsys, two_ledgers
 
     commit(repo, "2026-12-04T08:00:00+00:00", readme="docs only")
     assert plan(repo, capsys) == {
-        "version": "0.1.0.post2026120401", "release": "false", "previous": "v0.1.0.post2026120302",
-        "reason": "nothing to release: the ledger and the code version are as in v0.1.0.post2026120302"}
+        "version": "0.1.0.post2026120401",
+        "release": "false",
+        "previous": "v0.1.0.post2026120302",
+        "reason": "nothing to release: the ledger and the code version are as in v0.1.0.post2026120302",
+    }
     commit(repo, "2026-12-04T09:00:00+00:00", code="0.2.0")
-    assert plan(repo, capsys) == {"version": "0.2.0", "release": "true", "previous": "v0.1.0.post2026120302",
-                                  "reason": "the code version 0.2.0 is not released yet"}
+    assert plan(repo, capsys) == {
+        "version": "0.2.0",
+        "release": "true",
+        "previous": "v0.1.0.post2026120302",
+        "reason": "the code version 0.2.0 is not released yet",
+    }
     first = cli(repo, "notes", "--since", "v0.1.0", capsys=capsys)
     assert "Status changes since `v0.1.0`:" in first and "### `bug-a`\n- `newly tracked`" in first
 
@@ -276,8 +333,19 @@ def test_notes_from_two_ledger_files_and_errors(tmp_path, capsys, two_ledgers):
     for name, data in zip(("before.json", "after.json"), two_ledgers):
         paths.append(tmp_path / name)
         paths[-1].write_text(json.dumps(data))
-    text = cli(tmp_path, "notes", "--before", str(paths[0]), "--after", str(paths[1]), "--version", "0.1.0.post1",
-               "--limit", "300", capsys=capsys)
+    text = cli(
+        tmp_path,
+        "notes",
+        "--before",
+        str(paths[0]),
+        "--after",
+        str(paths[1]),
+        "--version",
+        "0.1.0.post1",
+        "--limit",
+        "300",
+        capsys=capsys,
+    )
     assert "Status changes since the previous release:" in text and len(text) <= 300
     assert release.main(["--root", str(tmp_path), "notes", "--before", str(paths[0])]) == 2
     assert capsys.readouterr().err == "error: --before and --after go together.\n"
@@ -300,17 +368,20 @@ def test_the_release_workflow_publishes_only_by_trusted_publishing():
     """No token or password anywhere; id-token: write in the publishing job only; the action that publishes."""
     assert "secrets." not in WORKFLOW and "password" not in WORKFLOW and "PYPI_TOKEN" not in WORKFLOW
     assert WORKFLOW.count("id-token: write") == 1
-    publish = WORKFLOW[WORKFLOW.index("\n  publish:\n"):WORKFLOW.index("\n  tag:\n")]
+    publish = WORKFLOW[WORKFLOW.index("\n  publish:\n") : WORKFLOW.index("\n  tag:\n")]
     assert "id-token: write" in publish and "uses: pypa/gh-action-pypi-publish@release/v1" in publish
     assert "\npermissions:\n  contents: read\n" in WORKFLOW  # the default for every other job
 
 
 def test_the_release_workflow_runs_what_ci_runs():
     """The commands .ci/run and the tests exercise: the plan, set-version, build, .ci/check-package, notes."""
-    for command in ("python -m tracker.release plan --commit \"$GITHUB_SHA\" --published pypi.json",
-                    "python -m tracker.release set-version \"$VERSION\"", "python -m build --outdir dist",
-                    ".ci/check-package --dist dist",
-                    "python -m tracker.release notes --commit \"$GITHUB_SHA\" --version \"$VERSION\" > notes.md"):
+    for command in (
+        'python -m tracker.release plan --commit "$GITHUB_SHA" --published pypi.json',
+        'python -m tracker.release set-version "$VERSION"',
+        "python -m build --outdir dist",
+        ".ci/check-package --dist dist",
+        'python -m tracker.release notes --commit "$GITHUB_SHA" --version "$VERSION" > notes.md',
+    ):
         assert command in WORKFLOW, command
     assert ".ci/check-package\n" in (ROOT / ".ci" / "run").read_text()
     assert "      - repro/ledger.json\n      - pyproject.toml\n  workflow_dispatch:\n" in WORKFLOW

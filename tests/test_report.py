@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from test_catalogue import DEPARTURES, _result
 
 from repro.catalogue import BUGS
 from repro.engine.oracle import OracleRun
-from repro.environment import Environment
-from repro.ledger import Expectation
 from repro.engine.scenarios import SCENARIOS
+from repro.environment import Environment
 from repro.formats.text import completed_line
+from repro.ledger import Expectation
 from repro.report import build_report, conclude, conclusion
-from test_catalogue import DEPARTURES, _result
 
 ENV = Environment("2.13.0", "3.11", "cpu", "not installed")
 FLAG_KEY = "register_full_backward_hook: called with grad_input and grad_output"
@@ -66,12 +66,24 @@ def test_torchscript_unusable_is_cannot_test_for_every_bug():
 @pytest.mark.parametrize(
     ("results", "expected", "sentence"),
     [
-        ([FLAG_RAISES], _expect(), "1 of the 1 catalogued bugs checked present (full-backward-hook-flag); "
-         "1 raises across 1 scenario runs. This is as the ledger expects."),
-        ([FLAG_MATCH], _expect(), "None of the 1 catalogued bugs checked is present; 1 match across 1 scenario "
-         "runs. The ledger expects otherwise for 2 item(s): this is drift."),
-        ([], _expect(), "Cannot test on torch 2.13.0: TorchScript is disabled. "
-         "The ledger expects otherwise for 4 item(s): this is drift."),
+        (
+            [FLAG_RAISES],
+            _expect(),
+            "1 of the 1 catalogued bugs checked present (full-backward-hook-flag); "
+            "1 raises across 1 scenario runs. This is as the ledger expects.",
+        ),
+        (
+            [FLAG_MATCH],
+            _expect(),
+            "None of the 1 catalogued bugs checked is present; 1 match across 1 scenario "
+            "runs. The ledger expects otherwise for 2 item(s): this is drift.",
+        ),
+        (
+            [],
+            _expect(),
+            "Cannot test on torch 2.13.0: TorchScript is disabled. "
+            "The ledger expects otherwise for 4 item(s): this is drift.",
+        ),
     ],
     ids=["agrees", "drift", "cannot-test"],
 )
@@ -90,8 +102,13 @@ def test_a_bug_whose_error_is_gone_while_its_scope_departs_is_an_incomplete_fix_
     assert status.status == "incomplete-fix" and "look before flipping" in status.detail
     assert FLAG_PREPEND.split(":")[0] in status.detail and report.outcome == "different"
     assert report.drift[0].startswith("full-backward-hook-flag: expected present (test), observed incomplete-fix")
-    assert _status(_report([FLAG_MATCH, PREPEND_IGNORED], _expect(full_backward_hook_flag="incomplete-fix")),
-                   "full-backward-hook-flag") == "incomplete-fix"
+    assert (
+        _status(
+            _report([FLAG_MATCH, PREPEND_IGNORED], _expect(full_backward_hook_flag="incomplete-fix")),
+            "full-backward-hook-flag",
+        )
+        == "incomplete-fix"
+    )
 
 
 def test_a_departure_through_another_bug_counts_neither_way():
@@ -105,8 +122,11 @@ def test_the_default_run_completes_a_bugs_scope_before_concluding_against_the_le
     """From the default part alone the bug reads fixed, which the ledger does not expect: its left-out
     scenarios are run, and only then is the status concluded (here: an incomplete fix), and said."""
     prepend = PREPEND_IGNORED.scenario
-    unrelated = next(s for s in SCENARIOS if s.tier != "default" and not s.apis & {"register_full_backward_hook",
-                                                                                  "register_backward_hook"})
+    unrelated = next(
+        s
+        for s in SCENARIOS
+        if s.tier != "default" and not s.apis & {"register_full_backward_hook", "register_backward_hook"}
+    )
     asked: list[list] = []
 
     def run_more(scenarios):

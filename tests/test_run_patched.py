@@ -30,9 +30,11 @@ def _copy(root, relative: str, *, edit: bool):
     return target
 
 
-@pytest.mark.parametrize("argv", [[], ["no-such-candidate", "-m", "repro"], ["upstream-patch"],
-                                  ["--sources"], ["upstream-patch", "-m"]],
-                         ids=["nothing", "unknown-candidate", "no-target", "no-dir", "no-module"])
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["no-such-candidate", "-m", "repro"], ["upstream-patch"], ["--sources"], ["upstream-patch", "-m"]],
+    ids=["nothing", "unknown-candidate", "no-target", "no-dir", "no-module"],
+)
 def test_usage_errors_exit_2_like_argparse(argv):
     proc = run(["-m", "repro.run_patched", *argv])
     assert proc.returncode == 2 and proc.stderr.startswith(f"usage: {PROG} ") and "Traceback" not in proc.stderr
@@ -69,6 +71,7 @@ def test_sources_overlay_only_the_changed_files_and_name_them(tmp_path, print_so
 
 # --- what DIR holds: links followed, anything but a regular file named (issue 20) ---------------
 
+
 def _unusable(root, kind: str):
     """``root/torch/jit/_script.py`` made into something that is not a regular file."""
     target = root / SCRIPT
@@ -87,15 +90,17 @@ def _unusable(root, kind: str):
     return target
 
 
-@pytest.mark.parametrize("kind", ["a directory", "a dangling symbolic link", "a FIFO", "a character device",
-                                  "a directory (linked)"])
+@pytest.mark.parametrize(
+    "kind", ["a directory", "a dangling symbolic link", "a FIFO", "a character device", "a directory (linked)"]
+)
 def test_a_source_that_is_not_a_regular_file_is_named_in_one_sentence(tmp_path, print_source, kind):
     target = _unusable(tmp_path, kind)
     _copy(tmp_path, "torch/jit/_recursive.py", edit=True)  # a good file beside it changes nothing
     proc = run(["-m", "repro.run_patched", "--sources", str(tmp_path), print_source], timeout=60)  # a FIFO never blocks
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stderr.splitlines() == [f"{PROG}: error: {target} is {kind.split(' (')[0]}: not a regular file, "
-                                        "so it cannot stand in for torch's"]
+    assert proc.stderr.splitlines() == [
+        f"{PROG}: error: {target} is {kind.split(' (')[0]}: not a regular file, so it cannot stand in for torch's"
+    ]
 
 
 @pytest.mark.parametrize("link", ["torch/jit", "torch", SCRIPT])

@@ -47,7 +47,7 @@ def markdown_pieces(line: str) -> list[tuple[str, str]]:
             closing = re.compile(f"(?<!`){run}(?!`)").search(line, i + len(run))
             if closing:
                 pieces.append(("text", line[text_start:i]))
-                pieces.append(("code", line[i + len(run):closing.start()]))
+                pieces.append(("code", line[i + len(run) : closing.start()]))
                 i = text_start = closing.end()
                 continue
             i += len(run)
@@ -71,6 +71,7 @@ def assert_inert_markdown(line: str, columns: int | None = None) -> None:
 
 
 # --- the sanitiser ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
 def test_for_terminal_shows_every_control_character_as_an_escape(raw):
@@ -122,10 +123,15 @@ def test_mentions_are_broken_with_a_zero_width_joiner_and_html_is_entities():
 
 # --- the tracker's summaries --------------------------------------------------------------------
 
+
 def hostile_outcome(raw: str) -> tuple[Outcome, dict]:
     """One release whose dynamic detail (what pip or the reproducer said) and error are ``raw``."""
-    bugs = {"full-backward-hook-flag": {"static": {"verdict": "present", "evidence": [raw]},
-                                        "dynamic": {"verdict": "cannot-test", "detail": raw}}}
+    bugs = {
+        "full-backward-hook-flag": {
+            "static": {"verdict": "present", "evidence": [raw]},
+            "dynamic": {"verdict": "cannot-test", "detail": raw},
+        }
+    }
     entry = {"probe": {"bytes_fetched": 10, "requests": 1, "wheel_size": 100}, "bugs": bugs}
     ledger = {"bugs": {"full-backward-hook-flag": {"fixed_in": None}}, "releases": {}}
     return Outcome({"2.13.0": entry}, [f"2.13.0: {raw}"]), ledger
@@ -151,15 +157,17 @@ def test_the_step_summary_is_inert_markdown(raw):
 
 # --- the issue body (python -m repro --markdown) ------------------------------------------------
 
+
 @pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
 def test_the_issue_body_keeps_what_torch_printed_inert(raw):
     """What the wheel's torch raised and printed, its collect_env and its sources: fenced or escaped."""
+    from test_catalogue import _result
+    from test_report import _report
+
     from repro.catalogue import get
     from repro.filing.material import Filing
     from repro.formats.markdown import render
     from repro.ledger import ORIGINAL
-    from test_catalogue import _result
-    from test_report import _report
 
     scenario = "register_full_backward_hook: called with grad_input and grad_output"
     report = _report([_result(scenario, "plain_forward", "raises", f"{raw}: {raw}")])

@@ -11,12 +11,23 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from index_server import (
+    BUGGY,
+    FIXED_IGNORED,
+    FIXED_MODULE,
+    FIXED_SETATTR,
+    REMOVED_GONE,
+    REMOVED_RAISES,
+    Faults,
+    IndexServer,
+    build_pure_wheel,
+    build_wheel,
+    shape,
+)
 
 from helpers import ROOT, flag, run, write_ledger
-from repro.ledger import ORIGINAL
-from index_server import (BUGGY, FIXED_IGNORED, FIXED_MODULE, FIXED_SETATTR, REMOVED_GONE,
-                          REMOVED_RAISES, Faults, IndexServer, build_pure_wheel, build_wheel, shape)
 from repro.catalogue import BUGS
+from repro.ledger import ORIGINAL
 from tracker import check_upstream, summary
 from tracker.sweep import Outcome, changes, recompute
 
@@ -35,8 +46,11 @@ def check(index: IndexServer, tmp_path, *args: str, url: str | None = None, env=
     if not ledger.exists():
         write_ledger(ledger)
     out, err = io.StringIO(), io.StringIO()
-    with (mock.patch.dict(os.environ, {"REPRO_LEDGER": str(ledger), **(env or {})}),
-          contextlib.redirect_stdout(out), contextlib.redirect_stderr(err)):
+    with (
+        mock.patch.dict(os.environ, {"REPRO_LEDGER": str(ledger), **(env or {})}),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         try:
             code = check_upstream.main(["--index-url", url or index.url, "--json", *args])
         except SystemExit as exit_:  # argparse's usage errors
@@ -70,18 +84,46 @@ def test_buggy_release_is_present_from_a_sliver_of_the_wheel(index, tmp_path):
         (FIXED_MODULE, "changed", "no longer assigns"),
         (REMOVED_RAISES, "removed", "script_method now raises"),
         (REMOVED_GONE, "removed", "no longer defined"),
-        (shape(**{"torch/jit/_script.py": BUGGY["torch/jit/_script.py"].replace(
-            "def script_method(fn):\n", "def script_method(fn):\n    if not os.environ.get('TORCH_JIT_OPT_IN'):\n"
-            "        raise RuntimeError('TorchScript was removed')\n")}), "removed", "script_method now raises"),
-        (shape(**{"torch/jit/_script.py": BUGGY["torch/jit/_script.py"].replace(
-            "def script_method(fn):\n", "def script_method(fn):\n    if not callable(fn):\n"
-            "        raise TypeError('script_method decorates a function')\n")}), "present", "ignored_attributes lacks"),
+        (
+            shape(
+                **{
+                    "torch/jit/_script.py": BUGGY["torch/jit/_script.py"].replace(
+                        "def script_method(fn):\n",
+                        "def script_method(fn):\n    if not os.environ.get('TORCH_JIT_OPT_IN'):\n"
+                        "        raise RuntimeError('TorchScript was removed')\n",
+                    )
+                }
+            ),
+            "removed",
+            "script_method now raises",
+        ),
+        (
+            shape(
+                **{
+                    "torch/jit/_script.py": BUGGY["torch/jit/_script.py"].replace(
+                        "def script_method(fn):\n",
+                        "def script_method(fn):\n    if not callable(fn):\n"
+                        "        raise TypeError('script_method decorates a function')\n",
+                    )
+                }
+            ),
+            "present",
+            "ignored_attributes lacks",
+        ),
         (shape(**{"torch/jit/_script.py": ""}), "unknown", "missing from the wheel"),
         (shape(**{"torch/nn/modules/module.py": "def broken(:\n"}), "unknown", "unparsable"),
     ],
-    ids=["fixed-ignored", "fixed-setattr", "fixed-module", "removed-raises", "removed-gone", "removed-unless-opted-in",
-         "argument-check-is-not-removal",
-         "member-missing", "unparsable"],
+    ids=[
+        "fixed-ignored",
+        "fixed-setattr",
+        "fixed-module",
+        "removed-raises",
+        "removed-gone",
+        "removed-unless-opted-in",
+        "argument-check-is-not-removal",
+        "member-missing",
+        "unparsable",
+    ],
 )
 def test_static_verdicts_with_evidence(index, tmp_path, sources, verdict, evidence):
     index.wheels[wheel_name("2.15.0")] = build_wheel(BUGGY)  # the predecessor a new status is compared with
@@ -161,9 +203,13 @@ def test_ranges_unsupported_stops_at_once_unless_full_download_allowed(index, tm
 
 @pytest.mark.parametrize(
     ("faults", "code", "verdict"),
-    [(Faults(suffix=False), 0, "present"), (Faults(fail_first=2), 0, "present"),
-     (Faults(reset_once=True), 0, "present"), (Faults(reset_index_once=True), 0, "present"),
-     (Faults(gzip=True), 1, "unknown")],
+    [
+        (Faults(suffix=False), 0, "present"),
+        (Faults(fail_first=2), 0, "present"),
+        (Faults(reset_once=True), 0, "present"),
+        (Faults(reset_index_once=True), 0, "present"),
+        (Faults(gzip=True), 1, "unknown"),
+    ],
     ids=["suffix-rejected", "503-retried", "reset-retried", "index-reset-retried", "gzip-refused"],
 )
 def test_server_faults(index, tmp_path, faults, code, verdict):
@@ -176,18 +222,25 @@ def test_server_faults(index, tmp_path, faults, code, verdict):
 def test_broken_central_directory_is_unknown(index, tmp_path):
     data = bytearray(build_wheel(BUGGY, padding=1024))
     end = data.rfind(b"PK\x05\x06")
-    data[end + 16:end + 20] = (len(data) + 999).to_bytes(4, "little")  # directory offset past the end
+    data[end + 16 : end + 20] = (len(data) + 999).to_bytes(4, "little")  # directory offset past the end
     index.wheels[wheel_name("2.13.0")] = bytes(data)
     code, report, _, _ = check(index, tmp_path)
     static = flag(report["releases"][0])["static"]
     assert static["verdict"] == "unknown" and "unreadable" in static["evidence"][0]
 
 
-@pytest.mark.parametrize(("api", "body", "says"), [
-    ("/", b"{not json", "malformed JSON"), ("/simple/", b"{not json", "malformed JSON"),
-    ("/", b"[]", "not a JSON API answer"), ("/", b'{"releases": {"2.13.0": null}}', "not a JSON API answer"),
-    ("/simple/", b"[]", "not a PEP 691 answer"), ("/simple/", b'{"files": null}', "not a PEP 691 answer"),
-], ids=["api-not-json", "simple-not-json", "api-list", "api-null-files", "simple-list", "simple-bad-files"])
+@pytest.mark.parametrize(
+    ("api", "body", "says"),
+    [
+        ("/", b"{not json", "malformed JSON"),
+        ("/simple/", b"{not json", "malformed JSON"),
+        ("/", b"[]", "not a JSON API answer"),
+        ("/", b'{"releases": {"2.13.0": null}}', "not a JSON API answer"),
+        ("/simple/", b"[]", "not a PEP 691 answer"),
+        ("/simple/", b'{"files": null}', "not a PEP 691 answer"),
+    ],
+    ids=["api-not-json", "simple-not-json", "api-list", "api-null-files", "simple-list", "simple-bad-files"],
+)
 def test_malformed_index_answer_is_one_sentence_exit_1(index, tmp_path, api, body, says):
     index.raw_index = body
     code, report, _, stderr = check(index, tmp_path, url=index.url + api)
@@ -205,16 +258,28 @@ def test_runs_as_a_script_and_writes_the_step_summary(index, tmp_path):
     index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY, padding=1024)
     summary = tmp_path / "summary.md"
     write_ledger(tmp_path / "ledger.json")
-    proc = run([str(ROOT / "tracker" / "check_upstream.py"), "--index-url", index.url],
-               ledger=tmp_path / "ledger.json", env={"GITHUB_STEP_SUMMARY": str(summary)}, cwd=tmp_path)
-    assert proc.returncode == 0 and "2.13.0" in proc.stdout and "[1/1] 2.13.0: full-backward-hook-flag: present" in proc.stderr
+    proc = run(
+        [str(ROOT / "tracker" / "check_upstream.py"), "--index-url", index.url],
+        ledger=tmp_path / "ledger.json",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+        cwd=tmp_path,
+    )
+    assert (
+        proc.returncode == 0
+        and "2.13.0" in proc.stdout
+        and "[1/1] 2.13.0: full-backward-hook-flag: present" in proc.stderr
+    )
     assert "| 2.13.0 | full-backward-hook-flag | present |" in summary.read_text()
 
 
 def test_fixed_in_is_the_lowest_confirmed_fix_and_regressions_are_recorded():
-    data = {"bugs": {}, "releases": {v: {"bugs": {ORIGINAL: {"dynamic": {"verdict": d}}}} for v, d in
-                                     [("2.13.0", "present"), ("2.16.0", "fixed"), ("2.17.0", "present"),
-                                      ("2.18.0", "fixed")]}}
+    data = {
+        "bugs": {},
+        "releases": {
+            v: {"bugs": {ORIGINAL: {"dynamic": {"verdict": d}}}}
+            for v, d in [("2.13.0", "present"), ("2.16.0", "fixed"), ("2.17.0", "present"), ("2.18.0", "fixed")]
+        },
+    }
     recompute(data)
     assert data["bugs"][ORIGINAL] == {"fixed_in": "2.16.0", "regressions": ["2.17.0"]}
     assert data["bugs"]["module-compile-noop"] == {"fixed_in": None, "regressions": []}  # per bug
@@ -237,19 +302,29 @@ def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path)
     and the release is recorded as cannot-test, never as fixed; a version the index lacks
     fails to install and is recorded the same way.
     """
-    for name, data in (_packaging_wheel(), build_pure_wheel(
-            "torch", "9.9.9", {"torch/__init__.py": b"raise ImportError('a torch that cannot load')\n"})):
+    for name, data in (
+        _packaging_wheel(),
+        build_pure_wheel("torch", "9.9.9", {"torch/__init__.py": b"raise ImportError('a torch that cannot load')\n"}),
+    ):
         index.wheels[name] = data
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     code, report, ledger, stderr = check(
-        index, tmp_path, "--versions", "9.9.9,9.9.8", "--install-index-url", f"{index.url}/simple/",
-        env={"TMPDIR": str(scratch)})
+        index,
+        tmp_path,
+        "--versions",
+        "9.9.9,9.9.8",
+        "--install-index-url",
+        f"{index.url}/simple/",
+        env={"TMPDIR": str(scratch)},
+    )
     assert code == 0, stderr
     dynamic = {r["version"]: flag(r)["dynamic"] for r in report["releases"]}
     assert dynamic["9.9.9"]["verdict"] == "cannot-test"
     assert "torch cannot be imported: ImportError: a torch that cannot load" in dynamic["9.9.9"]["detail"]
-    assert dynamic["9.9.8"]["verdict"] == "cannot-test" and "installing torch 9.9.8 failed" in dynamic["9.9.8"]["detail"]
+    assert (
+        dynamic["9.9.8"]["verdict"] == "cannot-test" and "installing torch 9.9.8 failed" in dynamic["9.9.8"]["detail"]
+    )
     assert {v["dynamic"]["verdict"] for v in ledger["releases"]["9.9.9"]["bugs"].values()} == {"cannot-test"}
     assert ledger["bugs"][ORIGINAL]["fixed_in"] is None
     assert list(scratch.iterdir()) == []  # environments removed
@@ -257,21 +332,33 @@ def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path)
 
 def test_upstream_issue_state_is_recorded_and_the_token_never_shown(index, tmp_path):
     index.issues["/repos/pytorch/pytorch/issues/181473"] = {
-        "state": "closed", "state_reason": "not_planned", "closed_at": "2026-08-07T00:00:00Z", "title": "bug"}
+        "state": "closed",
+        "state_reason": "not_planned",
+        "closed_at": "2026-08-07T00:00:00Z",
+        "title": "bug",
+    }
     code, report, ledger, stderr = check(
-        index, tmp_path, "--upstream-issue", "pytorch/pytorch#181473", "--github-api-url", index.url,
-        env={"GITHUB_TOKEN": "s3cr3t-token"})
+        index,
+        tmp_path,
+        "--upstream-issue",
+        "pytorch/pytorch#181473",
+        "--github-api-url",
+        index.url,
+        env={"GITHUB_TOKEN": "s3cr3t-token"},
+    )
     state = ledger["upstream_issues"]["pytorch/pytorch#181473"]
     assert code == 0 and (state["state"], state["state_reason"]) == ("closed", "not_planned")
     assert index.authorizations == ["Bearer s3cr3t-token"]
     assert "s3cr3t-token" not in stderr + json.dumps(report) + json.dumps(ledger)
 
 
-@pytest.mark.parametrize(("api", "error"), [(None, "404"), ("http://127.0.0.1:9", "failed")],
-                         ids=["not-found", "refused"])
+@pytest.mark.parametrize(
+    ("api", "error"), [(None, "404"), ("http://127.0.0.1:9", "failed")], ids=["not-found", "refused"]
+)
 def test_unreachable_upstream_issue_is_unknown_not_an_error(index, tmp_path, api, error):
     code, report, ledger, _ = check(
-        index, tmp_path, "--upstream-issue", "pytorch/pytorch#1", "--github-api-url", api or index.url)
+        index, tmp_path, "--upstream-issue", "pytorch/pytorch#1", "--github-api-url", api or index.url
+    )
     assert code == 0 and ledger["upstream_issues"]["pytorch/pytorch#1"]["state"] == "unknown"
     assert error in ledger["upstream_issues"]["pytorch/pytorch#1"]["error"]
 
@@ -294,8 +381,19 @@ def test_jobs_must_be_a_positive_number(index, tmp_path, jobs):
 
 def test_unknown_upstream_issue_state_says_why_in_the_text_output(index, tmp_path):
     ledger = write_ledger(tmp_path / "ledger.json")
-    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url, "--upstream-issue", "pytorch/pytorch#1",
-                "--github-api-url", index.url], ledger=ledger)
+    proc = run(
+        [
+            "-m",
+            "tracker.check_upstream",
+            "--index-url",
+            index.url,
+            "--upstream-issue",
+            "pytorch/pytorch#1",
+            "--github-api-url",
+            index.url,
+        ],
+        ledger=ledger,
+    )
     assert proc.returncode == 0
     assert "pytorch/pytorch#1: unknown (GET " in proc.stderr and "answered HTTP 404)" in proc.stderr
 
@@ -304,15 +402,18 @@ def test_a_reader_that_stops_early_changes_neither_the_ledger_nor_the_exit_code(
     """``check_upstream --json | head -c 0``: no traceback, the release is recorded, exit 0 stands."""
     index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY)
     ledger = write_ledger(tmp_path / "ledger.json")
-    script = ("import subprocess, sys; p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, "
-              "stderr=subprocess.PIPE); p.stdout.close(); err = p.stderr.read(); "
-              "print(p.wait()); sys.stderr.write(err.decode())")
-    proc = run(["-c", script, sys.executable, "-m", "tracker.check_upstream", "--index-url", index.url, "--json"],
-               ledger=ledger)
+    script = (
+        "import subprocess, sys; p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, "
+        "stderr=subprocess.PIPE); p.stdout.close(); err = p.stderr.read(); "
+        "print(p.wait()); sys.stderr.write(err.decode())"
+    )
+    proc = run(
+        ["-c", script, sys.executable, "-m", "tracker.check_upstream", "--index-url", index.url, "--json"],
+        ledger=ledger,
+    )
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
     assert proc.stdout.strip() == "0"
     assert flag(json.loads(ledger.read_text())["releases"]["2.13.0"])["static"]["verdict"] == "present"
-
 
 
 def test_status_change_is_relative_to_the_ledger(index, tmp_path):
@@ -336,8 +437,12 @@ def test_bug_limits_a_run_to_that_bug(index, tmp_path):
     assert code == 2 and "no catalogued bug 'no-such-bug'" in stderr and "Traceback" not in stderr
 
 
-CONSTANT_FIX = shape(**{"torch/jit/_recursive.py": 'FULL_HOOK = "_is_full_backward_hook"\n'
-                        'ignored_attributes = [\n    "_version",\n    "_backward_hooks",\n    FULL_HOOK,\n]\n'})
+CONSTANT_FIX = shape(
+    **{
+        "torch/jit/_recursive.py": 'FULL_HOOK = "_is_full_backward_hook"\n'
+        'ignored_attributes = [\n    "_version",\n    "_backward_hooks",\n    FULL_HOOK,\n]\n'
+    }
+)
 
 
 def test_a_fix_the_pieces_cannot_see_is_changed_against_the_release_confirmed_present(index, tmp_path):
@@ -348,15 +453,19 @@ def test_a_fix_the_pieces_cannot_see_is_changed_against_the_release_confirmed_pr
     check(index, tmp_path)
     ledger_path = tmp_path / "ledger.json"
     ledger = json.loads(ledger_path.read_text())
-    ledger["releases"]["2.13.0"]["bugs"][ORIGINAL]["dynamic"] = {"verdict": "present", "detail": "confirmed",
-                                                                 "checked_at": "2026-12-01T00:00:00+00:00"}
+    ledger["releases"]["2.13.0"]["bugs"][ORIGINAL]["dynamic"] = {
+        "verdict": "present",
+        "detail": "confirmed",
+        "checked_at": "2026-12-01T00:00:00+00:00",
+    }
     ledger_path.write_text(json.dumps(ledger))
     index.wheels[wheel_name("2.14.0")] = build_wheel(CONSTANT_FIX, padding=1024)
     index.wheels[wheel_name("2.14.1")] = build_wheel(BUGGY, padding=1024)
     code, report, _, _ = check(index, tmp_path)
     static = {r["version"]: flag(r)["static"] for r in report["releases"]}
     assert static["2.14.0"]["verdict"] == "changed" and static["2.14.0"]["evidence"][0] == (
-        "differs from 2.13.0 (confirmed present): torch/jit/_recursive.py:ignored_attributes")
+        "differs from 2.13.0 (confirmed present): torch/jit/_recursive.py:ignored_attributes"
+    )
     assert static["2.14.1"]["verdict"] == "present"
     assert static["2.14.1"]["evidence"][0].startswith("unchanged from 2.13.0 (confirmed present): ")
     assert code == 3 and f"{ORIGINAL}: 2.14.0: present -> changed" in report["changes"]
@@ -366,8 +475,12 @@ def test_a_static_changed_that_confirmation_turns_into_present_is_no_status_chan
     """The fingerprint's pre-signal ("changed": needs confirmation), then the dynamic run saying the bug
     is still there: nothing for the downstream tests to flip."""
     before = {"bugs": {}, "releases": {"2.15.0": {"bugs": {ORIGINAL: {"static": {"verdict": "changed"}}}}}}
-    after = {"bugs": {}, "releases": {"2.15.0": {"bugs": {ORIGINAL: {
-        "static": {"verdict": "changed"}, "dynamic": {"verdict": "present"}}}}}}
+    after = {
+        "bugs": {},
+        "releases": {
+            "2.15.0": {"bugs": {ORIGINAL: {"static": {"verdict": "changed"}, "dynamic": {"verdict": "present"}}}}
+        },
+    }
     outcome = Outcome({"2.15.0": after["releases"]["2.15.0"]})
     assert changes(before, after, outcome) == []
     after["releases"]["2.15.0"]["bugs"][ORIGINAL]["dynamic"]["verdict"] = "fixed"
@@ -378,9 +491,21 @@ def test_a_recheck_shows_the_confirmed_verdict_that_decides_the_status():
     """Re-probing a release statically must not hide what the ledger confirmed for it: that verdict is
     the release's status."""
     confirmed = {"verdict": "present", "detail": "4 of 4 scenario runs in its scope show it"}
-    ledger = {"bugs": {}, "releases": {"2.15.0": {"bugs": {ORIGINAL: {"static": {"verdict": "changed"},
-                                                                      "dynamic": confirmed}}}}}
-    rechecked = Outcome({"2.15.0": {"probe": {}, "bugs": {ORIGINAL: {"static": {
-        "verdict": "changed", "evidence": ["differs from 2.14.1 (confirmed present): ..."]}}}}})
+    ledger = {
+        "bugs": {},
+        "releases": {"2.15.0": {"bugs": {ORIGINAL: {"static": {"verdict": "changed"}, "dynamic": confirmed}}}},
+    }
+    rechecked = Outcome(
+        {
+            "2.15.0": {
+                "probe": {},
+                "bugs": {
+                    ORIGINAL: {
+                        "static": {"verdict": "changed", "evidence": ["differs from 2.14.1 (confirmed present): ..."]}
+                    }
+                },
+            }
+        }
+    )
     row = next(line for line in summary.text(rechecked, ledger, []).splitlines() if line.startswith("2.15.0"))
     assert row.split()[1:4] == [ORIGINAL, "changed", "present"] and row.endswith(confirmed["detail"])

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from helpers import run, write_ledger
 from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel
 from test_tracker import check, verdicts, wheel_name
+
+from helpers import run, write_ledger
 from tracker.remote import make_session
 from tracker.upstream_issue import issue_state
 
@@ -37,11 +37,18 @@ def one_line(stderr: str) -> bool:
 
 # 12. Index answers of the wrong shape: an entry that cannot name a wheel is skipped, like an sdist.
 
-@pytest.mark.parametrize(("api", "entry"), [
-    ("/", {"filename": 5, "url": "x.whl"}), ("/", {"filename": WHEEL, "url": 5}),
-    ("/", {"filename": WHEEL, "url": "http://[::1/"}), ("/simple/", {"filename": [WHEEL], "url": "x.whl"}),
-    ("/", {**GOOD, "size": "big"}),
-], ids=["filename-number", "url-number", "url-bad-ipv6", "pep691-filename-list", "size-not-a-number"])
+
+@pytest.mark.parametrize(
+    ("api", "entry"),
+    [
+        ("/", {"filename": 5, "url": "x.whl"}),
+        ("/", {"filename": WHEEL, "url": 5}),
+        ("/", {"filename": WHEEL, "url": "http://[::1/"}),
+        ("/simple/", {"filename": [WHEEL], "url": "x.whl"}),
+        ("/", {**GOOD, "size": "big"}),
+    ],
+    ids=["filename-number", "url-number", "url-bad-ipv6", "pep691-filename-list", "size-not-a-number"],
+)
 def test_index_entries_of_the_wrong_shape_are_skipped(index, tmp_path, api, entry):
     files = [entry, GOOD]
     index.raw_index = json.dumps({"files": files} if api == "/simple/" else {"releases": {"2.13.0": files}}).encode()
@@ -71,24 +78,52 @@ def test_issue_fields_that_are_not_strings_are_not_stored(index):
 
 # 12. Bad URLs and option values are usage errors.
 
-@pytest.mark.parametrize("args", [
-    ["--index-url", "http://[::1"], ["--index-url", "https://a..b/"],
-    ["--github-api-url", "https://a..b/", "--upstream-issue", "pytorch/pytorch#1"],
-    ["--github-api-url", "ftp://127.0.0.1/"],
-], ids=["index-bad-ipv6", "index-empty-label", "api-empty-label", "api-unused-but-bad"])
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--index-url", "http://[::1"],
+        ["--index-url", "https://a..b/"],
+        ["--github-api-url", "https://a..b/", "--upstream-issue", "pytorch/pytorch#1"],
+        ["--github-api-url", "ftp://127.0.0.1/"],
+    ],
+    ids=["index-bad-ipv6", "index-empty-label", "api-empty-label", "api-unused-but-bad"],
+)
 def test_bad_urls_are_usage(index, tmp_path, args):
     code, report, ledger, stderr = check(index, tmp_path, *args)
     assert code == 2 and report is None and one_line(stderr) and "refusing" in stderr
     assert ledger["releases"] == {} and "upstream_issues" not in ledger
 
 
-@pytest.mark.parametrize("args", [
-    ["--versions", ","], ["--versions="], ["--versions", " , "],
-    ["--timeout", "nan"], ["--timeout", "-1"], ["--timeout", "0"], ["--timeout", "inf"], ["--timeout", "soon"],
-    ["--versions", "2.13.0", "--since", "1.8"], ["--versions", "2.13.0", "--pre"],
-    ["--versions", "2.13.0", "--recheck"],
-], ids=["versions-comma", "versions-empty", "versions-blank", "timeout-nan", "timeout-negative", "timeout-zero",
-        "timeout-inf", "timeout-word", "versions-since", "versions-pre", "versions-recheck"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--versions", ","],
+        ["--versions="],
+        ["--versions", " , "],
+        ["--timeout", "nan"],
+        ["--timeout", "-1"],
+        ["--timeout", "0"],
+        ["--timeout", "inf"],
+        ["--timeout", "soon"],
+        ["--versions", "2.13.0", "--since", "1.8"],
+        ["--versions", "2.13.0", "--pre"],
+        ["--versions", "2.13.0", "--recheck"],
+    ],
+    ids=[
+        "versions-comma",
+        "versions-empty",
+        "versions-blank",
+        "timeout-nan",
+        "timeout-negative",
+        "timeout-zero",
+        "timeout-inf",
+        "timeout-word",
+        "versions-since",
+        "versions-pre",
+        "versions-recheck",
+    ],
+)
 def test_bad_option_values_are_usage(index, tmp_path, args):
     code, report, ledger, stderr = check(index, tmp_path, *args)
     assert code == 2 and report is None and "Traceback" not in stderr and "usage:" in stderr
@@ -96,6 +131,7 @@ def test_bad_option_values_are_usage(index, tmp_path, args):
 
 
 # 16. A status change wins over errors; the errors are still listed.
+
 
 def test_a_status_change_is_exit_3_even_when_another_release_fails(index, tmp_path):
     index.wheels[wheel_name("2.12.0")] = build_wheel(BUGGY, padding=1024)  # present: the predecessor
@@ -117,13 +153,17 @@ def test_errors_alone_are_still_exit_1(index, tmp_path):
 
 # 17. An unwritable step summary is a one-line warning; the exit code stands.
 
+
 @pytest.mark.parametrize("where", ["directory", "missing-folder"])
 def test_unwritable_step_summary_warns_and_keeps_the_exit_code(index, tmp_path, where):
     index.wheels[wheel_name("2.12.0")] = build_wheel(BUGGY, padding=1024)
     index.wheels[WHEEL] = build_wheel(FIXED_IGNORED, padding=1024)
     summary = tmp_path if where == "directory" else tmp_path / "missing" / "summary.md"
-    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url],
-               ledger=write_ledger(tmp_path / "ledger.json"), env={"GITHUB_STEP_SUMMARY": str(summary)})
+    proc = run(
+        ["-m", "tracker.check_upstream", "--index-url", index.url],
+        ledger=write_ledger(tmp_path / "ledger.json"),
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
     assert proc.returncode == 3 and "changed: full-backward-hook-flag: 2.13.0: present -> changed" in proc.stdout
     assert "Traceback" not in proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if "GITHUB_STEP_SUMMARY" in line]

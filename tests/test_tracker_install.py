@@ -10,19 +10,19 @@ import json
 from pathlib import Path
 
 import pytest
+from index_server import IndexServer, build_pure_wheel
+from test_tracker import _packaging_wheel, check
 
 from helpers import flag
-from index_server import IndexServer, build_pure_wheel
-from repro.catalogue import BUGS
 from repro.ledger import ORIGINAL
-from test_tracker import _packaging_wheel, check
 from tracker.confirm import INSTALL_ENV, RUN_ENV, Dynamic, ReportError, allowed_env, read_report
 
 TOKEN = "s3cr3t-token"
 
 
-def spy_torch(version: str, report: dict | list, env_file: Path | None = None,
-              tag: str = "py3-none-any") -> tuple[str, bytes]:
+def spy_torch(
+    version: str, report: dict | list, env_file: Path | None = None, tag: str = "py3-none-any"
+) -> tuple[str, bytes]:
     """A torch whose import writes its environment to ``env_file`` and prints ``report`` as the reproducer's."""
     code = "import json, os, sys\n"
     if env_file:
@@ -33,7 +33,11 @@ def spy_torch(version: str, report: dict | list, env_file: Path | None = None,
 
 def report(conclusion: str, outcome: str = "present") -> dict:
     """A reproducer report in which the original bug has ``outcome`` as its status."""
-    return {"outcome": outcome, "conclusion": conclusion, "bugs": [{"id": ORIGINAL, "status": outcome, "detail": conclusion}]}
+    return {
+        "outcome": outcome,
+        "conclusion": conclusion,
+        "bugs": [{"id": ORIGINAL, "status": outcome, "detail": conclusion}],
+    }
 
 
 @pytest.fixture
@@ -62,16 +66,35 @@ def dynamic(report: dict) -> dict[str, dict]:
 @pytest.mark.slow
 def test_installs_get_an_allow_listed_environment_and_only_the_index(index, tmp_path, pip_config):
     env_file = tmp_path / "seen-env.json"
-    for name, data in (_packaging_wheel(), spy_torch("9.9.4", report("crafted", "fixed"), env_file),
-                       spy_torch("9.9.3", {"outcome": "pwned", "conclusion": "x"})):
+    for name, data in (
+        _packaging_wheel(),
+        spy_torch("9.9.4", report("crafted", "fixed"), env_file),
+        spy_torch("9.9.3", {"outcome": "pwned", "conclusion": "x"}),
+    ):
         index.wheels[name] = data
     code, result, ledger, stderr = check(
-        index, tmp_path, "--versions", "9.9.3,9.9.4,9.9.6,9.9.7", "--install-index-url", f"{index.url}/simple/",
-        env={"GITHUB_TOKEN": TOKEN, "AWS_SECRET_ACCESS_KEY": TOKEN, "http_proxy": "", "LC_ALL": "C.UTF-8",
-             **pip_config})
+        index,
+        tmp_path,
+        "--versions",
+        "9.9.3,9.9.4,9.9.6,9.9.7",
+        "--install-index-url",
+        f"{index.url}/simple/",
+        env={
+            "GITHUB_TOKEN": TOKEN,
+            "AWS_SECRET_ACCESS_KEY": TOKEN,
+            "http_proxy": "",
+            "LC_ALL": "C.UTF-8",
+            **pip_config,
+        },
+    )
     seen = json.loads(env_file.read_text())
-    assert TOKEN not in json.dumps(seen) and set(seen) <= {*RUN_ENV, "PYTHONPATH", "LC_ALL", "LC_CTYPE",
-                                                              "TORCH_DEVICE_BACKEND_AUTOLOAD"}  # set by repro
+    assert TOKEN not in json.dumps(seen) and set(seen) <= {
+        *RUN_ENV,
+        "PYTHONPATH",
+        "LC_ALL",
+        "LC_CTYPE",
+        "TORCH_DEVICE_BACKEND_AUTOLOAD",
+    }  # set by repro
     assert seen["LC_ALL"] == "C.UTF-8" and "PATH" in seen
     got = dynamic(result)
     assert got["9.9.4"] == {**got["9.9.4"], "verdict": "fixed", "detail": "crafted"}
@@ -87,12 +110,21 @@ def test_installs_get_an_allow_listed_environment_and_only_the_index(index, tmp_
 def test_use_pip_config_honours_pip_configuration(index, tmp_path, pip_config):
     name, data = _packaging_wheel()
     index.wheels[name] = data
-    code, result, _, stderr = check(index, tmp_path, "--versions", "9.9.6,9.9.7", "--use-pip-config",
-                                    "--install-index-url", f"{index.url}/simple/", env=pip_config)
+    code, result, _, stderr = check(
+        index,
+        tmp_path,
+        "--versions",
+        "9.9.6,9.9.7",
+        "--use-pip-config",
+        "--install-index-url",
+        f"{index.url}/simple/",
+        env=pip_config,
+    )
     assert code == 0, stderr
     assert {v: d["detail"] for v, d in dynamic(result).items()} == {
         "9.9.6": "from the find-links of the pip configuration file",
-        "9.9.7": "from the extra index of PIP_EXTRA_INDEX_URL"}
+        "9.9.7": "from the extra index of PIP_EXTRA_INDEX_URL",
+    }
 
 
 @pytest.mark.slow
@@ -102,23 +134,50 @@ def test_torch_comes_only_from_the_install_index_and_dependencies_also_from_the_
     try:
         name, data = spy_torch("9.9.5", report("torch from the install index"))
         index.wheels[name] = data
-        for name, data in (_packaging_wheel(),  # a dependency only the extra index has
-                           spy_torch("9.9.5", report("torch from the extra index"), tag="cp311-none-any")):
+        for name, data in (
+            _packaging_wheel(),  # a dependency only the extra index has
+            spy_torch("9.9.5", report("torch from the extra index"), tag="cp311-none-any"),
+        ):
             extra.wheels[name] = data
-        code, result, _, stderr = check(index, tmp_path, "--versions", "9.9.5", "--install-index-url",
-                                        f"{index.url}/simple/", "--install-extra-index-url", f"{extra.url}/simple/")
+        code, result, _, stderr = check(
+            index,
+            tmp_path,
+            "--versions",
+            "9.9.5",
+            "--install-index-url",
+            f"{index.url}/simple/",
+            "--install-extra-index-url",
+            f"{extra.url}/simple/",
+        )
     finally:
         extra.stop()
     assert code == 0, stderr
     assert dynamic(result)["9.9.5"]["detail"] == "torch from the install index"
 
 
-@pytest.mark.parametrize("stdout", [
-    "{}", "[1]", '{"outcome": "pwned", "conclusion": "x"}', '{"outcome": "fixed"}',
-    '{"outcome": "fixed", "conclusion": 1}', "[" * 100_000 + "]" * 100_000, '{"outcome": "fixed", "conclusion": "x"}',
-    '{"outcome": "fixed", "conclusion": "x", "bugs": [{"id": 1, "status": "fixed", "detail": "x"}]}',
-], ids=["empty-object", "list", "unknown-outcome", "no-conclusion", "conclusion-number", "deep", "no-bugs",
-        "bug-id-number"])
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        "{}",
+        "[1]",
+        '{"outcome": "pwned", "conclusion": "x"}',
+        '{"outcome": "fixed"}',
+        '{"outcome": "fixed", "conclusion": 1}',
+        "[" * 100_000 + "]" * 100_000,
+        '{"outcome": "fixed", "conclusion": "x"}',
+        '{"outcome": "fixed", "conclusion": "x", "bugs": [{"id": 1, "status": "fixed", "detail": "x"}]}',
+    ],
+    ids=[
+        "empty-object",
+        "list",
+        "unknown-outcome",
+        "no-conclusion",
+        "conclusion-number",
+        "deep",
+        "no-bugs",
+        "bug-id-number",
+    ],
+)
 def test_a_report_that_is_not_one_is_an_error(stdout):
     with pytest.raises(ReportError, match="not a report with an outcome"):
         read_report(stdout, "")
@@ -131,8 +190,17 @@ def test_reports_read():
 
 
 def test_allowed_env(monkeypatch):
-    for key in ("GITHUB_TOKEN", "PIP_FIND_LINKS", "PIP_INDEX_URL", "UV_INDEX_URL", "https_proxy", "HTTPS_PROXY",
-                "PIP_CERT", "LC_ALL", "TMPDIR"):
+    for key in (
+        "GITHUB_TOKEN",
+        "PIP_FIND_LINKS",
+        "PIP_INDEX_URL",
+        "UV_INDEX_URL",
+        "https_proxy",
+        "HTTPS_PROXY",
+        "PIP_CERT",
+        "LC_ALL",
+        "TMPDIR",
+    ):
         monkeypatch.setenv(key, "x")
     install, run = allowed_env(INSTALL_ENV), allowed_env(RUN_ENV)
     assert {"https_proxy", "HTTPS_PROXY", "PIP_CERT", "LC_ALL", "TMPDIR"} <= set(install)

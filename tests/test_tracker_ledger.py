@@ -8,16 +8,18 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from packaging.version import Version
-
-from helpers import flag, run, write_ledger
 from index_server import BUGGY, IndexServer, build_wheel
-from repro.catalogue import BUGS
-from repro import ledger as ledger_io
-from repro.ledger import CUT, ORIGINAL, TEXT_CAP, expectation_for, load, release_key as ledger_release_key
+from packaging.version import Version
 from test_ledger import read_only
 from test_tracker import _packaging_wheel, check
-from test_tracker_install import report as reproducer_report, spy_torch
+from test_tracker_install import report as reproducer_report
+from test_tracker_install import spy_torch
+
+from helpers import run, write_ledger
+from repro import ledger as ledger_io
+from repro.catalogue import BUGS
+from repro.ledger import CUT, ORIGINAL, TEXT_CAP, expectation_for, load
+from repro.ledger import release_key as ledger_release_key
 from tracker import sweep
 from tracker.check_upstream import parse_args
 from tracker.index import Release
@@ -39,8 +41,19 @@ def _refused_before_any_request(proc: subprocess.CompletedProcess, index: IndexS
 
 
 def test_a_ledger_in_a_missing_directory_is_refused_before_any_request(index, tmp_path):
-    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url, "--upstream-issue", "pytorch/pytorch#1",
-                "--github-api-url", index.url], ledger=tmp_path / "missing" / "ledger.json")
+    proc = run(
+        [
+            "-m",
+            "tracker.check_upstream",
+            "--index-url",
+            index.url,
+            "--upstream-issue",
+            "pytorch/pytorch#1",
+            "--github-api-url",
+            index.url,
+        ],
+        ledger=tmp_path / "missing" / "ledger.json",
+    )
     _refused_before_any_request(proc, index, f"its directory {tmp_path / 'missing'} does not exist")
 
 
@@ -51,15 +64,29 @@ def test_a_ledger_in_a_read_only_directory_is_refused_before_any_request(index, 
     _refused_before_any_request(proc, index, f"its directory {tmp_path} is read-only")
 
 
-CONFIRMED = {"verdict": "present", "detail": "14 of 14 scenario runs in its scope show it",
-             "checked_at": "2026-12-02T19:46:49+00:00"}
+CONFIRMED = {
+    "verdict": "present",
+    "detail": "14 of 14 scenario runs in its scope show it",
+    "checked_at": "2026-12-02T19:46:49+00:00",
+}
 UNREACHABLE = "http://127.0.0.1:9/simple/"  # nothing listens on the discard port
 
 
 def _confirmed_ledger(path: Path) -> Path:
     """The original bug confirmed present for 2.13.0; the other bugs never confirmed there."""
-    path.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {
-        "2.13.0": {"bugs": {ORIGINAL: {"static": {"verdict": "present", "evidence": []}, "dynamic": CONFIRMED}}}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "schema": 2,
+                "bugs": {},
+                "releases": {
+                    "2.13.0": {
+                        "bugs": {ORIGINAL: {"static": {"verdict": "present", "evidence": []}, "dynamic": CONFIRMED}}
+                    }
+                },
+            }
+        )
+    )
     return path
 
 
@@ -86,7 +113,9 @@ def test_a_failed_install_is_an_error_never_a_status(tmp_path):
 
 
 def _attempt(verdict: str, detail: str) -> dict[str, dict]:
-    return {bug_id: {"verdict": verdict, "detail": detail, "checked_at": "2026-12-03T00:00:00+00:00"} for bug_id in BUGS}
+    return {
+        bug_id: {"verdict": verdict, "detail": detail, "checked_at": "2026-12-03T00:00:00+00:00"} for bug_id in BUGS
+    }
 
 
 def test_failed_attempts_make_a_release_unmeasurable_until_a_report_clears_them(tmp_path):
@@ -114,14 +143,31 @@ def test_a_report_that_says_cannot_test_is_recorded(tmp_path):
     assert load(ledger)["releases"]["2.13.0"]["bugs"][ORIGINAL]["dynamic"]["verdict"] == "cannot-test"
 
 
-@pytest.mark.parametrize("detail", ["installing torch 2.16.0 failed: ERROR: No matching distribution",
-                                    "timed out after 900 s", "the reproducer printed no report: Killed"])
+@pytest.mark.parametrize(
+    "detail",
+    [
+        "installing torch 2.16.0 failed: ERROR: No matching distribution",
+        "timed out after 900 s",
+        "the reproducer printed no report: Killed",
+    ],
+)
 def test_stored_cannot_test_from_a_failed_install_reads_as_an_error(tmp_path, detail):
     """What earlier versions stored for a run without a report is migrated on read: retried, not a status."""
     path = tmp_path / "ledger.json"
     stored = {"verdict": "cannot-test", "detail": detail, "checked_at": "2026-12-01T00:00:00+00:00"}
-    path.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {"2.16.0": {"bugs": {
-        ORIGINAL: {"static": {"verdict": "present", "evidence": []}, "dynamic": stored}}}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "schema": 2,
+                "bugs": {},
+                "releases": {
+                    "2.16.0": {
+                        "bugs": {ORIGINAL: {"static": {"verdict": "present", "evidence": []}, "dynamic": stored}}
+                    }
+                },
+            }
+        )
+    )
     data = load(path)
     release = data["releases"]["2.16.0"]
     assert "dynamic" not in release["bugs"][ORIGINAL] and release["error"] == detail
@@ -142,7 +188,9 @@ def test_local_builds_are_one_release_under_its_public_key(index, tmp_path, api)
     report, data = json.loads(proc.stdout), load(ledger)
     assert proc.returncode == 0, proc.stderr
     assert [r["version"] for r in report["releases"]] == ["2.13.0", "2.14.0"] and list(data["releases"]) == [
-        ledger_release_key("2.13.0+cpu"), ledger_release_key("2.14.0+cpu")]
+        ledger_release_key("2.13.0+cpu"),
+        ledger_release_key("2.14.0+cpu"),
+    ]
     assert "2 releases listed, 2 to check" in proc.stderr
     again = run(["-m", "tracker.check_upstream", "--index-url", index.url + api], ledger=ledger)
     assert again.returncode == 0 and "2 releases listed, 0 to check" in again.stderr  # known under that key
@@ -155,17 +203,39 @@ def test_versions_named_short_install_a_local_build_recorded_under_its_public_ke
     for name, data in (_packaging_wheel(), spy_torch("9.9.0+cpu", reproducer_report("a local build"))):
         index.wheels[name] = data
     ledger = write_ledger(tmp_path / "ledger.json")
-    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url, "--versions", "9.9", "--json",
-                "--install-index-url", f"{index.url}/simple/"], ledger=ledger)
+    proc = run(
+        [
+            "-m",
+            "tracker.check_upstream",
+            "--index-url",
+            index.url,
+            "--versions",
+            "9.9",
+            "--json",
+            "--install-index-url",
+            f"{index.url}/simple/",
+        ],
+        ledger=ledger,
+    )
     report, data = json.loads(proc.stdout), load(ledger)
     assert proc.returncode == 0, proc.stderr
     assert [r["version"] for r in report["releases"]] == list(data["releases"]) == [ledger_release_key("9.9.0+cpu")]
     assert data["releases"]["9.9.0"]["bugs"][ORIGINAL]["dynamic"]["detail"] == "a local build"
 
 
-@pytest.mark.parametrize(("named", "key"), [
-    ("2.13", "2.13.0"), ("2.13.0", "2.13.0"), ("2.13.0+cpu", "2.13.0"), ("2.13+cu126", "2.13.0"), ("2.13.0.0", "2.13.0"),
-    ("2.14rc1", "2.14.0rc1"), ("2.16.0.dev20260101+cpu", "2.16.0.dev20260101"), ("2.13.0.1", "2.13.0.1")])
+@pytest.mark.parametrize(
+    ("named", "key"),
+    [
+        ("2.13", "2.13.0"),
+        ("2.13.0", "2.13.0"),
+        ("2.13.0+cpu", "2.13.0"),
+        ("2.13+cu126", "2.13.0"),
+        ("2.13.0.0", "2.13.0"),
+        ("2.14rc1", "2.14.0rc1"),
+        ("2.16.0.dev20260101+cpu", "2.16.0.dev20260101"),
+        ("2.13.0.1", "2.13.0.1"),
+    ],
+)
 def test_one_key_per_public_release(named, key):
     assert ledger_release_key(named) == key
     assert ledger_release_key(f"{key}+cpu") == key  # what `repro` reads for that torch installed
@@ -179,8 +249,21 @@ def test_a_4_mb_url_in_the_index_leaves_a_ledger_both_programs_read(index, tmp_p
     """Text from the index is stored capped (``TEXT_CAP``), so one hostile entry cannot make the ledger
     too large to read back; ``python -m repro`` and the next check both read it."""
     name = "torch-2.16.0-cp311-cp311-manylinux_2_28_x86_64.whl"
-    index.raw_index = json.dumps({"info": {"name": "torch"}, "releases": {"2.16.0": [
-        {"filename": name, "url": "../../files/" + "a" * 4_000_000 + "/" + name, "size": 10, "yanked": False}]}}).encode()
+    index.raw_index = json.dumps(
+        {
+            "info": {"name": "torch"},
+            "releases": {
+                "2.16.0": [
+                    {
+                        "filename": name,
+                        "url": "../../files/" + "a" * 4_000_000 + "/" + name,
+                        "size": 10,
+                        "yanked": False,
+                    }
+                ]
+            },
+        }
+    ).encode()
     code, report, ledger, _ = check(index, tmp_path)
     release = ledger["releases"]["2.16.0"]
     assert code == 1 and len(report["errors"][0]) > TEXT_CAP  # the run's own report says it all ...

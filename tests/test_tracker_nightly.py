@@ -4,12 +4,12 @@ page at ``<URL>/torch/``), read through ``--index-kind``, and one nightly per ba
 from __future__ import annotations
 
 import pytest
-from packaging.version import Version
-
-from helpers import flag
 from hostile_server import answer
 from index_server import BUGGY, IndexServer, build_wheel
+from packaging.version import Version
 from test_tracker import check, verdicts, wheel_name
+
+from helpers import flag
 from tracker.check_upstream import parse_args
 from tracker.index import Release, discover
 from tracker.remote import FetchError, Traffic, make_session
@@ -34,8 +34,7 @@ def wheel_hits(index: IndexServer, version: str) -> int:
 
 @pytest.mark.parametrize("kind", ["auto", "simple"])
 def test_pre_reads_the_nightly_page_and_checks_only_the_newest_nightly(nightly, tmp_path, kind):
-    code, report, ledger, stderr = check(nightly, tmp_path, "--pre", "--index-kind", kind,
-                                         url=f"{nightly.url}{PREFIX}")
+    code, report, ledger, stderr = check(nightly, tmp_path, "--pre", "--index-kind", kind, url=f"{nightly.url}{PREFIX}")
     assert code == 0, stderr
     assert verdicts(report) == {"2.15.0": "present", "2.16.0.dev20261201": "present"}
     assert set(ledger["releases"]) == {"2.15.0", "2.16.0.dev20261201"}
@@ -45,8 +44,9 @@ def test_pre_reads_the_nightly_page_and_checks_only_the_newest_nightly(nightly, 
 
 
 def test_index_kind_json_fails_in_one_sentence_without_trying_the_page(nightly, tmp_path):
-    code, report, ledger, stderr = check(nightly, tmp_path, "--pre", "--index-kind", "json",
-                                         url=f"{nightly.url}{PREFIX}")
+    code, report, ledger, stderr = check(
+        nightly, tmp_path, "--pre", "--index-kind", "json", url=f"{nightly.url}{PREFIX}"
+    )
     assert code == 1 and report is None and ledger["releases"] == {}
     assert stderr == f"check_upstream: error: GET {nightly.url}{API} answered HTTP 404\n"
     assert nightly.hits[PAGE] == 0
@@ -87,15 +87,23 @@ def test_without_pre_no_nightly_is_checked(nightly, tmp_path):
     assert code == 0 and verdicts(report) == {"2.15.0": "present"} and set(ledger["releases"]) == {"2.15.0"}
 
 
-PAGE_HTML = answer(200, b'<a href="torch-2.16.0.dev20261201+cpu-cp311-cp311-linux_x86_64.whl">'
-                        b"torch-2.16.0.dev20261201+cpu-cp311-cp311-linux_x86_64.whl</a>", Content_Type="text/html")
+PAGE_HTML = answer(
+    200,
+    b'<a href="torch-2.16.0.dev20261201+cpu-cp311-cp311-linux_x86_64.whl">'
+    b"torch-2.16.0.dev20261201+cpu-cp311-cp311-linux_x86_64.whl</a>",
+    Content_Type="text/html",
+)
 
 
-@pytest.mark.parametrize("no_api", [
-    answer(404, b"not found"),
-    answer(403, b"<Error><Code>AccessDenied</Code></Error>", Content_Type="application/xml"),  # S3's missing key
-    answer(200, b"<html>a catch-all page</html>", Content_Type="text/html"),
-], ids=["404", "s3-403", "html-page"])
+@pytest.mark.parametrize(
+    "no_api",
+    [
+        answer(404, b"not found"),
+        answer(403, b"<Error><Code>AccessDenied</Code></Error>", Content_Type="application/xml"),  # S3's missing key
+        answer(200, b"<html>a catch-all page</html>", Content_Type="text/html"),
+    ],
+    ids=["404", "s3-403", "html-page"],
+)
 def test_auto_falls_back_on_the_json_apis_answer(server, no_api):
     server.routes["/pypi/torch/json"], server.routes["/torch/"] = no_api, PAGE_HTML
     releases = discover(make_session(), server.url, Traffic())
@@ -114,8 +122,10 @@ def test_auto_names_both_attempts_when_neither_layout_is_there(server):
     root = f"{server.url}/nothing"
     with pytest.raises(FetchError) as raised:
         discover(make_session(), root, Traffic())
-    assert str(raised.value) == (f"{root} has neither a JSON API (GET {root}/pypi/torch/json answered HTTP 404) "
-                                 f"nor a simple index page (GET {root}/torch/ answered HTTP 404)")
+    assert str(raised.value) == (
+        f"{root} has neither a JSON API (GET {root}/pypi/torch/json answered HTTP 404) "
+        f"nor a simple index page (GET {root}/torch/ answered HTTP 404)"
+    )
 
 
 def test_index_kind_with_versions_is_a_usage_error(capsys):
@@ -129,14 +139,29 @@ def versions(*texts: str) -> list[Version]:
 
 
 def test_newest_nightly_per_base_version():
-    listed = versions("2.15.0", "2.16.0rc1", "2.16.0.dev20261130", "2.16.0.dev20261201", "2.17.0.dev20261101",
-                      "2.16.0rc1.dev5", "2.16.0.post1.dev3")
+    listed = versions(
+        "2.15.0",
+        "2.16.0rc1",
+        "2.16.0.dev20261130",
+        "2.16.0.dev20261201",
+        "2.17.0.dev20261101",
+        "2.16.0rc1.dev5",
+        "2.16.0.post1.dev3",
+    )
     assert newest_nightlies(listed) == set(versions("2.16.0.dev20261201", "2.17.0.dev20261101"))
 
 
 def test_superseded_nightlies_are_older_nightlies_of_the_same_base():
-    keys = ["2.15.0", "2.16.0", "2.16.0rc1", "2.16.0.dev20261129", "2.16.0.dev20261130", "2.16.0.dev20261202",
-            "2.17.0.dev20261101", "2.15.0.dev20260101"]
+    keys = [
+        "2.15.0",
+        "2.16.0",
+        "2.16.0rc1",
+        "2.16.0.dev20261129",
+        "2.16.0.dev20261130",
+        "2.16.0.dev20261202",
+        "2.17.0.dev20261101",
+        "2.15.0.dev20260101",
+    ]
     assert superseded_nightlies(keys, "2.16.0.dev20261201") == ["2.16.0.dev20261129", "2.16.0.dev20261130"]
     assert superseded_nightlies(keys, "2.16.0") == []  # a release supersedes nothing
     assert superseded_nightlies(keys, "2.16.0rc1") == []
@@ -159,5 +184,6 @@ def test_a_nightly_whose_dev_number_is_not_a_date_is_skipped_and_never_displaces
     assert warnings == [f"warning: skipped {undated}: a nightly whose dev number is not a YYYYMMDD date"]
     known = {undated: {"bugs": {}}}  # recorded by an earlier version of the tracker: still no displacement
     assert [str(r.version) for r in select(listed, known, Options(ledger=tmp_path / "l.json", pre=True))] == [
-        "2.16.0.dev20261202"]
+        "2.16.0.dev20261202"
+    ]
     assert superseded_nightlies(["2.16.0.dev20261201"], undated) == []

@@ -13,9 +13,9 @@ import struct
 import zipfile
 
 import pytest
+from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel, shape
 from packaging.version import Version
 
-from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel, shape
 from helpers import flag
 from tracker.index import Release, WheelFile
 from tracker.probe import MEMBERS
@@ -48,10 +48,14 @@ def encoded(**edits: bytes) -> dict[str, bytes]:
     return {**{name: text.encode() for name, text in BUGGY.items()}, **edits}
 
 
-@pytest.mark.parametrize("edit", [
-    b"\xef\xbb\xbf" + BUGGY[MODULE].encode(),
-    b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + BUGGY[MODULE].encode(),
-], ids=["utf8-bom", "latin-1-coding-line"])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        b"\xef\xbb\xbf" + BUGGY[MODULE].encode(),
+        b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + BUGGY[MODULE].encode(),
+    ],
+    ids=["utf8-bom", "latin-1-coding-line"],
+)
 def test_sources_are_decoded_as_python_decodes_them(index, edit):
     entry = probe(index, wheel_of(encoded(**{MODULE: edit})))
     assert flag(entry)["static"]["verdict"] == "present" and "error" not in entry
@@ -63,21 +67,32 @@ def test_bom_and_coding_line_in_the_changed_file_still_show_the_change(index):
     assert flag(entry)["static"]["verdict"] == "changed"
 
 
-@pytest.mark.parametrize(("data", "says"), [
-    (b"# coding: no-such-codec\nx = 1\n", "unknown encoding: no-such-codec"),
-    (b"x = 1\n\n\n# \xff\xfe\n", "can't decode byte 0xff"),
-    ("# coding: utf-16\nx = 1\n".encode("utf-16"), "invalid or missing encoding declaration"),
-], ids=["unknown-codec", "invalid-utf8", "utf16-python-cannot-read"])
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        (b"# coding: no-such-codec\nx = 1\n", "unknown encoding: no-such-codec"),
+        (b"x = 1\n\n\n# \xff\xfe\n", "can't decode byte 0xff"),
+        ("# coding: utf-16\nx = 1\n".encode("utf-16"), "invalid or missing encoding declaration"),
+    ],
+    ids=["unknown-codec", "invalid-utf8", "utf16-python-cannot-read"],
+)
 def test_not_python_source_is_unknown_and_final(index, data, says):
     entry = probe(index, wheel_of(encoded(**{MODULE: data})))
     assert flag(entry)["static"]["verdict"] == "unknown" and "error" not in entry
-    assert flag(entry)["static"]["evidence"][0].startswith(f"{MODULE} is not Python source") and says in flag(entry)["static"]["evidence"][0]
+    assert (
+        flag(entry)["static"]["evidence"][0].startswith(f"{MODULE} is not Python source")
+        and says in flag(entry)["static"]["evidence"][0]
+    )
 
 
-@pytest.mark.parametrize(("source", "error"), [
-    ("x = " + "1+" * 5_000 + "1\n", "RecursionError"),
-    ("x = " + "-" * 100_000 + "1\n", "MemoryError"),
-], ids=["recursion", "memory"])
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("x = " + "1+" * 5_000 + "1\n", "RecursionError"),
+        ("x = " + "-" * 100_000 + "1\n", "MemoryError"),
+    ],
+    ids=["recursion", "memory"],
+)
 def test_sources_too_deep_to_parse_are_unknown_and_final(index, source, error):
     entry = probe(index, build_wheel(shape(**{MODULE: source}), padding=1024))
     assert flag(entry)["static"]["verdict"] == "unknown" and "error" not in entry
@@ -102,7 +117,6 @@ def test_a_corrupt_member_is_an_error_retried_next_run(index, tmp_path):
     assert select([release], {"2.13.0": entry}, Options(ledger=tmp_path / "ledger.json")) == [release]
 
 
-
 def spread_wheel(gap: int) -> bytes:
     """A wheel whose source members each follow ``gap`` incompressible bytes, as torch's lie among its
     thousands of files."""
@@ -120,7 +134,7 @@ def floor_of(data: bytes) -> int:
         total = len(data) - archive.start_dir
         for member in MEMBERS:
             info = archive.getinfo(member)
-            name_length, extra_length = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+            name_length, extra_length = struct.unpack("<HH", data[info.header_offset + 26 : info.header_offset + 30])
             total += 30 + name_length + extra_length + info.compress_size
     return total
 

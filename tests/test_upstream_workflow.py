@@ -4,7 +4,6 @@ indexes, and the rolling pull request against a local bare repository with a stu
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -13,24 +12,36 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from index_server import BUGGY, build_wheel, shape
 
 from helpers import ROOT, run
-from index_server import BUGGY, build_wheel, shape
 from repro.catalogue import BUGS
 from repro.ledger import ORIGINAL
 from tracker.rolling_pr import BRANCH, without_timestamps
 
 WORKFLOW = ROOT / ".github" / "workflows" / "upstream-check.yml"
 LEDGER = ROOT / "repro" / "ledger.json"
-BEFORE_THE_API = ["1.0.0", "1.0.1", "1.1.0", "1.2.0", "1.3.0", "1.3.1", "1.4.0", "1.5.0", "1.5.1", "1.6.0",
-                  "1.7.0", "1.7.1"]  # PyPI's torch releases before register_full_backward_hook (1.8.0)
+BEFORE_THE_API = [
+    "1.0.0",
+    "1.0.1",
+    "1.1.0",
+    "1.2.0",
+    "1.3.0",
+    "1.3.1",
+    "1.4.0",
+    "1.5.0",
+    "1.5.1",
+    "1.6.0",
+    "1.7.0",
+    "1.7.1",
+]  # PyPI's torch releases before register_full_backward_hook (1.8.0)
 TAG = "cp311-cp311-manylinux_2_28_x86_64"
 
 
 def workflow_command(program: str) -> list[str]:
     """The workflow's command line that runs ``program`` (without the shell's redirection)."""
     line = next(line for line in WORKFLOW.read_text().splitlines() if f"python -m {program} " in line)
-    command = line[line.index(f"python -m {program} "):].split(">")[0]
+    command = line[line.index(f"python -m {program} ") :].split(">")[0]
     return shlex.split(command)[1:]  # without "python": the tests run their own interpreter
 
 
@@ -41,8 +52,12 @@ def test_the_daily_check_over_every_release_with_the_committed_ledger_exits_0(in
     old_module = "class Module:\n    def register_forward_hook(self, hook):\n        return hook\n"
     ledger_keys = list(json.loads(LEDGER.read_text())["releases"])
     for version in BEFORE_THE_API:  # the oldest wheels lack the jit files too
-        sources = shape(**{"torch/nn/modules/module.py": old_module,
-                           **({"torch/jit/_script.py": "", "torch/jit/_recursive.py": ""} if version < "1.2" else {})})
+        sources = shape(
+            **{
+                "torch/nn/modules/module.py": old_module,
+                **({"torch/jit/_script.py": "", "torch/jit/_recursive.py": ""} if version < "1.2" else {}),
+            }
+        )
         index.wheels[f"torch-{version}-{TAG}.whl"] = build_wheel(sources, padding=1024)
     for version in ledger_keys:
         index.wheels[f"torch-{version}-{TAG}.whl"] = build_wheel(BUGGY, padding=1024)
@@ -68,7 +83,7 @@ def test_the_daily_check_over_every_release_with_the_committed_ledger_exits_0(in
 
 # --- the rolling pull request -------------------------------------------------------------------
 
-STUB_GH = '''\
+STUB_GH = """\
 import json, os, sys
 with open(os.environ["STUB_GH_LOG"], "a") as log:
     log.write(json.dumps(sys.argv[1:]) + "\\n")
@@ -76,15 +91,20 @@ if sys.argv[1:3] == ["pr", "list"]:
     print(os.environ.get("STUB_GH_OPEN", "[]"))
 if sys.argv[1:3] == ["repo", "view"]:
     print(json.dumps({"owner": {"login": os.environ.get("STUB_GH_OWNER", OWNER)}}))
-'''.replace("OWNER", repr("us"))
+""".replace("OWNER", repr("us"))
 OWNER = "us"  # the base repository's owner, as GitHub Actions sets GITHUB_REPOSITORY_OWNER
 MAINTAINER = ["-c", "user.name=A Maintainer", "-c", "user.email=maintainer@example.com"]
 
 
 def open_pr(number: int = 7, owner: str = OWNER, comments: tuple[str, ...] = ()) -> dict:
     """One open pull request as ``gh pr list --json`` lists it."""
-    return {"number": number, "headRefName": BRANCH, "headRepositoryOwner": {"login": owner},
-            "isCrossRepository": owner != OWNER, "comments": [{"body": body} for body in comments]}
+    return {
+        "number": number,
+        "headRefName": BRANCH,
+        "headRepositoryOwner": {"login": owner},
+        "isCrossRepository": owner != OWNER,
+        "comments": [{"body": body} for body in comments],
+    }
 
 
 @dataclass
@@ -102,8 +122,7 @@ class Repo:
         return self.path.parent / "summary.md"
 
     def git(self, *args: str, where: Path | None = None) -> str:
-        return subprocess.run(["git", *args], cwd=where or self.path, check=True, capture_output=True,
-                              text=True).stdout
+        return subprocess.run(["git", *args], cwd=where or self.path, check=True, capture_output=True, text=True).stdout
 
 
 @pytest.fixture
@@ -121,8 +140,9 @@ def repo(tmp_path):
     return made
 
 
-def rolling_pr(repo: Repo, report: dict, open_prs: list[dict] | str = "[]", *extra: str,
-               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def rolling_pr(
+    repo: Repo, report: dict, open_prs: list[dict] | str = "[]", *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """The workflow's command line, with the stub gh listing ``open_prs``, Actions' owner variable set and
     the step summary written to ``summary.md`` beside the clone."""
     (repo.path.parent / "report.json").write_text(json.dumps(report))
@@ -130,9 +150,17 @@ def rolling_pr(repo: Repo, report: dict, open_prs: list[dict] | str = "[]", *ext
     command[command.index("--base") + 1] = "main"  # the workflow passes "${GITHUB_REF_NAME}"
     command[command.index("--report") + 1] = str(repo.path.parent / "report.json")
     listed = open_prs if isinstance(open_prs, str) else json.dumps(open_prs)
-    return run([*command, "--gh", str(repo.gh), *extra], cwd=repo.path,
-               env={"STUB_GH_LOG": str(repo.log), "STUB_GH_OPEN": listed, "GITHUB_REPOSITORY_OWNER": OWNER,
-                    "GITHUB_STEP_SUMMARY": str(repo.summary), **(env or {})})
+    return run(
+        [*command, "--gh", str(repo.gh), *extra],
+        cwd=repo.path,
+        env={
+            "STUB_GH_LOG": str(repo.log),
+            "STUB_GH_OPEN": listed,
+            "GITHUB_REPOSITORY_OWNER": OWNER,
+            "GITHUB_STEP_SUMMARY": str(repo.summary),
+            **(env or {}),
+        },
+    )
 
 
 def edit_ledger(repo: Repo, change) -> None:
@@ -148,8 +176,12 @@ def gh_calls(repo: Repo) -> list[list[str]]:
 
 def new_release(version: str):
     def change(data: dict) -> None:
-        data["releases"][version] = {"checked_at": "2026-12-03T05:17:00+00:00", "yanked": False,
-                                     "bugs": {ORIGINAL: {"static": {"verdict": "present", "evidence": []}}}}
+        data["releases"][version] = {
+            "checked_at": "2026-12-03T05:17:00+00:00",
+            "yanked": False,
+            "bugs": {ORIGINAL: {"static": {"verdict": "present", "evidence": []}}},
+        }
+
     return change
 
 
@@ -160,11 +192,16 @@ def test_one_branch_rebuilt_from_main_and_one_pull_request_edited_in_place(repo)
     assert gh_calls(repo)[-1][:2] == ["pr", "create"] and "--head" in gh_calls(repo)[-1]
     repo.git("checkout", "--quiet", "--force", "main")  # the next day's fresh checkout of main
     edit_ledger(repo, new_release("2.16.1"))
-    second = rolling_pr(repo, {"releases": [{"version": "2.16.1", "bugs": {}}],
-                               "changes": [f"{ORIGINAL}: 2.16.1: present -> fixed"]}, [open_pr(7)])
+    second = rolling_pr(
+        repo,
+        {"releases": [{"version": "2.16.1", "bugs": {}}], "changes": [f"{ORIGINAL}: 2.16.1: present -> fixed"]},
+        [open_pr(7)],
+    )
     assert second.returncode == 0, second.stderr
     edit = gh_calls(repo)[-1]
-    assert edit[:3] == ["pr", "edit", "7"] and f"{ORIGINAL}: 2.16.1: present -> fixed" in edit[edit.index("--title") + 1]
+    assert (
+        edit[:3] == ["pr", "edit", "7"] and f"{ORIGINAL}: 2.16.1: present -> fixed" in edit[edit.index("--title") + 1]
+    )
     assert [call[:2] for call in gh_calls(repo)].count(["pr", "create"]) == 1  # never a second pull request
     history = repo.git("log", "--format=%s", BRANCH, where=repo.remote).splitlines()
     assert len(history) == 2 and history[1] == "ledger"  # one commit on top of main, force-pushed
@@ -201,14 +238,16 @@ def test_ledger_timestamps_are_all_that_is_ignored():
 
 # --- the rolling pull request never destroys work (issue 20) ------------------------------------
 
+
 def push_to_branch(repo: Repo, tmp_path: Path, identity: list[str], amend: bool = False) -> str:
     """Another clone pushes a commit onto the rolling branch (or rewrites the check's own commit); its sha."""
     other = tmp_path / "maintainer"
     repo.git("clone", "--quiet", "--branch", BRANCH, str(repo.remote), str(other), where=tmp_path)
     (other / "tests.txt").write_text("flip the tests\n")
     repo.git("add", "--", "tests.txt", where=other)
-    repo.git(*identity, "commit", "--quiet", *(["--amend", "--no-edit"] if amend else ["-m", "flip the tests"]),
-             where=other)
+    repo.git(
+        *identity, "commit", "--quiet", *(["--amend", "--no-edit"] if amend else ["-m", "flip the tests"]), where=other
+    )
     repo.git("push", "--quiet", "--force", "origin", BRANCH, where=other)
     return repo.git("rev-parse", "HEAD", where=other).strip()
 
@@ -217,12 +256,27 @@ FIRST_REPORT = {"releases": [{"version": "2.16.0", "bugs": {}}], "changes": []}
 NEXT_REPORT = {"releases": [{"version": "2.16.1", "bugs": {}}], "changes": [f"{ORIGINAL}: 2.16.1: present -> fixed"]}
 
 
-@pytest.mark.parametrize("identity, amend", [
-    (MAINTAINER, False),  # a maintainer's commit on top of the check's
-    (["-c", "user.name=upstream-check", "-c", "user.email=upstream-check@users.noreply.github.com",
-      "-c", "committer.name=A Maintainer", "-c", "committer.email=maintainer@example.com"], True),  # rewritten
-    (["-c", "user.name=upstream-check", "-c", "user.email=someone@example.com"], False),  # the name, not the email
-], ids=["maintainer-commit", "check-commit-recommitted", "impostor-email"])
+@pytest.mark.parametrize(
+    "identity, amend",
+    [
+        (MAINTAINER, False),  # a maintainer's commit on top of the check's
+        (
+            [
+                "-c",
+                "user.name=upstream-check",
+                "-c",
+                "user.email=upstream-check@users.noreply.github.com",
+                "-c",
+                "committer.name=A Maintainer",
+                "-c",
+                "committer.email=maintainer@example.com",
+            ],
+            True,
+        ),  # rewritten
+        (["-c", "user.name=upstream-check", "-c", "user.email=someone@example.com"], False),  # the name, not the email
+    ],
+    ids=["maintainer-commit", "check-commit-recommitted", "impostor-email"],
+)
 def test_a_branch_others_pushed_to_is_left_and_the_pull_request_told_once(repo, tmp_path, identity, amend):
     edit_ledger(repo, new_release("2.16.0"))
     assert rolling_pr(repo, FIRST_REPORT).returncode == 0
@@ -231,8 +285,9 @@ def test_a_branch_others_pushed_to_is_left_and_the_pull_request_told_once(repo, 
     edit_ledger(repo, new_release("2.16.1"))
     proc = rolling_pr(repo, NEXT_REPORT, [open_pr(7)])
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == [f"not force-pushed: {BRANCH} holds 1 commit the daily check did not make "
-                                        f"({kept[:7]})"]
+    assert proc.stdout.splitlines() == [
+        f"not force-pushed: {BRANCH} holds 1 commit the daily check did not make ({kept[:7]})"
+    ]
     assert repo.git("rev-parse", BRANCH, where=repo.remote).strip() == kept  # the commit survives
     comments = [call for call in gh_calls(repo) if call[:2] == ["pr", "comment"]]
     assert len(comments) == 1 and comments[0][2] == "7"
@@ -266,8 +321,18 @@ def test_a_shallow_checkout_rebuilds_its_own_branch_after_main_moved_on(repo, tm
     repo.git(*MAINTAINER, "commit", "--quiet", "-m", "main moves on")
     repo.git("push", "--quiet", "origin", "main")
     shallow = tmp_path / "shallow"
-    repo.git("clone", "--quiet", "--depth", "1", "--single-branch", "--branch", "main",
-             f"file://{repo.remote}", str(shallow), where=tmp_path)
+    repo.git(
+        "clone",
+        "--quiet",
+        "--depth",
+        "1",
+        "--single-branch",
+        "--branch",
+        "main",
+        f"file://{repo.remote}",
+        str(shallow),
+        where=tmp_path,
+    )
     assert repo.git("rev-parse", "--is-shallow-repository", where=shallow).strip() == "true"
     repo.path = shallow
     edit_ledger(repo, new_release("2.16.1"))
@@ -303,19 +368,34 @@ def test_a_ledger_path_starting_with_a_dash_is_a_path(repo):
 
 def many_releases(count: int, detail: str = "x" * 500) -> tuple[dict, dict]:
     """A report of ``count`` releases, each with a long dynamic detail, and its ledger."""
-    releases = [{"version": f"3.{n}.0", "yanked": False, "probe": None,
-                 "bugs": {bug_id: {"static": {"verdict": "present", "evidence": [detail]},
-                                   "dynamic": {"verdict": "present", "detail": detail}} for bug_id in BUGS}}
-                for n in range(count)]
+    releases = [
+        {
+            "version": f"3.{n}.0",
+            "yanked": False,
+            "probe": None,
+            "bugs": {
+                bug_id: {
+                    "static": {"verdict": "present", "evidence": [detail]},
+                    "dynamic": {"verdict": "present", "detail": detail},
+                }
+                for bug_id in BUGS
+            },
+        }
+        for n in range(count)
+    ]
     return {"releases": releases, "errors": []}, json.loads(LEDGER.read_text())
 
 
-@pytest.mark.parametrize("count, change, errors", [
-    (1, "u" * 20_000, 0),  # one status change with a 20,000-character URL in it
-    (400, "present -> fixed", 0),  # a history sweep
-    (400, "present -> fixed", 500),  # and every release failed once as well
-    (120, "\n".join(["line"] * 2000), 0),  # a change that is many lines
-], ids=["long-change", "400-releases", "400-releases-and-errors", "multi-line-change"])
+@pytest.mark.parametrize(
+    "count, change, errors",
+    [
+        (1, "u" * 20_000, 0),  # one status change with a 20,000-character URL in it
+        (400, "present -> fixed", 0),  # a history sweep
+        (400, "present -> fixed", 500),  # and every release failed once as well
+        (120, "\n".join(["line"] * 2000), 0),  # a change that is many lines
+    ],
+    ids=["long-change", "400-releases", "400-releases-and-errors", "multi-line-change"],
+)
 def test_the_pull_request_title_and_body_stay_within_githubs_limits(count, change, errors):
     from tracker.rolling_pr import BODY_LIMIT, CLOSING, TITLE_LIMIT, body, title
 

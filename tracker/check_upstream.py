@@ -31,8 +31,8 @@ from repro.output import emit
 from repro.sanitise import for_terminal
 from tracker import sweep
 from tracker.confirm import Installer
-from tracker.remote import FetchError, Traffic, check_url, make_session
 from tracker.index import INDEX_KINDS, discover
+from tracker.remote import FetchError, Traffic, check_url, make_session
 from tracker.summary import markdown, text
 from tracker.upstream_issue import DEFAULT_API, issue_state, parse_ref
 
@@ -41,40 +41,72 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED = 0, 1, 2, 3
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="check_upstream", description=__doc__.splitlines()[0],
-                                     epilog="Exit codes: 0 unchanged, 3 status changed (errors or not), "
-                                            "1 errors and no change, 2 usage or an unusable ledger.")
-    parser.add_argument("--index-url", default=DEFAULT_INDEX,
-                        help="the package index, read as --index-kind says (default: %(default)s)")
-    parser.add_argument("--index-kind", choices=INDEX_KINDS, default="auto",
-                        help="json: <URL>/pypi/torch/json; simple: a page at <URL>/torch/; auto: simple for a URL "
-                             "ending in /simple, else json, falling back to simple where there is none "
-                             "(default: %(default)s)")
-    parser.add_argument("--install-index-url",
-                        help="the only index --install/--confirm/--versions get torch from (default: <index-url>/simple/)")
-    parser.add_argument("--install-extra-index-url", metavar="URL",
-                        help="a second index for torch's dependencies only (pip's --extra-index-url)")
-    parser.add_argument("--use-pip-config", action="store_true",
-                        help="install with pip honouring its configuration files and PIP_* variables "
-                             "(find-links included); by default they are ignored")
+    parser = argparse.ArgumentParser(
+        prog="check_upstream",
+        description=__doc__.splitlines()[0],
+        epilog="Exit codes: 0 unchanged, 3 status changed (errors or not), "
+        "1 errors and no change, 2 usage or an unusable ledger.",
+    )
+    parser.add_argument(
+        "--index-url", default=DEFAULT_INDEX, help="the package index, read as --index-kind says (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--index-kind",
+        choices=INDEX_KINDS,
+        default="auto",
+        help="json: <URL>/pypi/torch/json; simple: a page at <URL>/torch/; auto: simple for a URL "
+        "ending in /simple, else json, falling back to simple where there is none "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--install-index-url",
+        help="the only index --install/--confirm/--versions get torch from (default: <index-url>/simple/)",
+    )
+    parser.add_argument(
+        "--install-extra-index-url",
+        metavar="URL",
+        help="a second index for torch's dependencies only (pip's --extra-index-url)",
+    )
+    parser.add_argument(
+        "--use-pip-config",
+        action="store_true",
+        help="install with pip honouring its configuration files and PIP_* variables "
+        "(find-links included); by default they are ignored",
+    )
     parser.add_argument("--since", type=_version, help="sweep every release from this version on")
     parser.add_argument("--pre", action="store_true", help="include pre-releases, dev and nightly builds")
     parser.add_argument("--recheck", action="store_true", help="check releases the ledger has already seen")
     confirm = parser.add_mutually_exclusive_group()
     confirm.add_argument("--install", action="store_true", help="run the reproducer on every release probed")
     confirm.add_argument("--confirm", action="store_true", help="run it where the static verdict is not present")
-    parser.add_argument("--versions", type=_versions,
-                        help="comma-separated releases: install each and run the reproducer "
-                             "(no --since, --pre or --recheck: the list is the selection)")
-    parser.add_argument("--full-download", action="store_true", help="download whole wheels where ranges are unsupported")
+    parser.add_argument(
+        "--versions",
+        type=_versions,
+        help="comma-separated releases: install each and run the reproducer "
+        "(no --since, --pre or --recheck: the list is the selection)",
+    )
+    parser.add_argument(
+        "--full-download", action="store_true", help="download whole wheels where ranges are unsupported"
+    )
     parser.add_argument("--jobs", type=_positive, default=4, help="concurrent probes (default: %(default)s)")
-    parser.add_argument("--timeout", type=_seconds, default=900,
-                        help="seconds per release for dynamic runs (default: %(default)s)")
-    parser.add_argument("--bug", action="append", default=[], type=_bug_id, metavar="ID",
-                        help="check only this catalogued bug (repeatable; default: every one)")
+    parser.add_argument(
+        "--timeout", type=_seconds, default=900, help="seconds per release for dynamic runs (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--bug",
+        action="append",
+        default=[],
+        type=_bug_id,
+        metavar="ID",
+        help="check only this catalogued bug (repeatable; default: every one)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--upstream-issue", type=_issue_ref, metavar="OWNER/REPO#N",
-                        help="also record that GitHub issue's state (token from GITHUB_TOKEN if set)")
+    parser.add_argument(
+        "--upstream-issue",
+        type=_issue_ref,
+        metavar="OWNER/REPO#N",
+        help="also record that GitHub issue's state (token from GITHUB_TOKEN if set)",
+    )
     parser.add_argument("--github-api-url", default=DEFAULT_API, help="GitHub REST API root (default: %(default)s)")
     return parser
 
@@ -82,9 +114,16 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
-    ignored = [name for name, given in (("--since", args.since is not None), ("--pre", args.pre),
-                                        ("--recheck", args.recheck), ("--index-kind", args.index_kind != "auto"))
-               if given]
+    ignored = [
+        name
+        for name, given in (
+            ("--since", args.since is not None),
+            ("--pre", args.pre),
+            ("--recheck", args.recheck),
+            ("--index-kind", args.index_kind != "auto"),
+        )
+        if given
+    ]
     if args.versions and ignored:
         parser.error(f"--versions names the releases to install; {', '.join(ignored)} would be ignored")
     args.install_index_url = args.install_index_url or args.index_url.rstrip("/").removesuffix("/simple") + "/simple/"
@@ -146,10 +185,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     path = ledger_io.ledger_path()
     options = sweep.Options(
-        ledger=path, pre=args.pre, since=args.since, recheck=args.recheck, install=args.install,
-        confirm=args.confirm, full_download=args.full_download,
+        ledger=path,
+        pre=args.pre,
+        since=args.since,
+        recheck=args.recheck,
+        install=args.install,
+        confirm=args.confirm,
+        full_download=args.full_download,
         installer=Installer(args.install_index_url, args.install_extra_index_url, args.use_pip_config),
-        jobs=args.jobs, timeout=args.timeout, bugs=tuple(args.bug),
+        jobs=args.jobs,
+        timeout=args.timeout,
+        bugs=tuple(args.bug),
     )
 
     def progress(line: str) -> None:
@@ -206,8 +252,9 @@ def _append_summary(path: str, body: str) -> None:
         with open(path, "a", encoding="utf-8") as out:
             out.write(body + "\n")
     except OSError as err:
-        print(f"check_upstream: warning: GITHUB_STEP_SUMMARY {path!r} cannot be written: {err.strerror}",
-              file=sys.stderr)
+        print(
+            f"check_upstream: warning: GITHUB_STEP_SUMMARY {path!r} cannot be written: {err.strerror}", file=sys.stderr
+        )
 
 
 def _record_issue(ref: str, state: dict) -> Callable[[dict], None]:

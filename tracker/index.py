@@ -47,8 +47,9 @@ class _NoJsonApi(FetchError):
     """The host has no JSON API there: it answered 403, 404 or 410, or a page that is not JSON."""
 
 
-def discover(session: requests.Session, index_url: str, traffic: Traffic, name: str = "torch",
-             kind: str = "auto") -> list[Release]:
+def discover(
+    session: requests.Session, index_url: str, traffic: Traffic, name: str = "torch", kind: str = "auto"
+) -> list[Release]:
     """Every release of ``name`` the index lists, oldest first, one per ledger key: local builds
     (``+cpu``, ``+cu126``) are wheels of their public release. ``kind`` is one of INDEX_KINDS."""
     root = index_url.rstrip("/")
@@ -80,8 +81,9 @@ def _sdist_version(filename: str) -> Version | None:
         return None  # an oddly named file tells us nothing
 
 
-def _listing(session: requests.Session, root: str, name: str, traffic: Traffic,
-             kind: str) -> tuple[list[str], list[WheelFile]]:
+def _listing(
+    session: requests.Session, root: str, name: str, traffic: Traffic, kind: str
+) -> tuple[list[str], list[WheelFile]]:
     """(the versions the JSON API lists, every file) from the index at ``root`` read as ``kind``; ``auto``
     falls back to the simple layout only on the JSON API's own answer, never on a guess from the URL."""
     if kind == "simple":

@@ -68,8 +68,9 @@ def plan(releases: list[Release], torch: list[str], pythons: list[str]) -> list[
     for wanted in torch:
         if wanted == NEWEST:
             for python in pythons:
-                newest = max((r for r in usable if python in supported_pythons(r)), key=lambda r: r.version,
-                             default=None)
+                newest = max(
+                    (r for r in usable if python in supported_pythons(r)), key=lambda r: r.version, default=None
+                )
                 pairs += [{"torch": str(newest.version), "python": python}] if newest else []
             continue
         release = by_version.get(Version(wanted))
@@ -78,22 +79,27 @@ def plan(releases: list[Release], torch: list[str], pythons: list[str]) -> list[
         supported = supported_pythons(release)
         pairs += [{"torch": str(release.version), "python": python} for python in pythons if python in supported]
     if not pairs:
-        raise ValueError(f"no release asked for ({', '.join(torch)}) has a Linux x86-64 wheel for Python "
-                         f"{', '.join(pythons)}: the matrix would be empty")
+        raise ValueError(
+            f"no release asked for ({', '.join(torch)}) has a Linux x86-64 wheel for Python "
+            f"{', '.join(pythons)}: the matrix would be empty"
+        )
     return list({json.dumps(p, sort_keys=True): p for p in pairs}.values())
 
 
 def run_repro(torch: str) -> dict[str, Any]:
     """``python -m repro --json --device cpu`` here, and what came of it, report or not."""
-    proc = subprocess.run([sys.executable, "-m", "repro", "--json", "--device", "cpu"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "repro", "--json", "--device", "cpu"], capture_output=True, text=True)
     try:
         report = json.loads(proc.stdout)
     except ValueError:
         report = None
-    return {"torch": torch, "python": platform.python_version(), "exit_code": proc.returncode,
-            "report": report if isinstance(report, dict) else None,
-            "stderr": proc.stderr.strip().splitlines()[-STDERR_LINES:]}
+    return {
+        "torch": torch,
+        "python": platform.python_version(),
+        "exit_code": proc.returncode,
+        "report": report if isinstance(report, dict) else None,
+        "stderr": proc.stderr.strip().splitlines()[-STDERR_LINES:],
+    }
 
 
 def table(results: list[dict[str, Any]]) -> str:
@@ -107,8 +113,15 @@ def table(results: list[dict[str, Any]]) -> str:
     for result in sorted(results, key=_order):
         report = result.get("report") or {}
         status = {b["id"]: b["status"] for b in report.get("bugs", [])}
-        cells = [plain(c, NOTE_CAP) for c in (report.get("torch_version") or result["torch"], result["python"],
-                                               str(result["exit_code"]), report.get("outcome") or "no report")]
+        cells = [
+            plain(c, NOTE_CAP)
+            for c in (
+                report.get("torch_version") or result["torch"],
+                result["python"],
+                str(result["exit_code"]),
+                report.get("outcome") or "no report",
+            )
+        ]
         cells += [plain(status.get(b, "-")) for b in bug_ids]
         cells.append(_notes(result))
         lines.append("| " + " | ".join(cell(c) for c in cells) + " |")

@@ -52,8 +52,9 @@ def choose_wheel(wheels: tuple[WheelFile, ...]) -> WheelFile | None:
     return min(usable, key=lambda w: (rank(w), w.filename)) if usable else None
 
 
-def fetch_sources(session: requests.Session, wheel: WheelFile, traffic: Traffic,
-                  full_download: bool = False) -> Fetched:
+def fetch_sources(
+    session: requests.Session, wheel: WheelFile, traffic: Traffic, full_download: bool = False
+) -> Fetched:
     """Range-read ``MEMBERS`` from ``wheel`` (or, only if asked, download it whole: no more than the
     size the index declared, or ``Limits.max_wheel_bytes`` where it declared none)."""
     limits = Limits.from_env()
@@ -107,15 +108,17 @@ def coalesce(spans: list[tuple[int, int]], near: int = NEAR) -> list[tuple[int, 
     return merged
 
 
-def judge(sources: dict[str, str | None], signature: Callable[[dict[str, str | None]], StaticVerdict] = analyse
-          ) -> StaticVerdict:
+def judge(
+    sources: dict[str, str | None], signature: Callable[[dict[str, str | None]], StaticVerdict] = analyse
+) -> StaticVerdict:
     """One bug's static ``signature`` (the original bug's by default), with what ``ast`` refuses to
     build (too deep, too large) made ``unknown``: such a wheel will not parse any better next run."""
     try:
         return signature(sources)
     except (RecursionError, MemoryError, SyntaxError) as err:
-        return StaticVerdict("unknown", [f"the sources are too deeply nested or too large to analyse "
-                                         f"({type(err).__name__})"])
+        return StaticVerdict(
+            "unknown", [f"the sources are too deeply nested or too large to analyse ({type(err).__name__})"]
+        )
 
 
 class _Unjudgeable(Exception):
@@ -143,5 +146,3 @@ def _decode(member: str, data: bytes) -> str:
         return data.decode(encoding)
     except (SyntaxError, UnicodeDecodeError) as err:
         raise _Unjudgeable(f"{member} is not Python source: {err}") from None
-
-

@@ -45,6 +45,7 @@ class ReleaseError(Exception):
 
 # --- the version scheme: pure functions ------------------------------------------------------------
 
+
 def tag_versions(tags: Iterable[str]) -> list[Version]:
     """The versions of release tags (``v`` + a PEP 440 version); other tags are left out."""
     found = []
@@ -53,7 +54,7 @@ def tag_versions(tags: Iterable[str]) -> list[Version]:
         if not tag.startswith(TAG_PREFIX):
             continue
         try:
-            found.append(Version(tag[len(TAG_PREFIX):]))
+            found.append(Version(tag[len(TAG_PREFIX) :]))
         except InvalidVersion:
             continue
     return found
@@ -80,13 +81,16 @@ def code_version(text: str) -> Version:
     except InvalidVersion:
         raise ReleaseError(f"pyproject.toml's version {written!r} is not a PEP 440 version.") from None
     if version.is_prerelease or version.is_postrelease or version.local:
-        raise ReleaseError(f"pyproject.toml's version {version} must be a plain release such as 0.2.0: "
-                           "the release workflow adds the post-release suffix itself.")
+        raise ReleaseError(
+            f"pyproject.toml's version {version} must be a plain release such as 0.2.0: "
+            "the release workflow adds the post-release suffix itself."
+        )
     return version
 
 
-def next_version(code: Version | str, day: date, existing: Iterable[Version | str],
-                 tagged: Iterable[Version | str] = ()) -> Version:
+def next_version(
+    code: Version | str, day: date, existing: Iterable[Version | str], tagged: Iterable[Version | str] = ()
+) -> Version:
     """The version of a release of the commit whose code version is ``code``, made on ``day``.
 
     ``existing``: every version released so far (the tags, and what PyPI has); ``tagged``: the versions
@@ -104,8 +108,10 @@ def next_version(code: Version | str, day: date, existing: Iterable[Version | st
         return code
     latest = max(released)
     if Version(latest.base_version) != code or latest.is_prerelease:
-        raise ReleaseError(f"pyproject.toml's version {code} is below the latest release {latest}: "
-                           f"bump it by hand above {latest.base_version}.")
+        raise ReleaseError(
+            f"pyproject.toml's version {code} is below the latest release {latest}: "
+            f"bump it by hand above {latest.base_version}."
+        )
     of_code = [v.post or 0 for v in released if Version(v.base_version) == code and not v.is_prerelease]
     post = max(int(day.strftime("%Y%m%d")) * 100 + 1, max(of_code) + 1)
     return Version(f"{code}.post{post}")
@@ -126,12 +132,22 @@ class Plan:
 
     def lines(self) -> list[str]:
         """``key=value`` lines, as ``$GITHUB_OUTPUT`` takes them."""
-        return [f"version={self.version}", f"release={str(self.release).lower()}",
-                f"previous={TAG_PREFIX}{self.previous}" if self.previous else "previous=", f"reason={self.reason}"]
+        return [
+            f"version={self.version}",
+            f"release={str(self.release).lower()}",
+            f"previous={TAG_PREFIX}{self.previous}" if self.previous else "previous=",
+            f"reason={self.reason}",
+        ]
 
 
-def decide(code: Version | str, day: date, existing: Iterable[Version | str], tagged: Iterable[Version | str],
-           merged: Iterable[Version | str], ledger_changed: bool) -> Plan:
+def decide(
+    code: Version | str,
+    day: date,
+    existing: Iterable[Version | str],
+    tagged: Iterable[Version | str],
+    merged: Iterable[Version | str],
+    ledger_changed: bool,
+) -> Plan:
     """Whether this commit makes a release, and which: one for a commit already tagged (a rerun finishes
     what a failed run began), the first release, a code version not released yet, or a changed ledger."""
     existing, tagged, merged = list(existing), list(tagged), list(merged)
@@ -145,11 +161,16 @@ def decide(code: Version | str, day: date, existing: Iterable[Version | str], ta
         return Plan(version, True, previous, f"the code version {code} is not released yet")
     if ledger_changed:
         return Plan(version, True, previous, f"{LEDGER} changed since {TAG_PREFIX}{previous}")
-    return Plan(version, False, previous, f"nothing to release: the ledger and the code version are as in "
-                                          f"{TAG_PREFIX}{previous}")
+    return Plan(
+        version,
+        False,
+        previous,
+        f"nothing to release: the ledger and the code version are as in {TAG_PREFIX}{previous}",
+    )
 
 
 # --- release notes -------------------------------------------------------------------------------
+
 
 def code_span(text: str) -> str:
     """Outside text (versions, statuses, ids) as one Markdown code span: no backtick or line break in it."""
@@ -170,20 +191,28 @@ def status_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, l
         grouped[bug_id].append("newly tracked")
     for line in found:
         bug_id = next(b for b in ids if line.startswith(f"{b}: "))
-        grouped.setdefault(bug_id, []).append(line[len(bug_id) + 2:])
+        grouped.setdefault(bug_id, []).append(line[len(bug_id) + 2 :])
     return {bug_id: grouped[bug_id] for bug_id in sorted(grouped)}
 
 
 def first_release_lines(ledger: dict[str, Any]) -> dict[str, list[str]]:
     """Per bug, what the ledger of a first release says: its fixed_in and regressions."""
-    return {bug_id: [f"fixed_in {bug.get('fixed_in') or 'none'}",
-                     *(f"{version} regressed (present again after a confirmed fix)"
-                       for version in bug.get("regressions", []))]
-            for bug_id, bug in sorted(ledger["bugs"].items())}
+    return {
+        bug_id: [
+            f"fixed_in {bug.get('fixed_in') or 'none'}",
+            *(f"{version} regressed (present again after a confirmed fix)" for version in bug.get("regressions", [])),
+        ]
+        for bug_id, bug in sorted(ledger["bugs"].items())
+    }
 
 
-def notes(before: dict[str, Any] | None, after: dict[str, Any], version: Version | str,
-          previous: Version | str | None, limit: int = NOTES_LIMIT) -> str:
+def notes(
+    before: dict[str, Any] | None,
+    after: dict[str, Any],
+    version: Version | str,
+    previous: Version | str | None,
+    limit: int = NOTES_LIMIT,
+) -> str:
     """The GitHub release body, Markdown: per bug, the status changes since the release whose ledger is
     ``before`` (tagged ``previous``, if named), or for a first release (``before`` None) each bug's
     fixed_in. At most ``limit`` characters: the changes that do not fit are counted, not shown."""
@@ -195,12 +224,24 @@ def notes(before: dict[str, Any] | None, after: dict[str, Any], version: Version
         since = code_span(f"{TAG_PREFIX}{previous}") if previous is not None else "the previous release"
         head.append(f"Status changes since {since}:")
         found = status_changes(before, after)
-    upgrade = ["", f"Upgrade with {code_span(f'pip install --upgrade {PACKAGE}')}: a test tied to a bug with "
-                   "`known_upstream_bug` or `@pytest.mark.upstream_bug` follows the new ledger."]
+    upgrade = [
+        "",
+        f"Upgrade with {code_span(f'pip install --upgrade {PACKAGE}')}: a test tied to a bug with "
+        "`known_upstream_bug` or `@pytest.mark.upstream_bug` follows the new ledger.",
+    ]
     total = sum(map(len, found.values()))
     if not total:
-        return "\n".join([*head, "", "None: the ledger changed (new checks, times or evidence), but no bug's "
-                                      "status did.", *upgrade]) + "\n"
+        return (
+            "\n".join(
+                [
+                    *head,
+                    "",
+                    "None: the ledger changed (new checks, times or evidence), but no bug's status did.",
+                    *upgrade,
+                ]
+            )
+            + "\n"
+        )
     for shown in range(total, -1, -1):  # the most changes that fit, in order; then the upgrade line goes first
         body, budget = [], shown
         for bug_id, lines in found.items():
@@ -208,9 +249,15 @@ def notes(before: dict[str, Any] | None, after: dict[str, Any], version: Version
                 body += ["", f"### {code_span(bug_id)}", *(f"- {code_span(line)}" for line in lines[:budget])]
                 budget -= len(lines[:budget])
         left = total - shown
-        tail = upgrade if not left else [
-            "", f"... and {left} more change{'s' if left != 1 else ''}, left out to keep these notes within "
-                f"{limit} characters: compare `{LEDGER}` between the tags."]
+        tail = (
+            upgrade
+            if not left
+            else [
+                "",
+                f"... and {left} more change{'s' if left != 1 else ''}, left out to keep these notes within "
+                f"{limit} characters: compare `{LEDGER}` between the tags.",
+            ]
+        )
         text = "\n".join([*head, *body, *tail]) + "\n"
         if len(text) <= limit:
             return text
@@ -233,11 +280,17 @@ def set_version(root: Path, version: Version | str) -> list[Path]:
     except OSError as err:
         raise ReleaseError(f"set-version: {err}.") from None
     index, match = _project_version_line("".join(lines))
-    ending = lines[index][len(lines[index].rstrip("\r\n")):]
-    texts = {pyproject: "".join([*lines[:index], f"{match.group(1)}{version}{match.group(3)}{ending}",
-                                 *lines[index + 1:]])}
-    texts[init], count = re.subn(r'^(__version__\s*=\s*")[^"]*(")', lambda m: f"{m.group(1)}{version}{m.group(2)}",
-                                 text, count=1, flags=re.MULTILINE)
+    ending = lines[index][len(lines[index].rstrip("\r\n")) :]
+    texts = {
+        pyproject: "".join([*lines[:index], f"{match.group(1)}{version}{match.group(3)}{ending}", *lines[index + 1 :]])
+    }
+    texts[init], count = re.subn(
+        r'^(__version__\s*=\s*")[^"]*(")',
+        lambda m: f"{m.group(1)}{version}{m.group(2)}",
+        text,
+        count=1,
+        flags=re.MULTILINE,
+    )
     if count != 1:
         raise ReleaseError(f"{init} has no __version__ line to set.")
     changed = []
@@ -249,6 +302,7 @@ def set_version(root: Path, version: Version | str) -> list[Path]:
 
 
 # --- git and the command line: thin ----------------------------------------------------------------
+
 
 def git(root: Path, *args: str) -> str:
     proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
@@ -295,11 +349,15 @@ def published_versions(path: Path | None) -> list[Version]:
 
 def plan_for(root: Path, commit: str, published: Path | None) -> Plan:
     """``decide`` for a commit of the checkout at ``root``: its tags, its code version, its day, its ledger."""
+
     def tags(*where: str) -> list[Version]:
         return tag_versions(git(root, "tag", *where, "--list", f"{TAG_PREFIX}*").split())
 
-    existing, tagged, merged = [*tags(), *published_versions(published)], tags("--points-at", commit), \
-        tags("--merged", commit)
+    existing, tagged, merged = (
+        [*tags(), *published_versions(published)],
+        tags("--points-at", commit),
+        tags("--merged", commit),
+    )
     code, day = code_version(git(root, "show", f"{commit}:{PYPROJECT}")), commit_day(root, commit)
     previous = previous_release(next_version(code, day, existing, tagged), merged)
     changed = previous is not None and ledger_at(root, f"{TAG_PREFIX}{previous}") != ledger_at(root, commit)
@@ -313,8 +371,12 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("plan", "next-version"):
         cmd = sub.add_parser(name, help="whether to release, and the version" if name == "plan" else "the version")
         cmd.add_argument("--commit", default="HEAD")
-        cmd.add_argument("--published", type=Path, metavar="PYPI_JSON",
-                         help="PyPI's JSON answer for the project: its versions count as released")
+        cmd.add_argument(
+            "--published",
+            type=Path,
+            metavar="PYPI_JSON",
+            help="PyPI's JSON answer for the project: its versions count as released",
+        )
     cmd = sub.add_parser("notes", help="the release notes (Markdown)")
     cmd.add_argument("--commit", default="HEAD")
     cmd.add_argument("--version", help="the release's version (default: next-version's)")
@@ -349,9 +411,10 @@ def notes_command(args: argparse.Namespace) -> str:
     if args.before or args.after:
         if not (args.before and args.after):
             raise ReleaseError("--before and --after go together.")
-        previous = args.since[len(TAG_PREFIX):] if args.since else None
-        return notes(load_ledger(args.before), load_ledger(args.after), args.version or "unreleased", previous,
-                     args.limit)
+        previous = args.since[len(TAG_PREFIX) :] if args.since else None
+        return notes(
+            load_ledger(args.before), load_ledger(args.after), args.version or "unreleased", previous, args.limit
+        )
     version = Version(args.version) if args.version else plan_for(args.root, args.commit, args.published).version
     if args.since:
         previous = tag_versions([args.since])

@@ -53,22 +53,36 @@ class Limits:
     """What one hostile server can cost a run. Each default can be changed by its environment
     variable, read at call time (so a test can lower it); an invalid value is a one-sentence error."""
 
-    max_index_bytes: int = _limit(64 * MiB, "REPRO_TRACKER_MAX_INDEX_BYTES",
-                                  "decoded size of one index listing (JSON API, PEP 691 or PEP 503 page)")
+    max_index_bytes: int = _limit(
+        64 * MiB,
+        "REPRO_TRACKER_MAX_INDEX_BYTES",
+        "decoded size of one index listing (JSON API, PEP 691 or PEP 503 page)",
+    )
     max_api_bytes: int = _limit(1 * MiB, "REPRO_TRACKER_MAX_API_BYTES", "decoded size of one GitHub API answer")
-    max_wheel_bytes: int = _limit(4096 * MiB, "REPRO_TRACKER_MAX_WHEEL_BYTES",
-                                  "--full-download: bytes of one wheel (fewer where the index declares its size)")
-    max_member_bytes: int = _limit(8 * MiB, "REPRO_TRACKER_MAX_MEMBER_BYTES",
-                                   "uncompressed size of one source file read out of a wheel")
-    deadline: float = _limit(300.0, "REPRO_TRACKER_DEADLINE",
-                             "seconds one request may take in all: redirects, retries and body")
-    max_retry_after: float = _limit(60.0, "REPRO_TRACKER_MAX_RETRY_AFTER",
-                                    "longest Retry-After wait obeyed; a longer one fails the request")
+    max_wheel_bytes: int = _limit(
+        4096 * MiB,
+        "REPRO_TRACKER_MAX_WHEEL_BYTES",
+        "--full-download: bytes of one wheel (fewer where the index declares its size)",
+    )
+    max_member_bytes: int = _limit(
+        8 * MiB, "REPRO_TRACKER_MAX_MEMBER_BYTES", "uncompressed size of one source file read out of a wheel"
+    )
+    deadline: float = _limit(
+        300.0, "REPRO_TRACKER_DEADLINE", "seconds one request may take in all: redirects, retries and body"
+    )
+    max_retry_after: float = _limit(
+        60.0, "REPRO_TRACKER_MAX_RETRY_AFTER", "longest Retry-After wait obeyed; a longer one fails the request"
+    )
 
     @classmethod
     def from_env(cls) -> Limits:
-        return cls(**{f.name: _parse_limit(f.metadata["env"], type(f.default), os.environ[f.metadata["env"]])
-                      for f in fields(cls) if f.metadata["env"] in os.environ})
+        return cls(
+            **{
+                f.name: _parse_limit(f.metadata["env"], type(f.default), os.environ[f.metadata["env"]])
+                for f in fields(cls)
+                if f.metadata["env"] in os.environ
+            }
+        )
 
 
 def _parse_limit(env: str, kind: type, text: str) -> float:
@@ -188,16 +202,22 @@ class _BoundedRetry(Retry):
     def sleep_for_retry(self, response: urllib3.BaseHTTPResponse) -> bool:
         wait, cap = self.get_retry_after(response), Limits.from_env().max_retry_after
         if wait is not None and wait > cap:
-            raise _WaitTooLong(f"answered HTTP {response.status} asking to wait longer than "
-                               f"the {cap:g} s allowed before retrying")
+            raise _WaitTooLong(
+                f"answered HTTP {response.status} asking to wait longer than the {cap:g} s allowed before retrying"
+            )
         return super().sleep_for_retry(response)
 
 
 def make_session(retries: int = 3, backoff: float = 0.2) -> requests.Session:
     """A session whose 5xx answers, timeouts and resets are retried with backoff by urllib3."""
     retry = _BoundedRetry(
-        total=retries, connect=retries, read=retries, status=retries, backoff_factor=backoff,
-        status_forcelist=(500, 502, 503, 504), allowed_methods=frozenset({"GET"}),
+        total=retries,
+        connect=retries,
+        read=retries,
+        status=retries,
+        backoff_factor=backoff,
+        status_forcelist=(500, 502, 503, 504),
+        allowed_methods=frozenset({"GET"}),
         raise_on_status=False,
     )
     session = requests.Session()
@@ -227,8 +247,9 @@ def _origin(url: str) -> tuple[str, str | None, int | None]:
     return parsed.scheme or "", parsed.host, parsed.port
 
 
-def _request(session: requests.Session, url: str, headers: dict[str, str], deadline: _Deadline,
-             traffic: Traffic) -> requests.Response:
+def _request(
+    session: requests.Session, url: str, headers: dict[str, str], deadline: _Deadline, traffic: Traffic
+) -> requests.Response:
     """GET ``url`` (streamed), following redirects here: each hop is checked by the URL policy, its
     body is never read, and Authorization never leaves the first origin. (requests would follow
     them unchecked and read each redirect's body whole.)"""
@@ -237,8 +258,7 @@ def _request(session: requests.Session, url: str, headers: dict[str, str], deadl
         deadline.check(f"GET {url}")
         traffic.requests += 1
         try:
-            response = session.get(url, headers=headers, timeout=deadline.timeout(), stream=True,
-                                   allow_redirects=False)
+            response = session.get(url, headers=headers, timeout=deadline.timeout(), stream=True, allow_redirects=False)
         except _WaitTooLong as err:
             raise FetchError(f"GET {url} {err}") from None
         except requests.RequestException as err:
@@ -256,8 +276,9 @@ def _request(session: requests.Session, url: str, headers: dict[str, str], deadl
     raise FetchError(f"GET {url} redirected more than {MAX_REDIRECTS} times")
 
 
-def _read(response: requests.Response, most: int, deadline: _Deadline, traffic: Traffic, what: str,
-          decode: bool = True) -> bytes:
+def _read(
+    response: requests.Response, most: int, deadline: _Deadline, traffic: Traffic, what: str, decode: bool = True
+) -> bytes:
     """Up to ``most`` bytes of the body (decoded if ``decode``), one socket read at a time (``read1``),
     so a gzip bomb stops at ``most`` and the deadline is checked even while a server drips."""
     body = bytearray()
@@ -340,8 +361,9 @@ class RangeFile(io.RawIOBase):
 
         def attempt() -> tuple[int, bytes, int]:
             try:
-                with _request(self.session, self.url, {"Range": spec, "Accept-Encoding": "identity"},
-                              deadline, self.traffic) as resp:
+                with _request(
+                    self.session, self.url, {"Range": spec, "Accept-Encoding": "identity"}, deadline, self.traffic
+                ) as resp:
                     first, last, size = self._check(resp, spec, start, length)
                     data = _read(resp, last - first + 1, deadline, self.traffic, what, decode=False)
             except (requests.RequestException, urllib3.exceptions.HTTPError) as err:
@@ -398,7 +420,7 @@ class RangeFile(io.RawIOBase):
             return 0
         for start, data in self.segments:
             if start <= self.pos and self.pos + want <= start + len(data):
-                chunk = data[self.pos - start:self.pos - start + want]
+                chunk = data[self.pos - start : self.pos - start + want]
                 break
         else:  # exactly what was asked: what zipfile reads past the tail is the directory, in one read
             start, data, _ = self._fetch(self.pos, want)

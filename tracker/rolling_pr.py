@@ -77,8 +77,11 @@ def title(report: dict[str, Any]) -> str:
 def body(report: dict[str, Any], ledger: dict[str, Any]) -> str:
     """The check's Markdown summary, status changes first, within ``BODY_LIMIT`` characters: each status
     change line capped, then as many releases' rows as fit, then a line counting those left out."""
-    outcome = Outcome({r["version"]: r for r in report.get("releases") or []}, list(report.get("errors") or []),
-                      list(report.get("unmeasurable") or []))
+    outcome = Outcome(
+        {r["version"]: r for r in report.get("releases") or []},
+        list(report.get("errors") or []),
+        list(report.get("unmeasurable") or []),
+    )
     changes = [str(c) for c in report.get("changes") or []]
     head = []
     if changes:
@@ -105,16 +108,38 @@ def foreign_commits(repo: Path, base: str) -> tuple[str | None, list[dict[str, s
     if not listed:
         return None, []
     shallow = _run(["git", "rev-parse", "--is-shallow-repository"], repo).strip() == "true"
-    _run(["git", "fetch", "--quiet", "--no-tags", *(["--unshallow"] if shallow else []), "origin",
-          f"+refs/heads/{BRANCH}:refs/remotes/origin/{BRANCH}", f"+refs/heads/{base}:refs/remotes/origin/{base}"],
-         repo)
+    _run(
+        [
+            "git",
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            *(["--unshallow"] if shallow else []),
+            "origin",
+            f"+refs/heads/{BRANCH}:refs/remotes/origin/{BRANCH}",
+            f"+refs/heads/{base}:refs/remotes/origin/{base}",
+        ],
+        repo,
+    )
     fields = ("sha", "author", "author_email", "committer", "committer_email")
-    log = _run(["git", "log", "--format=%H%x00%an%x00%ae%x00%cn%x00%ce", listed[0], "--not", base,
-                f"refs/remotes/origin/{base}", "--"], repo)
+    log = _run(
+        [
+            "git",
+            "log",
+            "--format=%H%x00%an%x00%ae%x00%cn%x00%ce",
+            listed[0],
+            "--not",
+            base,
+            f"refs/remotes/origin/{base}",
+            "--",
+        ],
+        repo,
+    )
     commits = [dict(zip(fields, line.split("\0"))) for line in log.splitlines() if line]
     own = {(NAME, EMAIL)}
-    return listed[0], [c for c in commits if {(c["author"], c["author_email"]),
-                                              (c["committer"], c["committer_email"])} - own]
+    return listed[0], [
+        c for c in commits if {(c["author"], c["author_email"]), (c["committer"], c["committer_email"])} - own
+    ]
 
 
 def open_pull_request(repo: Path, owner: str | None, gh: str) -> dict[str, Any] | None:
@@ -126,14 +151,19 @@ def open_pull_request(repo: Path, owner: str | None, gh: str) -> dict[str, Any] 
     listed = json.loads(_run([gh, "pr", "list", "--head", BRANCH, "--state", "open", "--json", fields], repo) or "[]")
     for pr in listed if isinstance(listed, list) else []:
         login = ((pr.get("headRepositoryOwner") or {}).get("login") or "") if isinstance(pr, dict) else ""
-        if owner and login.lower() == owner.lower() and not pr.get("isCrossRepository") \
-                and pr.get("headRefName", BRANCH) == BRANCH:
+        if (
+            owner
+            and login.lower() == owner.lower()
+            and not pr.get("isCrossRepository")
+            and pr.get("headRefName", BRANCH) == BRANCH
+        ):
             return pr
     return None
 
 
-def propose(repo: Path, ledger_path: str, base: str, report: dict[str, Any], gh: str = "gh",
-            owner: str | None = None) -> str:
+def propose(
+    repo: Path, ledger_path: str, base: str, report: dict[str, Any], gh: str = "gh", owner: str | None = None
+) -> str:
     """Rebuild the branch, push it and open or edit its pull request; say what was done, in one line.
     A branch that holds someone else's commits is left as it is (see ``leave``)."""
     new = json.loads((repo / ledger_path).read_text(encoding="utf-8"))
@@ -148,8 +178,16 @@ def propose(repo: Path, ledger_path: str, base: str, report: dict[str, Any], gh:
     _run(["git", "add", "--", ledger_path], repo)
     _run(["git", *IDENTITY, "commit", "--quiet", "-m", text, "--", ledger_path], repo)
     # Only over the head just inspected: a push to the branch since then fails this one.
-    _run(["git", "push", f"--force-with-lease=refs/heads/{BRANCH}:{head or ''}", "origin",
-          f"{BRANCH}:refs/heads/{BRANCH}"], repo)
+    _run(
+        [
+            "git",
+            "push",
+            f"--force-with-lease=refs/heads/{BRANCH}:{head or ''}",
+            "origin",
+            f"{BRANCH}:refs/heads/{BRANCH}",
+        ],
+        repo,
+    )
     pr = open_pull_request(repo, owner, gh)
     with tempfile.NamedTemporaryFile("w", suffix=".md", encoding="utf-8", delete=False) as out:
         out.write(body(report, new))
@@ -170,13 +208,16 @@ def leave(repo: Path, head: str, foreign: list[dict[str, str]], pr: dict[str, An
     first = foreign[0]
     count = f"{len(foreign)} commit{'s' * (len(foreign) != 1)}"
     line = f"not force-pushed: {BRANCH} holds {count} the daily check did not make ({first['sha'][:7]})"
-    said = (f"The daily upstream check left `{BRANCH}` as it is: it holds {count} not made by the check "
-            f"(the first {code_span(first['sha'][:10])}, by {code_span(first['author'], 80)}), "
-            "which a force-push would drop. Today's ledger is not proposed. Merge or close this pull request "
-            "and delete the branch to let the check rebuild it.")
+    said = (
+        f"The daily upstream check left `{BRANCH}` as it is: it holds {count} not made by the check "
+        f"(the first {code_span(first['sha'][:10])}, by {code_span(first['author'], 80)}), "
+        "which a force-push would drop. Today's ledger is not proposed. Merge or close this pull request "
+        "and delete the branch to let the check rebuild it."
+    )
     marker = MARKER.format(sha=head)
-    if pr is not None and not any(marker in str((c or {}).get("body", "")) for c in pr.get("comments") or []
-                                  if isinstance(c, dict)):
+    if pr is not None and not any(
+        marker in str((c or {}).get("body", "")) for c in pr.get("comments") or [] if isinstance(c, dict)
+    ):
         with tempfile.NamedTemporaryFile("w", suffix=".md", encoding="utf-8", delete=False) as out:
             out.write(f"{said}\n\n{marker}\n")
         try:
@@ -204,10 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", default="main", help="the default branch (default: %(default)s)")
     parser.add_argument("--ledger", default="repro/ledger.json", help="the ledger, relative to the repository")
     parser.add_argument("--gh", default="gh", help="the GitHub CLI to call (default: %(default)s)")
-    parser.add_argument("--owner", default=os.environ.get("GITHUB_REPOSITORY_OWNER")
-                        or os.environ.get("GITHUB_REPOSITORY", "").partition("/")[0] or None,
-                        help="the base repository's owner: only its branch's pull request is edited "
-                             "(default: $GITHUB_REPOSITORY_OWNER, else gh repo view's)")
+    parser.add_argument(
+        "--owner",
+        default=os.environ.get("GITHUB_REPOSITORY_OWNER")
+        or os.environ.get("GITHUB_REPOSITORY", "").partition("/")[0]
+        or None,
+        help="the base repository's owner: only its branch's pull request is edited "
+        "(default: $GITHUB_REPOSITORY_OWNER, else gh repo view's)",
+    )
     args = parser.parse_args(argv)
     try:
         report = json.loads(args.report.read_text(encoding="utf-8"))

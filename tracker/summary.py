@@ -29,8 +29,16 @@ def _rows(outcome: Outcome, ledger: dict[str, Any]) -> list[tuple[str, ...]]:
             recorded = verdicts_of(ledger.get("releases", {}).get(version) or {}, bug_id)
             static, dynamic = verdicts.get("static") or {}, verdicts.get("dynamic") or recorded.get("dynamic") or {}
             evidence = dynamic.get("detail") or (static.get("evidence") or ["-"])[0]
-            rows.append((version if i == 0 else "", bug_id, static.get("verdict", "-"), dynamic.get("verdict", "-"),
-                         *(cost if i == 0 else ("", "")), evidence))
+            rows.append(
+                (
+                    version if i == 0 else "",
+                    bug_id,
+                    static.get("verdict", "-"),
+                    dynamic.get("verdict", "-"),
+                    *(cost if i == 0 else ("", "")),
+                    evidence,
+                )
+            )
     return rows
 
 
@@ -38,8 +46,10 @@ def _footer(ledger: dict[str, Any], found: list[str], outcome: Outcome, markdown
     """The footer's lines: for the terminal, or for Markdown (the errors, what servers said, in code spans;
     the check's own lines as literal text; a bounded number of errors)."""
     own, outside = (_own_text, _outside_span) if markdown else (for_terminal, for_terminal)
-    lines = [own(f"{bug_id}: fixed_in {bug.get('fixed_in') or 'none (no release confirmed fixed)'}")
-             for bug_id, bug in ledger.get("bugs", {}).items()]
+    lines = [
+        own(f"{bug_id}: fixed_in {bug.get('fixed_in') or 'none (no release confirmed fixed)'}")
+        for bug_id, bug in ledger.get("bugs", {}).items()
+    ]
     lines += [own(f"changed: {c}") for c in found] or ["status unchanged"]
     errors = [f"error: {outside(str(e))}" for e in outcome.errors]
     if markdown and len(errors) > ERRORS_SHOWN:

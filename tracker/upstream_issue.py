@@ -43,8 +43,11 @@ def issue_state(session: requests.Session, api_url: str, ref: str, checked_at: s
             raise FetchError(f"{url} answered JSON that is not an issue object")
     except FetchError as err:
         return {"state": "unknown", "error": _mask(str(err), raw_token), "checked_at": checked_at}
-    return {"state": _text(data, "state") or "unknown", **{key: _text(data, key) for key in FIELDS},
-            "checked_at": checked_at}
+    return {
+        "state": _text(data, "state") or "unknown",
+        **{key: _text(data, key) for key in FIELDS},
+        "checked_at": checked_at,
+    }
 
 
 def _text(data: dict[str, Any], key: str) -> str | None:

@@ -40,13 +40,16 @@ def backward(model: Net) -> torch.Tensor:
 
 def load_pre(calls: list, edit: Callable[[dict], None] = lambda state: None) -> Callable:
     """A ``load_state_dict`` pre hook with all eight arguments, recording them."""
+
     def hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
         calls.append((module, prefix, strict, missing, unexpected, errors))
         edit(state_dict)
+
     return hook
 
 
 # --- the table: one behaviour per function; BUGS names the catalogued bug that breaks a row --------
+
 
 def full_backward_hook_called_with_gradients(m: Net) -> None:
     calls = []
@@ -101,6 +104,7 @@ def load_state_dict_pre_hook_rewrites_state(m: Net) -> None:
     def zero(state: dict) -> None:
         for key in state:
             state[key] = torch.zeros_like(state[key])
+
     m.register_load_state_dict_pre_hook(load_pre([], edit=zero))
     m.load_state_dict(m.state_dict())
     torch.testing.assert_close(m.linear.weight.detach(), torch.zeros(2, 2))
@@ -179,8 +183,9 @@ def state_dict_pre_hook_remove(m: Net) -> None:
 
 def state_dict_post_hook_gets_dict_prefix_and_metadata(m: Net) -> None:
     calls = []
-    m.register_state_dict_post_hook(lambda module, state, prefix, meta: calls.append((module, list(state), prefix,
-                                                                                      meta)))
+    m.register_state_dict_post_hook(
+        lambda module, state, prefix, meta: calls.append((module, list(state), prefix, meta))
+    )
     m.state_dict()
     assert len(calls) == 1, calls
     module, keys, prefix, meta = calls[0]

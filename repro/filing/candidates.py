@@ -84,8 +84,10 @@ def use_workaround() -> Iterator[None]:
     def full(self, hook, prepend=False):
         return workaround.register_full_backward_hook(self, hook, prepend=prepend)
 
-    with (_replaced(torch.jit.ScriptModule, "register_full_backward_hook", full),
-          _replaced(torch.jit.ScriptModule, "register_backward_hook", workaround.register_backward_hook)):
+    with (
+        _replaced(torch.jit.ScriptModule, "register_full_backward_hook", full),
+        _replaced(torch.jit.ScriptModule, "register_backward_hook", workaround.register_backward_hook),
+    ):
         yield
 
 
@@ -113,16 +115,37 @@ class Candidate:
     in_process: bool = True  # can be applied and reverted after torch is imported
 
 
-CANDIDATES = {c.name: c for c in (
-    Candidate("ignored-attributes", "upstream", "add the flag to torch.jit._recursive.ignored_attributes",
-              add_flag_to_ignored_attributes),
-    Candidate("jit-ignored-attributes", "user", "declare __jit_ignored_attributes__ = ['_is_full_backward_hook']",
-              declare_jit_ignored_attributes),
-    Candidate("upstream-patch", "upstream", "ignored_attributes plus ScriptModule.__setattr__ keeping the flag "
-              "on the wrapper (python -m repro --patch)", apply_upstream_patch, in_process=False),
-    Candidate("workaround", "user", "register through a helper that sets the flag on the Python wrapper first",
-              use_workaround),
-)}
+CANDIDATES = {
+    c.name: c
+    for c in (
+        Candidate(
+            "ignored-attributes",
+            "upstream",
+            "add the flag to torch.jit._recursive.ignored_attributes",
+            add_flag_to_ignored_attributes,
+        ),
+        Candidate(
+            "jit-ignored-attributes",
+            "user",
+            "declare __jit_ignored_attributes__ = ['_is_full_backward_hook']",
+            declare_jit_ignored_attributes,
+        ),
+        Candidate(
+            "upstream-patch",
+            "upstream",
+            "ignored_attributes plus ScriptModule.__setattr__ keeping the flag "
+            "on the wrapper (python -m repro --patch)",
+            apply_upstream_patch,
+            in_process=False,
+        ),
+        Candidate(
+            "workaround",
+            "user",
+            "register through a helper that sets the flag on the Python wrapper first",
+            use_workaround,
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -150,9 +173,22 @@ def start_apart(device: str, slow: bool = False) -> dict[str, subprocess.Popen]:
 
 
 def _start(candidate: Candidate, device: str, slow: bool = False) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "repro.run_patched", candidate.name,
-                             "-m", "repro.filing.scenario_runs", "--device", device, *["--slow"] * slow],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "repro.run_patched",
+            candidate.name,
+            "-m",
+            "repro.filing.scenario_runs",
+            "--device",
+            device,
+            *["--slow"] * slow,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def judge(candidate: Candidate, device: str) -> CandidateResult:
@@ -232,9 +268,13 @@ def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
     return CandidateResult(candidate, registers, hook_fires, matches, len(judged), verdict, detail)
 
 
-def judge_all(device: str, progress: Callable[[str], None] = lambda line: None,
-              apart: dict[str, subprocess.Popen] | None = None, slow: bool = False,
-              sides: tuple[str, ...] = ("upstream", "user")) -> list[CandidateResult]:
+def judge_all(
+    device: str,
+    progress: Callable[[str], None] = lambda line: None,
+    apart: dict[str, subprocess.Popen] | None = None,
+    slow: bool = False,
+    sides: tuple[str, ...] = ("upstream", "user"),
+) -> list[CandidateResult]:
     """Judge every candidate of ``sides``, saying through ``progress`` which one finished as each does.
     Those that can be reverted run here one after another (torch is imported once); the others each
     run in a process of their own meanwhile (``apart``: already started by ``start_apart``). ``slow``
@@ -246,14 +286,17 @@ def judge_all(device: str, progress: Callable[[str], None] = lambda line: None,
     def finished(result: CandidateResult) -> CandidateResult:
         with lock:
             done.append(result)
-            progress(f"candidate {len(done)}/{len(chosen)}: {result.candidate.name}: {result.verdict} "
-                     f"({result.matches}/{result.total})")
+            progress(
+                f"candidate {len(done)}/{len(chosen)}: {result.candidate.name}: {result.verdict} "
+                f"({result.matches}/{result.total})"
+            )
         return result
 
     started = start_apart(device, slow) if apart is None else apart
     with ThreadPoolExecutor(max_workers=max(1, len(started))) as pool:
-        waiting = {name: pool.submit(lambda name=name: finished(_collect(CANDIDATES[name], started[name])))
-                   for name in started}
+        waiting = {
+            name: pool.submit(lambda name=name: finished(_collect(CANDIDATES[name], started[name]))) for name in started
+        }
         here = {c.name: finished(judge_here(c, device, slow)) for c in chosen if c.in_process}
         results = {**here, **{name: future.result() for name, future in waiting.items()}}
     return [results[c.name] for c in chosen]

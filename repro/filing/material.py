@@ -43,9 +43,14 @@ class ScriptRun:
     def __init__(self, bug: Bug) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="repro-issue-")
         (Path(self._folder.name) / SCRIPT_NAME).write_text(bug.paste, encoding="utf-8")
-        self._proc = subprocess.Popen([sys.executable, SCRIPT_NAME], cwd=self._folder.name, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True,
-                                      env={**os.environ, "PYTHONWARNINGS": "ignore", **NO_BACKEND_AUTOLOAD})
+        self._proc = subprocess.Popen(
+            [sys.executable, SCRIPT_NAME],
+            cwd=self._folder.name,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONWARNINGS": "ignore", **NO_BACKEND_AUTOLOAD},
+        )
 
     def result(self) -> tuple[str, int]:
         """What it printed (paths shortened) and its exit code."""
@@ -92,12 +97,19 @@ def head_start(bug: Bug | None, device: str, slow: bool = False) -> HeadStart:
     """Start the paste-ready script of ``bug`` (for an issue body) and, for the original bug or for
     ``--candidates`` (``bug`` None), the candidates that need a process of their own (``slow``: judged
     on every scenario)."""
-    return HeadStart(ScriptRun(bug) if bug else None,
-                     start_apart(device, slow) if bug is None or bug.id == ORIGINAL else {})
+    return HeadStart(
+        ScriptRun(bug) if bug else None, start_apart(device, slow) if bug is None or bug.id == ORIGINAL else {}
+    )
 
 
-def gather(bug: Bug, torch_npu_status: str, device: str, progress: Callable[[str], None],
-           started: HeadStart, slow: bool = False) -> Filing:
+def gather(
+    bug: Bug,
+    torch_npu_status: str,
+    device: str,
+    progress: Callable[[str], None],
+    started: HeadStart,
+    slow: bool = False,
+) -> Filing:
     """Everything the issue body shows, from what ``started`` runs and from this process: this process's
     own work first, then what waits on the others."""
     assert started.script and started.versions, "head_start(bug) and collect_versions() come first"
@@ -106,8 +118,9 @@ def gather(bug: Bug, torch_npu_status: str, device: str, progress: Callable[[str
     # the user's class) are for --candidates
     candidates = judge_all(device, progress, started.candidates, slow, ("upstream",)) if bug.id == ORIGINAL else []
     output, exit_code = started.script.result()
-    return Filing(bug, output, exit_code, shorten(versions(started.versions.result(), torch_npu_status)),
-                  patch, candidates)
+    return Filing(
+        bug, output, exit_code, shorten(versions(started.versions.result(), torch_npu_status)), patch, candidates
+    )
 
 
 def shorten(text: str) -> str:
@@ -142,8 +155,11 @@ def versions(text: str, torch_npu_status: str) -> str:
 
 
 def cann_version() -> str:
-    bases = [os.environ.get("ASCEND_TOOLKIT_HOME"), os.environ.get("ASCEND_HOME_PATH"),
-             "/usr/local/Ascend/ascend-toolkit/latest"]
+    bases = [
+        os.environ.get("ASCEND_TOOLKIT_HOME"),
+        os.environ.get("ASCEND_HOME_PATH"),
+        "/usr/local/Ascend/ascend-toolkit/latest",
+    ]
     for base in filter(None, bases):
         for info in [*Path(base).glob("*/ascend_toolkit_install.info"), Path(base) / "version.cfg"]:
             if info.is_file():

@@ -62,7 +62,8 @@ def overlay_files(directory: Path) -> dict[str, Path]:
     if not files:
         raise NothingToOverlay(
             f"{directory} holds no torch/**/*.py that differs from the installed torch "
-            f"(expected e.g. {directory / 'torch' / 'jit' / '_script.py'}), so nothing would be patched")
+            f"(expected e.g. {directory / 'torch' / 'jit' / '_script.py'}), so nothing would be patched"
+        )
     return files
 
 
@@ -90,8 +91,13 @@ def _not_regular(path: Path) -> str | None:
         return f"unreadable ({err.strerror})"
     if stat.S_ISREG(mode):
         return None
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
     return next((what for test, what in kinds if test(mode)), "not a regular file")
 
 

@@ -18,8 +18,15 @@ import subprocess
 from pathlib import Path
 
 from repro.sanitise import one_line
-from repro.source_checks import (FLAG, RECURSIVE, SCRIPT, forwarding_call, ignored_attributes_node,
-                                  installed_sources, mentions_flag)
+from repro.source_checks import (
+    FLAG,
+    RECURSIVE,
+    SCRIPT,
+    forwarding_call,
+    ignored_attributes_node,
+    installed_sources,
+    mentions_flag,
+)
 
 TEST_PATH = "test/jit/test_script_module_backward_hooks.py"
 TEST_JIT = "test/test_jit.py"
@@ -32,7 +39,7 @@ SETATTR_BRANCH = [
     "    return super().__setattr__(attr, value)",
 ]
 
-REGRESSION_TEST = '''# Owner(s): ["oncall: jit"]
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
 # Regression test for https://github.com/pytorch/pytorch/issues/181473
 
 import torch
@@ -80,7 +87,7 @@ class TestScriptModuleBackwardHooks(TestCase):
 
 if __name__ == "__main__":
     run_tests()
-'''
+"""
 
 
 class PatchError(Exception):
@@ -110,7 +117,7 @@ def _parse(path: str, text: str) -> ast.Module:
 
 def _insert(text: str, before_line: int, new_lines: list[str], indent: str) -> str:
     lines = lines_of(text)
-    lines[before_line - 1:before_line - 1] = [f"{indent}{line}".rstrip() + "\n" for line in new_lines]
+    lines[before_line - 1 : before_line - 1] = [f"{indent}{line}".rstrip() + "\n" for line in new_lines]
     return "".join(lines)
 
 
@@ -151,8 +158,12 @@ def unified_diff(before: dict[str, str], after: dict[str, str]) -> str:
     chunks = []
     for path in after:
         old = before.get(path)
-        for line in difflib.unified_diff(lines_of(old or ""), lines_of(after[path]),
-                                         fromfile=f"a/{path}" if old is not None else "/dev/null", tofile=f"b/{path}"):
+        for line in difflib.unified_diff(
+            lines_of(old or ""),
+            lines_of(after[path]),
+            fromfile=f"a/{path}" if old is not None else "/dev/null",
+            tofile=f"b/{path}",
+        ):
             chunks.append(line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n")
     return "".join(chunks)
 
@@ -168,8 +179,9 @@ def proposed_diff(against: Path | None = None) -> str:
             raise PatchError(f"the installed torch lacks {', '.join(missing)}.")
         return unified_diff(sources, {**patched_sources(sources), TEST_PATH: REGRESSION_TEST})
     sources = checkout_sources(against)
-    diff = unified_diff(sources, {**patched_sources(sources), TEST_JIT: register_test(sources[TEST_JIT]),
-                                  TEST_PATH: REGRESSION_TEST})
+    diff = unified_diff(
+        sources, {**patched_sources(sources), TEST_JIT: register_test(sources[TEST_JIT]), TEST_PATH: REGRESSION_TEST}
+    )
     _check_applies(diff, against)
     return diff
 

@@ -13,9 +13,9 @@ from collections import Counter
 
 from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
+from repro.engine.oracle import ScenarioResult
 from repro.filing.explain import RootCause
 from repro.filing.material import DOWNSTREAM_TEST, Filing
-from repro.engine.oracle import ScenarioResult
 from repro.formats.text import side_cell
 from repro.ledger import ORIGINAL
 from repro.report import Report
@@ -37,13 +37,24 @@ RUN_COLUMNS = ("hook API", "scenario", "style", "instance", "ScriptModule", "eag
 
 
 def _run_row(r: ScenarioResult) -> str:
-    return _cells((r.scenario.api, r.scenario.name, r.style, r.instance, plain(side_cell(r.script)),
-                   plain(side_cell(r.eager)), r.verdict))
+    return _cells(
+        (
+            r.scenario.api,
+            r.scenario.name,
+            r.style,
+            r.instance,
+            plain(side_cell(r.script)),
+            plain(side_cell(r.eager)),
+            r.verdict,
+        )
+    )
 
 
 def _judged(report: Report) -> int:
     """The runs a candidate for the original bug is judged by: not another bug's, not refused by design."""
-    return sum(r.verdict not in ("unavailable", "refused") and cause_of(r) in (None, ORIGINAL) for r in report.run.results)
+    return sum(
+        r.verdict not in ("unavailable", "refused") and cause_of(r) in (None, ORIGINAL) for r in report.run.results
+    )
 
 
 def _summary(report: Report, bug: Bug) -> list[str]:
@@ -53,8 +64,11 @@ def _summary(report: Report, bug: Bug) -> list[str]:
         if r.scenario.api in counts:
             counts[r.scenario.api][r.verdict] += 1
     lines = ["| hook API | scenario runs | match eager | depart (raises or differs) |", "|---|---|---|---|"]
-    lines += [_cells((f"`{api}`", str(sum(c.values())), str(c["match"]), str(c["raises"] + c["differs"])))
-              for api, c in counts.items() if c]
+    lines += [
+        _cells((f"`{api}`", str(sum(c.values())), str(c["match"]), str(c["raises"] + c["differs"])))
+        for api, c in counts.items()
+        if c
+    ]
     return lines
 
 
@@ -71,26 +85,39 @@ def _root_cause(bug: Bug, cause: RootCause | None) -> list[str]:
     if cause is not None:
         return [f"{i}. {step}" for i, step in enumerate(cause.chain(), start=1)]
     evidence = bug.static(installed_sources()).evidence
-    return [" ".join(bug.explanation.split()) + " Where, in this torch's sources:",
-            *(f"- {code_span(line.split(': ', 1)[0])}: {plain(line.split(': ', 1)[-1])}" for line in evidence)]
+    return [
+        " ".join(bug.explanation.split()) + " Where, in this torch's sources:",
+        *(f"- {code_span(line.split(': ', 1)[0])}: {plain(line.split(': ', 1)[-1])}" for line in evidence),
+    ]
 
 
 def _candidates(report: Report, filing: Filing) -> list[str]:
     if not filing.candidates:
         return []
-    return ["", f"Candidate fixes in torch, each applied in memory and judged by the {_judged(report)} scenario "
-            "runs below that neither another catalogued bug nor a by-design refusal accounts for (one that fails "
-            "on the bug's own runs, judged first, is judged no further):", "",
-            "| candidate | side | scenario runs matching eager | verdict |", "|---|---|---|---|",
-            *(_cells((r.candidate.summary.split(" (")[0], r.candidate.side, r.tally(), r.verdict))
-              for r in filing.candidates)]
+    return [
+        "",
+        f"Candidate fixes in torch, each applied in memory and judged by the {_judged(report)} scenario "
+        "runs below that neither another catalogued bug nor a by-design refusal accounts for (one that fails "
+        "on the bug's own runs, judged first, is judged no further):",
+        "",
+        "| candidate | side | scenario runs matching eager | verdict |",
+        "|---|---|---|---|",
+        *(
+            _cells((r.candidate.summary.split(" (")[0], r.candidate.side, r.tally(), r.verdict))
+            for r in filing.candidates
+        ),
+    ]
 
 
 def render(report: Report, filing: Filing, cause: RootCause | None) -> str:
     """``cause``: the measured chain of the original bug; other bugs explain themselves from the catalogue."""
     bug, env = filing.bug, report.environment
-    reference = (f"Reported before as {bug.upstream} (closed without a fix); a downstream test asserts the "
-                 f"error today: {DOWNSTREAM_TEST}." if bug.id == ORIGINAL else "Not reported before, as far as we know.")
+    reference = (
+        f"Reported before as {bug.upstream} (closed without a fix); a downstream test asserts the "
+        f"error today: {DOWNSTREAM_TEST}."
+        if bug.id == ORIGINAL
+        else "Not reported before, as far as we know."
+    )
     lines = [
         "### 🐛 Describe the bug",
         "",
@@ -115,11 +142,18 @@ def render(report: Report, filing: Filing, cause: RootCause | None) -> str:
         *_root_cause(bug, cause),
         *_candidates(report, filing),
         "",
-        *_details(f"All {len(report.run.results)} scenario runs, one row each",
-                  [_cells(RUN_COLUMNS), "|" + "---|" * len(RUN_COLUMNS), *(_run_row(r) for r in report.run.results)]),
+        *_details(
+            f"All {len(report.run.results)} scenario runs, one row each",
+            [_cells(RUN_COLUMNS), "|" + "---|" * len(RUN_COLUMNS), *(_run_row(r) for r in report.run.results)],
+        ),
     ]
     if filing.patch:
-        lines += ["", *_details("Proposed fix, against the installed release, with a regression test",
-                                [code_block(filing.patch.rstrip(), "diff")])]
+        lines += [
+            "",
+            *_details(
+                "Proposed fix, against the installed release, with a regression test",
+                [code_block(filing.patch.rstrip(), "diff")],
+            ),
+        ]
     lines += ["", ATTRIBUTION, "", "### Versions", "", *_details("collect_env", [code_block(filing.versions.strip())])]
     return "\n".join(lines)

@@ -8,11 +8,11 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from repro.engine.oracle import INSTANCES, ScenarioResult, Side
-from repro.engine.scenarios import TIERS, Scenario
 from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
 from repro.catalogue.by_design import BY_DESIGN, refusal_line
+from repro.engine.oracle import INSTANCES, ScenarioResult, Side
+from repro.engine.scenarios import TIERS, Scenario
 from repro.report import DEPARTURES, Report, conclusion
 
 if TYPE_CHECKING:  # the filing kit is imported only for --explain and --candidates
@@ -21,11 +21,13 @@ if TYPE_CHECKING:  # the filing kit is imported only for --explain and --candida
 
 COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
 WIDTH = 100  # every line of the report fits a 100-column terminal
-STYLES_NOTE = ("Each row covers both ScriptModule subclass styles (@torch.jit.script_method and a plain "
-               "def forward), each on the first instance of a fresh class and on a later instance; where "
-               "they differ, one row per style (or per style and instance) follows the scenario's. Rows about "
-               "a torch.jit.script-ed child have that one style, no subclass. A cell "
-               "counts the hook calls recorded, or names what was compared where no hook records a call.")
+STYLES_NOTE = (
+    "Each row covers both ScriptModule subclass styles (@torch.jit.script_method and a plain "
+    "def forward), each on the first instance of a fresh class and on a later instance; where "
+    "they differ, one row per style (or per style and instance) follows the scenario's. Rows about "
+    "a torch.jit.script-ed child have that one style, no subclass. A cell "
+    "counts the hook calls recorded, or names what was compared where no hook records a call."
+)
 
 
 def side_cell(side: Side | None) -> str:
@@ -92,16 +94,18 @@ def _wrap(text: str, indent: str = "    ") -> list[str]:
 def render(report: Report) -> str:
     env = report.environment
     lines = [
-        f"torch {env.torch_version} | Python {env.python_version} | device {env.device} | "
-        f"torch_npu: {env.torch_npu}",
+        f"torch {env.torch_version} | Python {env.python_version} | device {env.device} | torch_npu: {env.torch_npu}",
         *(line for w in report.run.warnings for line in _wrap(f"TorchScript warns (shown once): {w}")),
         "",
     ]
     lines += ["Catalogued bugs (python -m repro --list-bugs):", *_bug_lines(report), ""]
     if report.run.results:
         lines += [*_wrap(STYLES_NOTE, indent=""), "", *_table(rows(report))]
-        details = Counter(f"{r.verdict} ({_attribution(r)}): {r.detail}" for r in report.run.results
-                          if r.verdict in DEPARTURES + ("unavailable", "refused"))
+        details = Counter(
+            f"{r.verdict} ({_attribution(r)}): {r.detail}"
+            for r in report.run.results
+            if r.verdict in DEPARTURES + ("unavailable", "refused")
+        )
         if details:
             lines += ["", "Details:"]
             lines += [line for text, n in details.items() for line in _wrap(f"  {text}  (x{n})")]
@@ -126,8 +130,10 @@ def completed_line(report: Report) -> str:
     """Which bugs the default run judged on their whole scope, and why: their default scenarios alone
     disagreed with the ledger, and a status is never concluded from part of a bug's scope."""
     ran = "; ".join(f"{bug_id}: {n} more" for bug_id, n in report.completed)
-    return (f"Run beyond the default tier, because the default scenarios alone disagreed with the ledger "
-            f"and a bug is judged on its whole scope: {ran}.")
+    return (
+        f"Run beyond the default tier, because the default scenarios alone disagreed with the ledger "
+        f"and a bug is judged on its whole scope: {ran}."
+    )
 
 
 def _attribution(result: ScenarioResult) -> str:
@@ -151,11 +157,14 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
     """``--list-bugs``: what the catalogue holds, and where each bug's scripts are."""
     lines = []
     for bug in bugs:
-        lines += [f"{bug.id}: {bug.title}",
-                  *_wrap(f"  upstream: {bug.upstream}; styles: {', '.join(bug.styles)}"),
-                  *_wrap(f"  APIs: {', '.join(bug.apis)}"),
-                  *_wrap(f"  symptom: {bug.symptom}"),
-                  f"  bisect: python {bug.script}", ""]
+        lines += [
+            f"{bug.id}: {bug.title}",
+            *_wrap(f"  upstream: {bug.upstream}; styles: {', '.join(bug.styles)}"),
+            *_wrap(f"  APIs: {', '.join(bug.apis)}"),
+            *_wrap(f"  symptom: {bug.symptom}"),
+            f"  bisect: python {bug.script}",
+            "",
+        ]
     lines.append("Refused by design (not bugs), with the line of this torch that refuses each:")
     lines += [line for entry in BY_DESIGN for line in _wrap(f"  {refusal_line(entry)}: {entry.what}")]
     return "\n".join(lines)
@@ -167,9 +176,15 @@ def render_bug_cause(torch_version: str, bug: Bug) -> str:
     from repro.source_checks import installed_sources
 
     verdict = bug.static(installed_sources())
-    return "\n".join([f"Root cause of {bug.id} on torch {torch_version}:", *_wrap(" ".join(bug.explanation.split()),
-                                                                                    indent=""),
-                      "", f"Static signature: {verdict.verdict}", *(f"  {line}" for line in verdict.evidence)])
+    return "\n".join(
+        [
+            f"Root cause of {bug.id} on torch {torch_version}:",
+            *_wrap(" ".join(bug.explanation.split()), indent=""),
+            "",
+            f"Static signature: {verdict.verdict}",
+            *(f"  {line}" for line in verdict.evidence),
+        ]
+    )
 
 
 def render_explanation(torch_version: str, cause: RootCause) -> str:
@@ -179,8 +194,11 @@ def render_explanation(torch_version: str, cause: RootCause) -> str:
 
 def render_candidates(torch_version: str, device: str, results: list[CandidateResult]) -> str:
     yes_no = {True: "yes", False: "no", None: "?"}
-    lines = [f"Candidate fixes on torch {torch_version}, each applied in memory and judged by the default "
-             f"scenarios, or by every scenario with --slow (device {device}):", ""]
+    lines = [
+        f"Candidate fixes on torch {torch_version}, each applied in memory and judged by the default "
+        f"scenarios, or by every scenario with --slow (device {device}):",
+        "",
+    ]
     for r in results:
         lines += [
             f"{r.candidate.name} ({r.candidate.side} side): {r.candidate.summary}",
@@ -188,8 +206,11 @@ def render_candidates(torch_version: str, device: str, results: list[CandidateRe
             f"{r.tally()} match eager",
             f"  verdict: {r.verdict.upper()}: {r.detail}",
         ]
-    lines += ["", "Only a candidate under which every judged scenario run matches eager counts as a fix (runs that "
-              "another catalogued bug or a by-design refusal accounts for are not judged); 'hides the error' "
-              "means registration succeeds but hooks still misbehave. A candidate is judged on the original bug's "
-              "own runs first; only one that passes them all is judged on every other run."]
+    lines += [
+        "",
+        "Only a candidate under which every judged scenario run matches eager counts as a fix (runs that "
+        "another catalogued bug or a by-design refusal accounts for are not judged); 'hides the error' "
+        "means registration succeeds but hooks still misbehave. A candidate is judged on the original bug's "
+        "own runs first; only one that passes them all is judged on every other run.",
+    ]
     return "\n".join(lines)
