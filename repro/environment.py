@@ -58,9 +58,10 @@ def npu_status() -> tuple[bool, str]:
         return False, f"{version} installed but cannot load ({_first_line(err)})"
     import torch
 
-    if not torch.npu.is_available():
+    npu = torch.npu  # type: ignore[attr-defined]  # torch_npu adds torch.npu at import; torch's stubs lack it
+    if not npu.is_available():
         return False, f"{version} loaded, no NPU visible"
-    return True, f"{version} loaded, {torch.npu.device_count()} NPU(s)"
+    return True, f"{version} loaded, {npu.device_count()} NPU(s)"
 
 
 def resolve_environment(requested: str) -> Environment:

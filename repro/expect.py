@@ -109,10 +109,11 @@ def resolve(bug_id: str, ledger: str | Path | None = None) -> Expected:
 
 def _chain(err: BaseException) -> Iterator[BaseException]:
     seen: set[int] = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        yield err
-        err = err.__cause__ or err.__context__
+    link: BaseException | None = err
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        yield link
+        link = link.__cause__ or link.__context__
 
 
 def shows_error_text(bug: Bug, err: BaseException) -> bool:

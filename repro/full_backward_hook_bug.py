@@ -40,7 +40,7 @@ with torch.no_grad():
     model.linear.weight.copy_(WEIGHT)
 
 print(f"torch {torch.__version__}")
-calls = []
+calls: list = []
 try:
     model.register_full_backward_hook(
         lambda module, grad_input, grad_output: calls.append((module, grad_input, grad_output))

@@ -36,7 +36,7 @@ except Exception as err:
     sys.exit(125)
 
 print(f"torch {torch.__version__}")
-seen = []
+seen: list = []
 handle = register_module_full_backward_hook(
     lambda module, grad_input, grad_output: seen.append(getattr(module, "original_name", type(module).__name__))
 )

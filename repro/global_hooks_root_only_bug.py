@@ -37,7 +37,7 @@ except Exception as err:
     sys.exit(125)
 
 print(f"torch {torch.__version__}")
-seen = []
+seen: list = []
 handle = register_module_forward_hook(
     lambda module, args, output: seen.append(getattr(module, "original_name", type(module).__name__))
 )

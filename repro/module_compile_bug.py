@@ -40,7 +40,7 @@ except Exception as err:
     sys.exit(125)
 
 print(f"torch {torch.__version__}")
-graphs = []
+graphs: list = []
 
 
 def backend(graph_module, example_inputs):  # dynamo calls this for each graph it compiles

@@ -119,7 +119,7 @@ class Summary:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         found = [value for key, value in report.user_properties if key == PROPERTY]
         if found and (report.when == "call" or not report.passed):
-            bug_id, state = found[-1].split("|", 1)
+            bug_id, state = str(found[-1]).split("|", 1)
             outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
             self.results.setdefault(report.nodeid, (bug_id, state, outcome))
 

@@ -28,6 +28,11 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations are never evaluated here
+    from collections.abc import Iterator
+    from typing import TypeGuard
 
 FLAG = "_is_full_backward_hook"
 RECURSIVE, SCRIPT, MODULE = "torch/jit/_recursive.py", "torch/jit/_script.py", "torch/nn/modules/module.py"
@@ -62,7 +67,10 @@ def loaded_sources() -> dict[str, str | None]:
     """The files the running process really imported for the three modules (which differ
     from the installed ones when a candidate serves patched sources)."""
     return {
-        path: Path(importlib.import_module(path[:-3].replace("/", ".")).__file__).read_text(encoding="utf-8")
+        # torch's modules are plain files, so __file__ is never None here
+        path: Path(importlib.import_module(path[:-3].replace("/", ".")).__file__).read_text(  # type: ignore[arg-type]
+            encoding="utf-8"
+        )
         for path in (RECURSIVE, SCRIPT, MODULE)
     }
 
@@ -171,8 +179,11 @@ def analyse(sources: dict[str, str | None]) -> StaticVerdict:
     return static_verdict(sources, FLAG_PIECES)
 
 
-def find(tree: ast.AST, kind: type, name: str) -> ast.AST | None:
-    return next((n for n in ast.walk(tree) if isinstance(n, kind) and n.name == name), None)
+_Named = TypeVar("_Named", bound=ast.AST)  # a node kind with a name: ClassDef, FunctionDef
+
+
+def find(tree: ast.AST, kind: type[_Named], name: str) -> _Named | None:
+    return next((n for n in ast.walk(tree) if isinstance(n, kind) and getattr(n, "name", None) == name), None)
 
 
 def method(tree: ast.AST, cls: str, name: str) -> ast.FunctionDef | None:
@@ -215,7 +226,7 @@ def _torchscript_removed(tree: ast.Module) -> list[str]:
         return [f"{SCRIPT}: {missing} no longer defined"]
     for node in (script_method, method(tree, "ScriptMeta", "__init__")):
         raising = _raises_for_valid_input(node) if node else None
-        if raising:
+        if raising and node:
             return [f"{SCRIPT}:{raising.lineno}: {node.name} now raises ({ast.unparse(raising)[:80]})"]
     return []
 
@@ -241,7 +252,7 @@ def _reads_only_environment(test: ast.expr) -> bool:
     return bool((names | attributes) & environment) and names <= {"os", *environment}
 
 
-def assigns(node: ast.AST, target: Callable[[ast.expr], bool]) -> bool:
+def assigns(node: ast.AST, target: Callable[[ast.expr], bool]) -> TypeGuard[ast.Assign]:
     return isinstance(node, ast.Assign) and any(target(t) for t in node.targets)
 
 
@@ -264,7 +275,7 @@ def ignored_attributes_node(tree: ast.Module) -> ast.Assign | None:
 def forwarding_call(tree: ast.Module) -> tuple[ast.FunctionDef | None, ast.Call | None]:
     """``ScriptModule.__setattr__`` and its ``setattr(self._actual_script_module, ...)`` call."""
     setattr_method = method(tree, "ScriptModule", "__setattr__")
-    calls = (
+    calls: Iterator[ast.Call] = (
         (
             node
             for node in ast.walk(setattr_method)
@@ -276,7 +287,7 @@ def forwarding_call(tree: ast.Module) -> tuple[ast.FunctionDef | None, ast.Call 
             and node.args[0].attr == "_actual_script_module"
         )
         if setattr_method
-        else ()
+        else iter(())
     )
     return setattr_method, next(calls, None)
 

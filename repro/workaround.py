@@ -52,5 +52,6 @@ def _register(module: torch.nn.Module, hook: Callable, *, full: bool, prepend: b
     handle = RemovableHandle(module._backward_hooks)
     module._backward_hooks[handle.id] = hook
     if prepend:
-        module._backward_hooks.move_to_end(handle.id, last=False)
+        # Module's hook dicts are OrderedDicts; torch's stubs annotate them as plain dict
+        module._backward_hooks.move_to_end(handle.id, last=False)  # type: ignore[attr-defined]
     return handle

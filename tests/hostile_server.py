@@ -110,7 +110,9 @@ def ranges(data: bytes, overshoot: int = 0, trailing: int = 0, suffix: bool = Tr
     carries ``trailing`` bytes beyond its Content-Range; suffix ranges rejected unless ``suffix``."""
 
     def route(handler: BaseHTTPRequestHandler) -> None:
-        first, last = re.fullmatch(r"bytes=(\d*)-(\d*)", handler.headers["Range"]).groups()
+        match = re.fullmatch(r"bytes=(\d*)-(\d*)", handler.headers["Range"])
+        assert match, f"malformed Range {handler.headers['Range']!r}"  # the clients under test send well-formed ones
+        first, last = match.groups()
         if not first and not suffix:
             return send(handler, 416)
         if not first:

@@ -23,9 +23,11 @@ from urllib.parse import quote, unquote
 BUGGY = {
     "torch/jit/_recursive.py": 'ignored_attributes = [\n    "_version",\n    "_backward_hooks",\n]\n',
     "torch/jit/_script.py": (
-        "class ScriptMeta(type):\n    def __init__(cls, name, bases, attrs):\n        super().__init__(name, bases, attrs)\n\n"
+        "class ScriptMeta(type):\n    def __init__(cls, name, bases, attrs):\n"
+        "        super().__init__(name, bases, attrs)\n\n"
         "class ScriptModule:\n    def __setattr__(self, attr, value):\n"
-        "        if '_actual_script_module' not in self.__dict__:\n            return super().__setattr__(attr, value)\n"
+        "        if '_actual_script_module' not in self.__dict__:\n"
+        "            return super().__setattr__(attr, value)\n"
         "        setattr(self._actual_script_module, attr, value)\n\n"
         "def script_method(fn):\n    return fn\n"
     ),
@@ -124,6 +126,7 @@ class IndexServer:
     nightly: str | None = None  # a path like /whl/nightly/cpu: PyTorch's layout, no JSON API, a page at <path>/torch/
     issues: dict[str, dict | bytes] = field(default_factory=dict)  # GitHub API path -> issue JSON (or raw body)
     authorizations: list[str | None] = field(default_factory=list)
+    url: str = ""  # what start() returned, set by the fixture
 
     def start(self) -> str:
         handler = type("Handler", (_Handler,), {"index": self})
@@ -137,8 +140,7 @@ class IndexServer:
         self.httpd.server_close()
 
     def files(self, project: str = "torch") -> list[tuple[str, str]]:
-        version_of = lambda name: name.split("-")[1]
-        rows = [(version_of(n), n) for n in self.wheels if n.split("-")[0].lower() == project]
+        rows = [(n.split("-")[1], n) for n in self.wheels if n.split("-")[0].lower() == project]
         return rows + [(v, n) for v, names in self.extra.items() for n in names]
 
     def json_api(self) -> bytes:
@@ -227,6 +229,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not spec or not faults.ranges:
             return self._send(200, data, "application/octet-stream")
         match = re.fullmatch(r"bytes=(\d*)-(\d*)", spec)
+        assert match, f"malformed Range {spec!r}"  # the clients under test send only well-formed ones
         first, last = match.groups()
         if not first:
             if not faults.suffix:

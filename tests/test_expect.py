@@ -182,7 +182,8 @@ def test_example_is_green_on_installed_torch_with_header_and_summary_under_xdist
             False,
             1,
             "1 failed, 18 passed",
-            "UnexpectedPass: TestScriptModuleHooks.test_full_backward_hook_called_with_gradients passed, but the ledger",
+            "UnexpectedPass: TestScriptModuleHooks.test_full_backward_hook_called_with_gradients passed, "
+            "but the ledger",
         ),
         ("ignored-attributes", True, 1, "1 failed, 18 passed", "the full backward hook ran 0 times"),
     ],

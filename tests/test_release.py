@@ -14,7 +14,7 @@ import pytest
 import tomllib
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
-from setuptools import find_namespace_packages
+from setuptools import find_namespace_packages  # type: ignore[import-untyped]  # no stubs in the test extra
 
 from helpers import ROOT
 from tracker import release

@@ -43,7 +43,7 @@ def markdown_pieces(line: str) -> list[tuple[str, str]]:
             i += 2
             continue
         if line[i] == "`":
-            run = re.match(r"`+", line[i:]).group()
+            run = line[i : len(line) - len(line[i:].lstrip("`"))]  # the run of backticks at i
             closing = re.compile(f"(?<!`){run}(?!`)").search(line, i + len(run))
             if closing:
                 pieces.append(("text", line[text_start:i]))

@@ -54,7 +54,7 @@ def check(index: IndexServer, tmp_path, *args: str, url: str | None = None, env=
         try:
             code = check_upstream.main(["--index-url", url or index.url, "--json", *args])
         except SystemExit as exit_:  # argparse's usage errors
-            code = exit_.code
+            code = int(exit_.code or 0)
     report = json.loads(out.getvalue()) if out.getvalue().strip() else None
     return code, report, json.loads(ledger.read_text()), err.getvalue()
 

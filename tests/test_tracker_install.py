@@ -59,7 +59,7 @@ def pip_config(tmp_path, monkeypatch):
     rogue.stop()
 
 
-def dynamic(report: dict) -> dict[str, dict]:
+def dynamic(report: dict) -> dict[str, dict | None]:
     return {r["version"]: flag(r).get("dynamic") for r in report["releases"]}
 
 

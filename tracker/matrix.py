@@ -7,10 +7,11 @@
 ``plan`` prints a GitHub Actions matrix (``{"include": [{"torch": ..., "python": ...}]}``) from the
 index's wheel tags: a pair is kept only where the release has a CPython wheel for that Python on Linux
 x86-64, so pairs torch never supported are left out rather than failed. ``newest`` is, per Python, the
-index's latest stable release that is not yanked and has such a wheel; an empty plan is an error. ``run`` runs ``python -m repro --json --device cpu`` in this interpreter's
-environment and writes what happened (exit code, report, last lines of stderr) to one file, even when
-there is no report. ``table`` reads those files and prints one Markdown table: the outcome, each
-catalogued bug's status and what TorchScript said (on Python 3.14 it warns that it is unsupported).
+index's latest stable release that is not yanked and has such a wheel; an empty plan is an error.
+``run`` runs ``python -m repro --json --device cpu`` in this interpreter's environment and writes what
+happened (exit code, report, last lines of stderr) to one file, even when there is no report.
+``table`` reads those files and prints one Markdown table: the outcome, each catalogued
+bug's status and what TorchScript said (on Python 3.14 it warns that it is unsupported).
 
 Exit codes: 0 done; 1 the index cannot be read, or a result file is malformed (its row says how);
 2 usage.

@@ -60,8 +60,9 @@ def fetch_sources(
     limits = Limits.from_env()
     if full_download:
         cap = min(wheel.size or limits.max_wheel_bytes, limits.max_wheel_bytes)
-        remote: io.IOBase = io.BytesIO(get(session, wheel.url, traffic, cap).content)
-        size = len(remote.getbuffer())
+        whole = io.BytesIO(get(session, wheel.url, traffic, cap).content)
+        size = len(whole.getbuffer())
+        remote: io.IOBase = whole
     else:
         remote = RangeFile(session, wheel.url, traffic)
         size = remote.size

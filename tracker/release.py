@@ -216,7 +216,7 @@ def notes(
     """The GitHub release body, Markdown: per bug, the status changes since the release whose ledger is
     ``before`` (tagged ``previous``, if named), or for a first release (``before`` None) each bug's
     fixed_in. At most ``limit`` characters: the changes that do not fit are counted, not shown."""
-    head = [f"Release {code_span(version)} of {PACKAGE}: the ledger (`{LEDGER}`) as of this commit.", ""]
+    head = [f"Release {code_span(str(version))} of {PACKAGE}: the ledger (`{LEDGER}`) as of this commit.", ""]
     if before is None:
         head.append("The first release. What the ledger says of each bug:")
         found = first_release_lines(after)

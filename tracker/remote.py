@@ -85,7 +85,7 @@ class Limits:
         )
 
 
-def _parse_limit(env: str, kind: type, text: str) -> float:
+def _parse_limit(env: str, kind: type, text: str) -> Any:  # an int or a float: ``kind``, the field's type
     try:
         value = kind(text)
     except ValueError:

@@ -227,8 +227,8 @@ def leave(repo: Path, head: str, foreign: list[dict[str, str]], pr: dict[str, An
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         try:
-            with open(summary, "a", encoding="utf-8") as out:
-                out.write(f"> [!WARNING]\n> {said}\n")
+            with open(summary, "a", encoding="utf-8") as step_summary:
+                step_summary.write(f"> [!WARNING]\n> {said}\n")
         except OSError as err:
             _say(f"rolling_pr: warning: GITHUB_STEP_SUMMARY cannot be written: {err.strerror}", sys.stderr)
     return line

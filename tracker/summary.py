@@ -16,7 +16,7 @@ def _rows(outcome: Outcome, ledger: dict[str, Any]) -> list[tuple[str, ...]]:
     """One row per release and bug; what reading the wheel cost on the release's first row; the dynamic
     verdict this run or an earlier one confirmed (the ledger's: it decides the status); the evidence
     that decided the verdict (the dynamic run's, else the static signature's first line)."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for version, entry in outcome.entries.items():
         if entry.get("yanked"):
             rows.append((version, "-", "yanked", "-", "-", "-", "-"))

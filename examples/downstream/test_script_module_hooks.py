@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unittest
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import nn
@@ -52,7 +53,7 @@ def load_pre(calls: list, edit: Callable[[dict], None] = lambda state: None) -> 
 
 
 def full_backward_hook_called_with_gradients(m: Net) -> None:
-    calls = []
+    calls: list[Any] = []
     m.register_full_backward_hook(lambda module, grad_input, grad_output: calls.append((grad_input, grad_output)))
     x = backward(m)
     assert len(calls) == 1, f"the full backward hook ran {len(calls)} times, expected once"
@@ -63,7 +64,7 @@ def full_backward_hook_called_with_gradients(m: Net) -> None:
 
 
 def full_backward_pre_hook_called_with_grad_output(m: Net) -> None:
-    calls = []
+    calls: list[Any] = []
     m.register_full_backward_pre_hook(lambda module, grad_output: calls.append(grad_output))
     backward(m)
     assert len(calls) == 1
@@ -71,12 +72,12 @@ def full_backward_pre_hook_called_with_grad_output(m: Net) -> None:
 
 
 def full_backward_pre_hook_return_replaces_grad_output(m: Net) -> None:
-    m.register_full_backward_pre_hook(lambda module, grad_output: tuple(g * 0 for g in grad_output))
+    m.register_full_backward_pre_hook(lambda module, grad_output: tuple(g * 0 for g in grad_output))  # type: ignore[attr-defined]  # a tuple here
     torch.testing.assert_close(backward(m).grad, torch.zeros(1, 2))
 
 
 def full_backward_pre_hook_prepend_runs_first(m: Net) -> None:
-    order = []
+    order: list[Any] = []
     m.register_full_backward_pre_hook(lambda *args: order.append("first registered"))
     m.register_full_backward_pre_hook(lambda *args: order.append("prepended"), prepend=True)
     backward(m)
@@ -84,7 +85,7 @@ def full_backward_pre_hook_prepend_runs_first(m: Net) -> None:
 
 
 def full_backward_pre_hook_remove(m: Net) -> None:
-    calls = []
+    calls: list[Any] = []
     handle = m.register_full_backward_pre_hook(lambda *args: calls.append(1))
     backward(m)
     handle.remove()
@@ -93,7 +94,7 @@ def full_backward_pre_hook_remove(m: Net) -> None:
 
 
 def load_state_dict_pre_hook_runs_before_post_hook(m: Net) -> None:
-    order = []
+    order: list[Any] = []
     m.register_load_state_dict_post_hook(lambda module, keys: order.append("post"))
     m.register_load_state_dict_pre_hook(load_pre([], edit=lambda state: order.append("pre")))
     m.load_state_dict(m.state_dict())
@@ -111,7 +112,7 @@ def load_state_dict_pre_hook_rewrites_state(m: Net) -> None:
 
 
 def load_state_dict_pre_hook_gets_all_arguments(m: Net) -> None:
-    calls = []
+    calls: list[Any] = []
     m.register_load_state_dict_pre_hook(load_pre(calls))
     m.load_state_dict(m.state_dict())
     assert len(calls) == 1 and calls[0][1:] == ("", True, [], [], []), calls
@@ -125,7 +126,7 @@ def load_state_dict_pre_hook_gets_the_module(m: Net) -> None:
 
 
 def load_state_dict_pre_hook_remove(m: Net) -> None:
-    calls = []
+    calls: list[Any] = []
     handle = m.register_load_state_dict_pre_hook(lambda *args: calls.append(1))
     m.load_state_dict(m.state_dict())
     handle.remove()
@@ -141,7 +142,7 @@ def load_state_dict_post_hook_gets_the_module(m: Net) -> None:
 
 
 def load_state_dict_post_hook_remove(m: Net) -> None:
-    calls = []
+    calls: list[Any] = []
     handle = m.register_load_state_dict_post_hook(lambda *args: calls.append(1))
     m.load_state_dict(m.state_dict())
     handle.remove()
@@ -150,7 +151,7 @@ def load_state_dict_post_hook_remove(m: Net) -> None:
 
 
 def state_dict_pre_hook_runs_before_post_hook(m: Net) -> None:
-    order = []
+    order: list[Any] = []
     m.register_state_dict_post_hook(lambda module, state, prefix, meta: order.append(("post", list(state))))
     m.register_state_dict_pre_hook(lambda module, prefix, keep_vars: order.append("pre"))
     m.state_dict()
@@ -158,7 +159,7 @@ def state_dict_pre_hook_runs_before_post_hook(m: Net) -> None:
 
 
 def state_dict_pre_hook_gets_prefix_and_keep_vars(m: Net) -> None:
-    calls = []
+    calls: list[Any] = []
     m.register_state_dict_pre_hook(lambda module, prefix, keep_vars: calls.append((module, prefix, keep_vars)))
     m.state_dict()
     m.state_dict(keep_vars=True)
@@ -173,7 +174,7 @@ def state_dict_pre_hook_gets_the_module(m: Net) -> None:
 
 
 def state_dict_pre_hook_remove(m: Net) -> None:
-    calls = []
+    calls: list[Any] = []
     handle = m.register_state_dict_pre_hook(lambda *args: calls.append(1))
     m.state_dict()
     handle.remove()
@@ -182,7 +183,7 @@ def state_dict_pre_hook_remove(m: Net) -> None:
 
 
 def state_dict_post_hook_gets_dict_prefix_and_metadata(m: Net) -> None:
-    calls = []
+    calls: list[Any] = []
     m.register_state_dict_post_hook(
         lambda module, state, prefix, meta: calls.append((module, list(state), prefix, meta))
     )
@@ -200,7 +201,7 @@ def state_dict_post_hook_gets_the_module(m: Net) -> None:
 
 
 def state_dict_post_hook_remove(m: Net) -> None:
-    calls = []
+    calls: list[Any] = []
     handle = m.register_state_dict_post_hook(lambda *args: calls.append(1))
     m.state_dict()
     handle.remove()

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from repro.environment import import_torch
@@ -196,6 +197,12 @@ def judge(candidate: Candidate, device: str) -> CandidateResult:
     return _collect(candidate, _start(candidate, device))
 
 
+def _collect_finished(
+    finished: Callable[[CandidateResult], CandidateResult], candidate: Candidate, proc: subprocess.Popen
+) -> CandidateResult:
+    return finished(_collect(candidate, proc))
+
+
 def _collect(candidate: Candidate, proc: subprocess.Popen) -> CandidateResult:
     stdout, stderr = proc.communicate(timeout=600)
     try:
@@ -295,7 +302,7 @@ def judge_all(
     started = start_apart(device, slow) if apart is None else apart
     with ThreadPoolExecutor(max_workers=max(1, len(started))) as pool:
         waiting = {
-            name: pool.submit(lambda name=name: finished(_collect(CANDIDATES[name], started[name]))) for name in started
+            name: pool.submit(partial(_collect_finished, finished, CANDIDATES[name], started[name])) for name in started
         }
         here = {c.name: finished(judge_here(c, device, slow)) for c in chosen if c.in_process}
         results = {**here, **{name: future.result() for name, future in waiting.items()}}

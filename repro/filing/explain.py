@@ -49,7 +49,8 @@ def explain() -> RootCause:
             from repro.engine.models import build_script
 
             model = build_script("flat", "plain_forward", "later", "cpu")
-        attributes = model._actual_script_module._concrete_type.get_attributes()
+        # a ScriptModule's inner module and its C++ type are untyped in torch's stubs
+        attributes = model._actual_script_module._concrete_type.get_attributes()  # type: ignore[union-attr,operator]
     except Exception as err:  # TorchScript disabled or raising: say so instead of guessing
         return RootCause(f"unknown (TorchScript unusable: {type(err).__name__}: {err})", None, static)
     if FLAG in attributes:

@@ -15,6 +15,7 @@ import ast
 import difflib
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from repro.sanitise import one_line
@@ -94,9 +95,16 @@ class PatchError(Exception):
     """The installed sources do not have the shape the patch expects (one sentence)."""
 
 
-def patched_sources(sources: dict[str, str]) -> dict[str, str]:
-    """``sources`` with the fix applied (only the two torch files)."""
-    return {RECURSIVE: _patch_recursive(sources[RECURSIVE]), SCRIPT: _patch_script(sources[SCRIPT])}
+def patched_sources(sources: Mapping[str, str | None]) -> dict[str, str]:
+    """``sources`` with the fix applied (only the two torch files); one sentence when one is missing."""
+    return {RECURSIVE: _patch_recursive(_source(sources, RECURSIVE)), SCRIPT: _patch_script(_source(sources, SCRIPT))}
+
+
+def _source(sources: Mapping[str, str | None], path: str) -> str:
+    text = sources.get(path)
+    if text is None:
+        raise PatchError(f"the installed torch lacks {path}.")
+    return text
 
 
 def lines_of(text: str) -> list[str]:
@@ -133,13 +141,14 @@ def _patch_recursive(text: str) -> str:
     if mentions_flag(node):
         raise PatchError(f"{RECURSIVE} already lists {FLAG!r} in ignored_attributes.")
     last = node.value.elts[-1]
-    if last.end_lineno == node.lineno:
+    last_line = last.end_lineno or last.lineno  # ast.parse always sets end_lineno
+    if last_line == node.lineno:
         raise PatchError(f"{RECURSIVE}: ignored_attributes is on one line; edit it by hand.")
     lines = lines_of(text)
-    end = lines[last.end_lineno - 1]
+    end = lines[last_line - 1]
     if not end.rstrip().endswith(","):  # keep the list valid: no implicit concatenation
-        lines[last.end_lineno - 1] = end.rstrip() + ",\n"
-    return _insert("".join(lines), last.end_lineno + 1, [f'"{FLAG}",'], _indent_of(text, last.lineno))
+        lines[last_line - 1] = end.rstrip() + ",\n"
+    return _insert("".join(lines), last_line + 1, [f'"{FLAG}",'], _indent_of(text, last.lineno))
 
 
 def _patch_script(text: str) -> str:
@@ -151,7 +160,7 @@ def _patch_script(text: str) -> str:
     return _insert(text, call.lineno, SETATTR_BRANCH, _indent_of(text, call.lineno))
 
 
-def unified_diff(before: dict[str, str], after: dict[str, str]) -> str:
+def unified_diff(before: Mapping[str, str | None], after: Mapping[str, str]) -> str:
     """A ``git apply``/``patch -p1`` diff; a file absent from ``before`` is created. Lines are split on
     ``\\n`` alone, so a form feed or another separator stays inside its line; a last line without a
     newline is marked as git marks it."""
@@ -178,9 +187,10 @@ def proposed_diff(against: Path | None = None) -> str:
         if missing:
             raise PatchError(f"the installed torch lacks {', '.join(missing)}.")
         return unified_diff(sources, {**patched_sources(sources), TEST_PATH: REGRESSION_TEST})
-    sources = checkout_sources(against)
+    checkout = checkout_sources(against)
     diff = unified_diff(
-        sources, {**patched_sources(sources), TEST_JIT: register_test(sources[TEST_JIT]), TEST_PATH: REGRESSION_TEST}
+        checkout,
+        {**patched_sources(checkout), TEST_JIT: register_test(checkout[TEST_JIT]), TEST_PATH: REGRESSION_TEST},
     )
     _check_applies(diff, against)
     return diff

@@ -49,7 +49,7 @@ def rows(report: Report) -> list[tuple[str, ...]]:
     by_scenario: dict[str, list[ScenarioResult]] = defaultdict(list)
     for result in report.run.results:
         by_scenario[result.scenario.key].append(result)
-    table = []
+    table: list[tuple[str, ...]] = []
     for results in by_scenario.values():
         api, name = results[0].scenario.api, results[0].scenario.name
         cells = {(r.style, r.instance): (side_cell(r.script), side_cell(r.eager), r.verdict) for r in results}
