@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import os
 import sys
 import unittest
 from collections.abc import Callable, Iterator
@@ -29,7 +30,10 @@ from typing import Any, TypeVar
 
 from repro.catalogue import BUGS, get
 from repro.catalogue.bug import Bug
-from repro.ledger import expectation_for, ledger_path, load
+from repro.ledger import LedgerError, expectation_for, ledger_path, load
+
+# unittest leaves this module's frames out of the tracebacks it prints: a test's error starts at the test.
+__unittest = True
 
 EXPECTED_FAILURE, MUST_PASS, SKIPPED = "expected failure", "must pass", "skipped"
 MAY_FAIL = "expected failure, not strict"  # an incomplete fix: a failure is the bug's, a pass is a pass
@@ -37,6 +41,7 @@ LEDGER_STATES = {"present": EXPECTED_FAILURE, "fixed": MUST_PASS, "incomplete-fi
 
 Test = TypeVar("Test", bound=Callable[..., Any])
 _override: Path | None = None  # set by the pytest plugin's --upstream-ledger
+_override_source = "--upstream-ledger"
 
 
 @dataclass(frozen=True)
@@ -52,10 +57,31 @@ class UnexpectedPass(AssertionError):
     """The test passed while the ledger says its bug is present: the ledger is stale (strict)."""
 
 
-def use_ledger(path: Path | None) -> None:
+def use_ledger(path: Path | None, source: str = "--upstream-ledger") -> None:
     """Make ``path`` the ledger of every test that names none (the plugin's ``--upstream-ledger``)."""
-    global _override
-    _override = path
+    global _override, _override_source
+    _override, _override_source = path, source
+
+
+def ledger_source(ledger: str | Path | None = None) -> str:
+    """Where the ledger in use was named: the decorator's argument, the plugin's option, the
+    environment variable, or nowhere (the packaged ledger)."""
+    if ledger is not None:
+        return "known_upstream_bug(ledger=...)"
+    if _override is not None:
+        return _override_source
+    if os.environ.get("REPRO_LEDGER"):
+        return "REPRO_LEDGER"
+    return "the packaged ledger"
+
+
+def read_ledger(ledger: str | Path | None = None) -> dict[str, Any]:
+    """The ledger in use, validated; a bad one is one sentence naming where it was named
+    (``LedgerError``), never the reader's traceback."""
+    try:
+        return loaded_ledger(ledger_in_use(ledger))
+    except LedgerError as problem:
+        raise LedgerError(f"{ledger_source(ledger)}: {problem}") from None
 
 
 def ledger_in_use(ledger: str | Path | None = None) -> Path:
@@ -78,7 +104,7 @@ def loaded_ledger(path: Path) -> dict[str, Any]:
 def from_ledger(bug_id: str, ledger: str | Path | None = None) -> Expected:
     """The ledger's word alone (no torch import): what the header prints."""
     version = torch_version()
-    expectation = expectation_for(loaded_ledger(ledger_in_use(ledger)), version, bug_id)
+    expectation = expectation_for(read_ledger(ledger), version, bug_id)
     return Expected(
         bug_id,
         LEDGER_STATES[expectation.outcome],
@@ -179,7 +205,14 @@ def known_upstream_bug(bug_id: str, *, ledger: str | Path | None = None) -> Call
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             flag.now = False
             case = args[0] if args and isinstance(args[0], unittest.TestCase) else None
-            expected = resolve(bug.id, ledger)
+            try:
+                expected = resolve(bug.id, ledger)
+            except LedgerError as problem:  # one sentence: under pytest a failure without traceback
+                if case is None and "pytest" in sys.modules:
+                    import pytest
+
+                    pytest.fail(str(problem), pytrace=False)
+                raise LedgerError(str(problem)) from None
             if expected.state == SKIPPED:
                 _skip(case, expected.reason)
             try:
@@ -200,6 +233,7 @@ def known_upstream_bug(bug_id: str, *, ledger: str | Path | None = None) -> Call
 
         wrapper.__unittest_expecting_failure__ = flag  # type: ignore[attr-defined]
         wrapper.__upstream_bug__ = bug.id  # type: ignore[attr-defined]  # what the pytest plugin lists
+        wrapper.__upstream_ledger__ = ledger  # type: ignore[attr-defined]  # the ledger it names, if any
         return wrapper  # type: ignore[return-value]
 
     return decorate

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from repro import expect
-from repro.catalogue import BUGS, UnknownBug
+from repro.catalogue import UnknownBug
 from repro.ledger import LedgerError
 
 MARKER = "upstream_bug"
@@ -46,21 +46,35 @@ def pytest_configure(config: pytest.Config) -> None:
     expect.use_ledger(Path(option) if option else None)
     if not hasattr(config, "workerinput"):  # the controller checks once; workers read it when a test needs it
         try:
-            expect.loaded_ledger(expect.ledger_in_use())
-        except LedgerError as problem:
-            raise pytest.UsageError(f"--upstream-ledger: {problem}") from None
+            expect.read_ledger()
+        except LedgerError as problem:  # the sentence names --upstream-ledger, REPRO_LEDGER or the packaged one
+            raise pytest.UsageError(str(problem)) from None
 
 
-def pytest_report_header(config: pytest.Config) -> list[str]:
+def short_path(path: Path) -> str:
+    """A path for one terminal line: relative to the working directory or ``~`` where it is under them,
+    else ``.../<last three parts>`` when long."""
+    for base, shown in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return shown + str(path.resolve().relative_to(base.resolve()))
+        except ValueError:
+            continue
+    return str(path) if len(str(path)) <= 60 else ".../" + "/".join(path.parts[-2:])
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """One line, in every session of the environment; what each bug is expected to do goes in the
+    terminal summary, and only when tests tied to a bug ran."""
     try:
         version = expect.torch_version()
     except Exception as err:  # PackageNotFoundError, or a torch whose import already failed
-        return [f"upstream bugs: torch is not installed ({type(err).__name__}); no expectations"]
-    lines = [f"upstream bugs on torch {version}, from the ledger {expect.ledger_in_use()}:"]
-    for bug_id in BUGS:
-        expected = expect.from_ledger(bug_id)
-        lines.append(f"  {bug_id}: {expected.state}; {expected.reason}")
-    return lines
+        return f"upstream bugs: torch is not installed ({type(err).__name__}); no expectations"
+    ledger = expect.ledger_in_use()
+    for shown in (str(ledger), short_path(ledger), ledger.name):  # the first that keeps it to one line
+        line = f"upstream bugs: torch {version}, ledger {shown} ({expect.ledger_source()})"
+        if len(line) <= 100:
+            break
+    return line
 
 
 def _items(result: Any) -> Iterator[pytest.Function]:
@@ -107,25 +121,59 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             expect.torch_version()
         except Exception:  # PackageNotFoundError: no expectation to hold the test to
             pytest.skip("torch is not installed")
-        item.user_properties.append((PROPERTY, f"{bug_id}|{expect.resolve(bug_id).state}"))
+        ledger = getattr(getattr(item, "obj", None), "__upstream_ledger__", None)
+        try:
+            state = expect.resolve(bug_id, ledger).state
+        except LedgerError as problem:  # one sentence naming where the ledger was named, no traceback
+            pytest.fail(str(problem), pytrace=False)
+        item.user_properties.append((PROPERTY, f"{bug_id}|{state}|{expect.ledger_in_use(ledger)}"))
 
 
 class Summary:
     """Gathers, where the terminal is (the controller under xdist), each ledger-tied test's state and outcome."""
 
     def __init__(self) -> None:
-        self.results: dict[str, tuple[str, str, str]] = {}  # nodeid -> (bug, state, outcome)
+        self.results: dict[str, tuple[str, str, str, str]] = {}  # nodeid -> (bug, state, ledger, outcome)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         found = [value for key, value in report.user_properties if key == PROPERTY]
         if found and (report.when == "call" or not report.passed):
-            bug_id, state = str(found[-1]).split("|", 1)
+            bug_id, state, ledger = str(found[-1]).split("|", 2)
             outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
-            self.results.setdefault(report.nodeid, (bug_id, state, outcome))
+            self.results.setdefault(report.nodeid, (bug_id, state, ledger, outcome))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The ledger each tied test's expectation came from, what it expects of each bug tied to a test
+        that ran, then each test: its bug, its expectation and its outcome (lines within 100 columns)."""
         if not self.results:
             return
-        terminalreporter.write_sep("=", f"upstream bugs: expectations from the ledger {expect.ledger_in_use()}")
-        for nodeid, (bug_id, state, outcome) in sorted(self.results.items()):
-            terminalreporter.write_line(f"{nodeid}: {bug_id}, {state}: {outcome}")
+        ledgers = sorted({ledger for _, _, ledger, _ in self.results.values()})
+        terminalreporter.write_sep("=", "upstream bugs: tests whose expectation came from the ledger")
+        for ledger in ledgers:
+            terminalreporter.write_line(f"ledger: {ledger if len(ledger) <= 92 else short_path(Path(ledger))}")
+        seen_bugs = dict.fromkeys(bug_id for bug_id, _, _, _ in self.results.values())
+        for bug_id in seen_bugs:
+            for ledger in ledgers:
+                try:
+                    expected = expect.from_ledger(bug_id, ledger)
+                except LedgerError:
+                    continue
+                for line in _wrapped(f"{bug_id}: {expected.state}; {expected.reason}"):
+                    terminalreporter.write_line(line)
+        by_file: dict[str, list[str]] = {}
+        for nodeid, (bug_id, state, _, outcome) in sorted(self.results.items()):
+            path, _, name = nodeid.partition("::")
+            by_file.setdefault(path, []).append(f"{name or path}:\n      {bug_id}, {state}: {outcome}")
+        for path, tests in by_file.items():  # the file once, then its tests: node ids stay whole
+            terminalreporter.write_line(f"{path}:")
+            for test in tests:  # the test's name, then its bug, expectation and outcome
+                for line in f"  {test}".split("\n"):
+                    terminalreporter.write_line(line)
+
+
+def _wrapped(line: str, width: int = 100, indent: str = "    ") -> list[str]:
+    """Prose within ``width`` columns, broken at spaces only (a test's name stays whole)."""
+    import textwrap
+
+    wrapped = textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False)
+    return wrapped or [line]

@@ -91,6 +91,32 @@ def _wrap(text: str, indent: str = "    ") -> list[str]:
     return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
 
 
+def fit(text: str, width: int = WIDTH) -> str:
+    """Every line of ``text`` within ``width`` columns: a longer line wraps, its continuation indented
+    four columns past the line's own indent. Blank lines and short lines are kept as they are."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out += textwrap.wrap(
+            line.strip(),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent + "    ",
+            break_on_hyphens=False,
+            break_long_words=True,
+        )
+    return "\n".join(out)
+
+
+def counted(lines: Iterable[str]) -> list[str]:
+    """Identical lines once, in first-seen order, with ``(xN)`` where one was seen N > 1 times."""
+    counts = Counter(lines)
+    return [line if n == 1 else f"{line} (x{n})" for line, n in counts.items()]
+
+
 def render(report: Report) -> str:
     env = report.environment
     lines = [
@@ -114,9 +140,10 @@ def render(report: Report) -> str:
     if report.not_run:
         lines += ["", *_wrap(not_run_line(report.not_run), indent="")]
     if report.drift:
-        lines += ["", "Drift from the ledger:", *(line for d in report.drift for line in _wrap(f"  - {d}"))]
+        drift = counted(report.drift)  # the same drift seen on both instances is one line, counted
+        lines += ["", "Drift from the ledger:", *(line for d in drift for line in _wrap(f"  - {d}"))]
     lines += ["", *_wrap(conclusion(report), indent="")]
-    return "\n".join(lines)
+    return fit("\n".join(lines))
 
 
 def not_run_line(scenarios: Iterable[Scenario]) -> str:
@@ -158,7 +185,7 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
     lines = []
     for bug in bugs:
         lines += [
-            f"{bug.id}: {bug.title}",
+            *_wrap(f"{bug.id}: {bug.title}"),
             *_wrap(f"  upstream: {bug.upstream}; styles: {', '.join(bug.styles)}"),
             *_wrap(f"  APIs: {', '.join(bug.apis)}"),
             *_wrap(f"  symptom: {bug.symptom}"),
@@ -167,7 +194,7 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
         ]
     lines.append("Refused by design (not bugs), with the line of this torch that refuses each:")
     lines += [line for entry in BY_DESIGN for line in _wrap(f"  {refusal_line(entry)}: {entry.what}")]
-    return "\n".join(lines)
+    return fit("\n".join(lines))
 
 
 def render_bug_cause(torch_version: str, bug: Bug) -> str:
@@ -176,7 +203,7 @@ def render_bug_cause(torch_version: str, bug: Bug) -> str:
     from repro.source_checks import installed_sources
 
     verdict = bug.static(installed_sources())
-    return "\n".join(
+    text = "\n".join(
         [
             f"Root cause of {bug.id} on torch {torch_version}:",
             *_wrap(" ".join(bug.explanation.split()), indent=""),
@@ -185,32 +212,57 @@ def render_bug_cause(torch_version: str, bug: Bug) -> str:
             *(f"  {line}" for line in verdict.evidence),
         ]
     )
+    return fit(text)
 
 
 def render_explanation(torch_version: str, cause: RootCause) -> str:
-    steps = [f"{i}. {step}" for i, step in enumerate(cause.chain(), start=1)]
-    return "\n".join([f"Root cause on torch {torch_version}:", *steps])
+    """``--explain`` for the original bug: the measured chain, one numbered step each, wrapped."""
+    steps = [
+        line
+        for i, step in enumerate(cause.chain(), start=1)
+        for line in textwrap.wrap(f"{i}. {step}", WIDTH, subsequent_indent="   ", break_on_hyphens=False)
+    ]
+    return fit("\n".join([f"Root cause on torch {torch_version}:", *steps]))
+
+
+def render_explanations(torch_version: str, sections: Iterable[tuple[Bug, RootCause | None]]) -> str:
+    """``--explain`` with several ``--bug``: one section per bug, in the order asked, separated by a
+    blank line. The original bug's section is its measured chain (``cause``); another bug's, its
+    mechanism and static signature."""
+    parts = [
+        render_explanation(torch_version, cause) if cause is not None else render_bug_cause(torch_version, bug)
+        for bug, cause in sections
+    ]
+    return "\n\n".join(parts)
 
 
 def render_candidates(torch_version: str, device: str, results: list[CandidateResult]) -> str:
     yes_no = {True: "yes", False: "no", None: "?"}
     lines = [
-        f"Candidate fixes on torch {torch_version}, each applied in memory and judged by the default "
-        f"scenarios, or by every scenario with --slow (device {device}):",
+        *_wrap(
+            f"Candidate fixes on torch {torch_version}, each applied in memory and judged by the default "
+            f"scenarios, or by every scenario with --slow (device {device}):",
+            indent="",
+        ),
         "",
     ]
     for r in results:
         lines += [
-            f"{r.candidate.name} ({r.candidate.side} side): {r.candidate.summary}",
-            f"  registration succeeds: {yes_no[r.registers]}; full backward hook fires: {yes_no[r.hook_fires]}; "
-            f"{r.tally()} match eager",
-            f"  verdict: {r.verdict.upper()}: {r.detail}",
+            *_wrap(f"{r.candidate.name} ({r.candidate.side} side): {r.candidate.summary}"),
+            *_wrap(
+                f"  registration succeeds: {yes_no[r.registers]}; full backward hook fires: "
+                f"{yes_no[r.hook_fires]}; {r.tally()} match eager"
+            ),
+            *_wrap(f"  verdict: {r.verdict.upper()}: {r.detail}"),
         ]
     lines += [
         "",
-        "Only a candidate under which every judged scenario run matches eager counts as a fix (runs that "
-        "another catalogued bug or a by-design refusal accounts for are not judged); 'hides the error' "
-        "means registration succeeds but hooks still misbehave. A candidate is judged on the original bug's "
-        "own runs first; only one that passes them all is judged on every other run.",
+        *_wrap(
+            "Only a candidate under which every judged scenario run matches eager counts as a fix (runs that "
+            "another catalogued bug or a by-design refusal accounts for are not judged); 'hides the error' "
+            "means registration succeeds but hooks still misbehave. A candidate is judged on the original "
+            "bug's own runs first; only one that passes them all is judged on every other run.",
+            indent="",
+        ),
     ]
-    return "\n".join(lines)
+    return fit("\n".join(lines))
