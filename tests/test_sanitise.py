@@ -142,7 +142,9 @@ def test_the_terminal_summary_shows_no_control_character(raw):
     outcome, ledger = hostile_outcome(raw)
     shown = text(outcome, ledger, [])
     assert not CONTROL.search(shown.replace("\n", ""))
-    assert len(shown.splitlines()) == 6  # head, one row, blank, fixed_in, status, one error: no injected line
+    own = [line for line in shown.splitlines() if not line.startswith(" ")]  # indented: evidence, wrapped lines
+    assert len(own) == 6  # head, one row, blank, fixed_in, status, one error: no injected line
+    assert max(len(line) for line in shown.splitlines()) <= 100
 
 
 @pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())

@@ -33,7 +33,7 @@ from tracker import sweep
 from tracker.confirm import Installer
 from tracker.index import INDEX_KINDS, discover
 from tracker.remote import FetchError, Traffic, check_url, make_session
-from tracker.summary import markdown, text
+from tracker.summary import markdown, text, wrap
 from tracker.upstream_issue import DEFAULT_API, issue_state, parse_ref
 
 DEFAULT_INDEX = "https://pypi.org"
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     def progress(line: str) -> None:
-        print(for_terminal(line), file=sys.stderr, flush=True)
+        print("\n".join(wrap(for_terminal(line))), file=sys.stderr, flush=True)
 
     try:
         for url in (args.index_url, args.github_api_url, args.install_index_url, args.install_extra_index_url):

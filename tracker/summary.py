@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from repro.ledger import verdicts_of
@@ -9,6 +10,7 @@ from repro.sanitise import cell, code_span, for_terminal, plain
 from tracker.sweep import Outcome
 
 HEAD = ("release", "bug", "static", "dynamic", "bytes", "requests", "evidence")
+WIDTH = 100  # every line of the terminal summary and the progress lines fits a 100-column terminal
 NOTHING_NEW = "No release to check: the ledger already holds every release selected (--recheck probes them again)."
 
 
@@ -63,9 +65,21 @@ def text(outcome: Outcome, ledger: dict[str, Any], found: list[str]) -> str:
     if not outcome.entries:
         return "\n".join([NOTHING_NEW, "", *_footer(ledger, found, outcome)])
     rows = [HEAD, *(tuple(for_terminal(str(c)) for c in row) for row in _rows(outcome, ledger))]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD) - 1)]
-    lines = ["  ".join([*(c.ljust(w) for c, w in zip(r, widths)), r[-1]]) for r in rows]
-    return "\n".join([*lines, "", *_footer(ledger, found, outcome)])
+    widths = [max(len(r[i]) for r in rows[1:] + [HEAD[:-1]]) for i in range(len(HEAD) - 2)]
+    lines = []
+    for i, row in enumerate(rows):  # the evidence goes under its row, wrapped: rows stay narrow
+        lines.append("  ".join([*(c.ljust(w) for c, w in zip(row, widths)), row[-2]]).rstrip())
+        if i and row[-1] not in ("", "-"):
+            lines += wrap(f"evidence: {row[-1]}", indent="    ")
+    footer = [line for entry in _footer(ledger, found, outcome) for line in wrap(entry)]
+    return "\n".join([*(line for row in lines for line in wrap(row)), "", *footer])
+
+
+def wrap(line: str, indent: str = "", width: int = WIDTH) -> list[str]:
+    """One line of the terminal summary within ``width`` columns: continuation lines indented four more."""
+    if len(indent + line) <= width:
+        return [indent + line]
+    return textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent + "    ", break_on_hyphens=False)
 
 
 def markdown(outcome: Outcome, ledger: dict[str, Any], found: list[str], limit: int | None = None) -> str:
