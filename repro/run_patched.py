@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import runpy
 import sys
+import textwrap
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import NoReturn
 
 from repro.environment import import_torch
 from repro.filing.candidates import CANDIDATES
@@ -31,8 +33,16 @@ USAGE = f"usage: {PROG} ({' | '.join(CANDIDATES)} | --sources DIR) (-m MODULE | 
 EXIT_USAGE = 2
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
+    """One sentence on stderr (one line: a path in it stays whole), then exit 2."""
     print(for_terminal(message), file=sys.stderr)
+    raise SystemExit(EXIT_USAGE)
+
+
+def _usage(problem: str) -> NoReturn:
+    """A usage error, as argparse prints one: the usage (wrapped at 100 columns), then what was wrong."""
+    usage = textwrap.wrap(USAGE, 100, subsequent_indent="    ", break_on_hyphens=False)
+    print("\n".join([*usage, f"{PROG}: error: {problem}"]), file=sys.stderr)
     raise SystemExit(EXIT_USAGE)
 
 
@@ -53,10 +63,16 @@ def main(argv: list[str]) -> None:
         import_torch()
     elif argv[:1] and argv[0] in CANDIDATES:
         fix = CANDIDATES[argv[0]].apply()  # entered before anything imports torch
+    elif argv[:1] == ["--sources"]:
+        _usage("--sources needs a folder (DIR)")
+    elif argv:
+        _usage(for_terminal(f"{argv[0]!r} is neither a candidate nor --sources DIR"))
     else:
-        _fail(USAGE)
-    if len(argv) < 2 or (argv[1] == "-m" and len(argv) < 3):
-        _fail(USAGE)
+        _usage("give a candidate or --sources DIR, then -m MODULE or SCRIPT")
+    if len(argv) < 2:
+        _usage(for_terminal(f"nothing to run after {argv[0]!r}: give -m MODULE or SCRIPT"))
+    if argv[1] == "-m" and len(argv) < 3:
+        _usage("-m needs a MODULE")
     with fix:
         if argv[1] == "-m":
             sys.argv = [argv[2], *argv[3:]]

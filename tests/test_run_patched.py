@@ -38,6 +38,9 @@ def _copy(root, relative: str, *, edit: bool):
 def test_usage_errors_exit_2_like_argparse(argv):
     proc = run(["-m", "repro.run_patched", *argv])
     assert proc.returncode == 2 and proc.stderr.startswith(f"usage: {PROG} ") and "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]  # what it did not understand, named (argparse's shape)
+    assert last.startswith(f"{PROG}: error: ") and max(len(line) for line in proc.stderr.splitlines()) <= 100
+    assert argv[:1] != ["no-such-candidate"] or "'no-such-candidate' is neither a candidate" in last
 
 
 @pytest.mark.parametrize("layout", ["empty", "one-level-too-deep", "unchanged-copy"])
