@@ -27,6 +27,7 @@ from repro.ledger import Expectation
 
 SCHEMA = 2
 DEPARTURES = ("raises", "differs", "error")
+NOT_JUDGED = ("unavailable", "not-run")  # this torch lacks the API, or this machine the accelerator
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[str, str]:
     if skipped:
         return "skipped", skipped
     scope = [r for r in run.results if bug.covers(r)]
-    judged = [r for r in scope if r.verdict != "unavailable"]
+    judged = [r for r in scope if r.verdict not in NOT_JUDGED]
     if not judged:
         reasons = sorted({r.detail for r in scope}) or ["no scenario covers it"]
         return "not-applicable", f"its scenarios cannot run here: {'; '.join(reasons)}"
@@ -128,7 +129,7 @@ def drift_of(run: OracleRun, bugs: list[BugStatus], expected: dict[str, Expectat
              for b in bugs if not b.matches_expectation]
     judged = {b.bug.id for b in bugs if b.status not in ("skipped", "cannot-test")}
     for r in run.results:
-        if r.verdict == "unavailable":
+        if r.verdict in NOT_JUDGED + ("refused",):  # a refusal by design is no bug's departure
             continue
         want, cause = _expected_causes(r, expected), cause_of(r)
         if cause and cause not in judged:

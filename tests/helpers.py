@@ -25,6 +25,10 @@ PASTE_ENDS = {
     "global-backward-hooks-scripted": "RuntimeError: _get_backward_hooks is not supported on ScriptModules",
     "global-hooks-root-only": "AssertionError: global forward hooks ran for ['Net']",
     "module-compile-noop": "AssertionError: Module.compile() had no effect",
+    "deepcopy-drops-subclass": "AssertionError: copy.deepcopy returned a RecursiveScriptModule",
+    "attribute-assignment-forwarded": "AssertionError: model.weight = None raised: Could not cast attribute 'weight'",
+    "child-hooks-bypassed": "AssertionError: the forward hook on model.child registered without error",
+    "checkpoint-early-stop": "AssertionError: backward through checkpoint raised: The following operation failed",
 }
 
 

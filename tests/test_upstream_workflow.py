@@ -36,6 +36,7 @@ BEFORE_THE_API = [
     "1.7.1",
 ]  # PyPI's torch releases before register_full_backward_hook (1.8.0)
 TAG = "cp311-cp311-manylinux_2_28_x86_64"
+FOUR = ("full-backward-hook-flag", "global-backward-hooks-scripted", "global-hooks-root-only", "module-compile-noop")
 
 
 def workflow_command(program: str) -> list[str]:
@@ -45,10 +46,11 @@ def workflow_command(program: str) -> list[str]:
     return shlex.split(command)[1:]  # without "python": the tests run their own interpreter
 
 
-def test_the_daily_check_over_every_release_with_the_committed_ledger_exits_0(index, tmp_path):
-    """The first run with the committed ledger: the releases before 1.8 are new to it, lack the API,
-    and come out not-applicable, with no install and no status change (the workflow's first run cried
-    wolf before)."""
+def test_the_daily_check_over_every_release_with_the_committed_ledger_changes_no_status(index, tmp_path):
+    """The first run with the committed ledger: the releases before 1.8 are new to it and lack the API of
+    the original four bugs (not-applicable, no status change: the workflow's first run cried wolf before).
+    The bugs catalogued later apply to them, so each is installed; a wheel that does not install is an
+    error of its release, retried next run (exit 1), never a verdict."""
     old_module = "class Module:\n    def register_forward_hook(self, hook):\n        return hook\n"
     ledger_keys = list(json.loads(LEDGER.read_text())["releases"])
     for version in BEFORE_THE_API:  # the oldest wheels lack the jit files too
@@ -68,16 +70,17 @@ def test_the_daily_check_over_every_release_with_the_committed_ledger_exits_0(in
     ledger = tmp_path / "ledger.json"
     ledger.write_bytes(LEDGER.read_bytes())
     proc = run([*command, "--index-url", index.url], ledger=ledger)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == 1, proc.stderr[-3000:]
     report, after = json.loads(proc.stdout), json.loads(ledger.read_text())
-    assert report["changes"] == [] and report["errors"] == []
+    assert report["changes"] == [] and len(report["errors"]) == len(BEFORE_THE_API)
     assert sorted(r["version"] for r in report["releases"]) == sorted(BEFORE_THE_API)
     for version in BEFORE_THE_API:
-        bugs = after["releases"][version]["bugs"]
-        assert {bug_id: b["static"]["verdict"] for bug_id, b in bugs.items()} == dict.fromkeys(BUGS, "not-applicable")
-        assert not any("dynamic" in b for b in bugs.values())  # never confirmed: nothing was installed
-        assert "register_full_backward_hook not found" in " ".join(bugs[ORIGINAL]["static"]["evidence"])
-    assert not [hit for hit in index.hits if hit.startswith("/simple/")]  # pip was never asked for anything
+        release = after["releases"][version]
+        statics = {bug_id: b["static"]["verdict"] for bug_id, b in release["bugs"].items()}
+        assert {statics[bug_id] for bug_id in FOUR} == {"not-applicable"}
+        assert not any("dynamic" in b for b in release["bugs"].values())  # no report: no verdict
+        assert release["error"].startswith("no report (1 of 3 attempts): installing torch")
+        assert "register_full_backward_hook not found" in " ".join(release["bugs"][ORIGINAL]["static"]["evidence"])
     assert {v: after["releases"][v] for v in ledger_keys} == json.loads(LEDGER.read_text())["releases"]
 
 
@@ -412,4 +415,4 @@ def test_the_pull_request_title_and_body_stay_within_githubs_limits(count, chang
     rows = [line for line in lines if line.startswith("| 3.")]
     if count > len(rows):  # what did not fit is counted, never silently dropped
         assert f"{count - len(rows)} more releases checked are left out here: the ledger's diff holds them all." in made
-    assert len(rows) >= min(count, 20)  # as many as fit, not none
+    assert len(rows) >= min(count, 10)  # as many as fit (each release has a row per catalogued bug), not none

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from repro.catalogue import (full_backward_hook_flag, global_backward_hooks_scripted, global_hooks_root_only,
-                             module_compile_noop)
+from repro.catalogue import (attribute_assignment_forwarded, checkpoint_early_stop, child_hooks_bypassed,
+                             deepcopy_drops_subclass, full_backward_hook_flag, global_backward_hooks_scripted,
+                             global_hooks_root_only, module_compile_noop)
 from repro.catalogue.bug import Bug
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads the catalogue without it
@@ -20,7 +21,8 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads the catalogue w
     from repro.engine.scenarios import Scenario
 
 BUGS: dict[str, Bug] = {module.BUG.id: module.BUG for module in (
-    full_backward_hook_flag, global_backward_hooks_scripted, global_hooks_root_only, module_compile_noop)}
+    full_backward_hook_flag, global_backward_hooks_scripted, global_hooks_root_only, module_compile_noop,
+    deepcopy_drops_subclass, attribute_assignment_forwarded, child_hooks_bypassed, checkpoint_early_stop)}
 
 
 class UnknownBug(KeyError):

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures with
 STYLES = ("script_method", "plain_forward")  # ScriptModule subclasses: repro.engine.models.STYLES
 # The model shapes a ScriptModule subclass is tested in (repro.engine.models.MODELS); a torch.jit.script-ed
 # child of an eager model is the shape "scripted child", in the style "torch.jit.script".
-SUBCLASS_SHAPES = ("flat", "child", "two inputs", "non-tensor input", "in eager parent")
+SUBCLASS_SHAPES = ("flat", "child", "two inputs", "non-tensor input", "in eager parent", "subclass child")
 
 
 @dataclass(frozen=True)
@@ -39,13 +39,19 @@ class Bug:
     script: str  # the bisect-ready script (exit 1 bug, 0 fixed, 125 cannot test), from the repository root
     paste: str  # the paste-ready script: at most 25 lines, torch only, ends in the error or a failing assert
     explanation: str  # the mechanism, in prose (its module's docstring); file:line evidence comes from ``static``
+    no_static: str = ""  # why the bug has no static signature (``pieces`` empty): the tracker confirms it dynamically
+    cases: tuple[str, ...] = ()  # the scenario names of its APIs it affects, where it affects only some
 
     def covers(self, result: ScenarioResult) -> bool:
-        """Is this scenario run in the bug's scope (one of its APIs, styles and model shapes)?"""
+        """Is this scenario run in the bug's scope (one of its APIs, styles and model shapes; one of its
+        ``cases``, where it names some)?"""
         return (result.style in self.styles and result.scenario.model in self.models
-                and bool(result.scenario.apis & set(self.apis)))
+                and bool(result.scenario.apis & set(self.apis))
+                and (not self.cases or result.scenario.name in self.cases))
 
     def static(self, sources: dict[str, str | None], reference: Reference | None = None) -> StaticVerdict:
+        if not self.pieces:  # nothing in the probed files decides it: "unknown" is never a status change
+            return StaticVerdict("unknown", [f"no static signature: {self.no_static}"])
         return static_verdict(sources, self.pieces, self.applies, self.fingerprinted, reference)
 
 

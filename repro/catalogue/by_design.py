@@ -9,6 +9,9 @@ from pathlib import Path
 from repro.source_checks import installed_torch_root
 
 
+CPP = "torch._C"  # a refusal raised in C++: no Python line decides it
+
+
 @dataclass(frozen=True)
 class ByDesign:
     what: str  # the behaviour, as a user meets it
@@ -22,20 +25,48 @@ BY_DESIGN = (
              " is not supported on ScriptModules", "torch/jit/_script.py"),
     ByDesign("torch.func.functional_call on a ScriptModule", "The stateless API can't be used with Jitted modules",
              "torch/nn/utils/stateless.py"),
-    ByDesign("torch.nn.utils.weight_norm on a scripted submodule (it deletes a parameter)",
+    ByDesign("deleting a parameter, buffer or child of a ScriptModule, and what does so: weight_norm, "
+             "spectral_norm and parametrizations on a child",
              "cannot delete methods or parameters of a script module", "torch/jit/_script.py"),
+    ByDesign("adding a parameter after construction: pruning a child's weight",
+             "Can't add a new parameter after ScriptModule construction", "torch/jit/_script.py"),
+    ByDesign("replacing or adding a child with an eager module (setattr, add_module, register_module, "
+             "set_submodule)", "Cannot re-assign modules in a ScriptModule",
+             "torch/jit/_script.py"),
+    ByDesign("a non-persistent buffer", "ScriptModule does not support non-persistent buffers",
+             "torch/nn/modules/module.py"),
+    ByDesign("register_buffer after construction (the message blames __init__: the wrapper has no _buffers)",
+             "cannot assign buffer before Module.__init__() call", "torch/nn/modules/module.py"),
+    ByDesign("register_parameter after construction (the message blames __init__: the wrapper has no "
+             "_parameters)", "cannot assign parameter before Module.__init__() call", "torch/nn/modules/module.py"),
+    ByDesign("pickling a ScriptModule (torch.jit.save is its serialisation)", "which does not have a __getstate__",
+             CPP),
 )
+
+
+def refusal_by_message(error: str | None) -> ByDesign | None:
+    """The by-design entry whose refusal text ``error`` carries (not the stubs: ``refusal`` checks those)."""
+    return next((entry for entry in BY_DESIGN[1:] if error and entry.error in error), None)
 
 
 def refusal_line(entry: ByDesign, root: Path | None = None) -> str:
     """``file:line`` of the statement that raises ``entry.error`` in the installed torch, or why not found."""
+    if entry.source == CPP:
+        return f"{CPP} (raised in C++, no Python line)"
     path = (root or installed_torch_root()) / entry.source
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return f"{entry.source}: not in this torch"
-    number = next((i for i, line in enumerate(lines, 1) if entry.error in line and "raise" in line), None)
+    raising = (_raise_above(lines, i) for i, line in enumerate(lines) if entry.error in line)
+    number = next((n for n in raising if n), None)
     return f"{entry.source}:{number}" if number else f"{entry.source}: the refusal is no longer there"
+
+
+def _raise_above(lines: list[str], index: int, reach: int = 3) -> int | None:
+    """The 1-based number of the ``raise`` line whose message is on line ``index`` (0-based): that line
+    itself, or one of the ``reach`` lines above it (a message wrapped onto its own line)."""
+    return next((j + 1 for j in range(index, max(-1, index - reach - 1), -1) if "raise" in lines[j]), None)
 
 
 def refusal(apis: set[str], error: str | None) -> str | None:
@@ -49,6 +80,9 @@ def refusal(apis: set[str], error: str | None) -> str | None:
 
     import torch
 
+    by_message = refusal_by_message(error)
+    if by_message:
+        return refusal_line(by_message)
     name = next((api for api in apis if error and f"{api} is not supported on ScriptModules" in error), None)
     stub = getattr(torch.jit.RecursiveScriptModule, name, None) if name else None
     if stub is None or "_make_fail" not in stub.__qualname__:

@@ -24,8 +24,12 @@ APIS = ("register_full_backward_hook", "register_backward_hook")
 
 
 def recognise(result: ScenarioResult) -> bool:
-    """Its error, or (where silenced) hooks registered through its two APIs that never run."""
-    return raised(result, SIGNATURE) or (bool(result.scenario.apis & set(APIS)) and fewer_calls(result))
+    """Its error, or (where silenced) hooks registered through its two APIs that never run; on a child
+    that is itself a ScriptModule subclass under a script_method forward, hooks that never run are
+    child-hooks-bypassed's."""
+    bypassed = result.scenario.model == "subclass child" and result.style == "script_method"
+    return raised(result, SIGNATURE) or (bool(result.scenario.apis & set(APIS)) and fewer_calls(result)
+                                         and not bypassed)
 
 
 def applies(trees: Trees) -> str | None:

@@ -13,6 +13,7 @@ raise): the stubs are made on first use, inside the oracle's warning capture.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -77,6 +78,20 @@ class NonTensorInput(Flat):
         return F.linear(x, self.weight, self.bias) * scale
 
 
+def _subclass_child(module: nn.Module) -> None:
+    """A ``Flat`` child: on the ScriptModule side itself a ScriptModule subclass (``script_method``
+    style), made before the parent is compiled, as users nest their own ScriptModule classes."""
+    scripted = isinstance(module, torch.jit.ScriptModule)
+    module.inner = subject_class("flat", "script_method")() if scripted else Flat()
+
+
+class WithSubclassChild(_Built):
+    parts = staticmethod(_subclass_child)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(x)
+
+
 class EagerParent(nn.Module):
     """An eager model holding the model under test as its child ``inner``."""
 
@@ -106,9 +121,11 @@ MODELS: dict[str, Model] = {
     "non-tensor input": Model(NonTensorInput, lambda device: (0.5,)),
     "in eager parent": Model(Flat, placement="in eager parent"),
     "scripted child": Model(Flat, placement="scripted child"),
+    "subclass child": Model(WithSubclassChild),
 }
 
 _STUBS: dict[type, object] = {}
+_SERIAL = itertools.count()
 _LATER: dict[tuple[str, str], type] = {}
 
 
@@ -130,8 +147,11 @@ def fresh_class(shape: str, style: str) -> type[nn.Module]:
         eager.parts(self)
 
     forward = _compiled_forward(eager) if style == "script_method" else eager.forward
-    return type(eager.__name__, (torch.jit.ScriptModule,), {"__init__": __init__, "forward": forward,
-                                                            "__module__": __name__})
+    qualname = f"_{eager.__name__}_{style}_{next(_SERIAL)}"  # where pickle finds it, as it finds a user's class
+    cls = type(eager.__name__, (torch.jit.ScriptModule,), {"__init__": __init__, "forward": forward,
+                                                           "__module__": __name__, "__qualname__": qualname})
+    globals()[qualname] = cls
+    return cls
 
 
 def subject_class(shape: str, style: str, instance: str = "later") -> type[nn.Module]:

@@ -4,14 +4,16 @@ A verdict is ``match`` only when both twins recorded the same observation (hook 
 with their arguments, gradients, state dicts); not raising is never enough.
 
 Verdicts: ``match``; ``raises`` (the ScriptModule raised, eager did not); ``differs``
-(both ran, observations differ); ``unavailable`` (this torch's ``nn.Module`` lacks an API
-or keyword the scenario needs, so neither twin can run it); ``error`` (the eager twin
-itself raised: the scenario is not valid on this torch).
+(both ran, observations differ); ``refused`` (raised, by TorchScript's design: see
+``repro.catalogue.by_design``); ``unavailable`` (this torch lacks an API or keyword the scenario
+needs, so neither twin can run it); ``not-run`` (it needs an accelerator this machine lacks: the
+API exists); ``error`` (the eager twin itself raised: the scenario is not valid on this torch).
 """
 
 from __future__ import annotations
 
 import gc
+import importlib
 import inspect
 import warnings
 from collections.abc import Callable
@@ -62,18 +64,48 @@ class EagerFailed(AssertionError):
 
 
 def missing_needs(scenario: Scenario) -> list[str]:
-    """The APIs or keywords ``scenario`` needs that this torch lacks: ``nn.Module`` methods, and
-    the global ``register_module_*`` functions of ``torch.nn.modules.module``."""
-    from torch import nn
-    from torch.nn.modules import module
-
+    """The APIs or keywords ``scenario`` needs that this torch lacks: ``nn.Module`` methods, the
+    global ``register_module_*`` functions of ``torch.nn.modules.module``, and dotted paths
+    (``torch.func.functional_call``)."""
     missing = []
     for need in scenario.needs:
         api, _, kwarg = need.rstrip(")").partition("(")
-        method = getattr(module if api.startswith("register_module_") else nn.Module, api, None)
-        if method is None or (kwarg and kwarg not in inspect.signature(method).parameters):
+        found = resolve(api)
+        if found is None or (kwarg and kwarg not in inspect.signature(found).parameters):
             missing.append(need)
     return missing
+
+
+def resolve(api: str) -> Any:
+    """The object ``api`` names on this torch, or None: a dotted path is imported (its longest
+    importable module prefix), a ``register_module_*`` name is a global hook function, any other
+    name an ``nn.Module`` attribute."""
+    from torch import nn
+    from torch.nn.modules import module
+
+    if "." not in api:
+        return getattr(module if api.startswith("register_module_") else nn.Module, api, None)
+    parts = api.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            found: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            found = getattr(found, name, None)
+        return found
+    return None
+
+
+def absent_device(scenario: Scenario) -> str | None:
+    """Why a scenario that needs an accelerator cannot run here ("no CUDA"), or None."""
+    if not scenario.device:
+        return None
+    import torch
+
+    backend = getattr(torch, scenario.device, None)
+    available = getattr(backend, "is_available", None)
+    return None if callable(available) and available() else f"no {scenario.device.upper()}"
 
 
 def observe(build: Callable[[], Any], scenario: Scenario, device: str) -> Side:
@@ -116,6 +148,9 @@ def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "l
     if missing:
         return ScenarioResult(scenario, style, "unavailable", f"this torch lacks {', '.join(missing)}",
                               instance=instance)
+    absent = absent_device(scenario)
+    if absent:
+        return ScenarioResult(scenario, style, "not-run", f"not run: {absent}", instance=instance)
     script = observe(lambda: build_script(scenario.model, style, instance, device), scenario, device)
     eager = eager or observe_eager(scenario, device)
     verdict, detail = judge(script, eager)
@@ -135,7 +170,7 @@ def run_all(device: str, scenarios: list[Scenario] = SCENARIOS) -> OracleRun:
             reason = torchscript_problem(device)
             results = []
             for s in [] if reason else scenarios:
-                eager = None if missing_needs(s) else observe_eager(s, device)
+                eager = None if missing_needs(s) or absent_device(s) else observe_eager(s, device)
                 results += [run_scenario(s, style, device, instance, eager)
                             for style in styles_of(s.model) for instance in INSTANCES]
     finally:

@@ -48,6 +48,22 @@ class Recorder:
     def note(self, key: str, value: Any) -> None:
         self.facts[key] = self.summary(value)
 
+    def attempt(self, key: str, action: Callable[[], Any]) -> Any:
+        """Do ``action`` and note its result, or the type of the error it raised: for what eager itself
+        refuses (a plain tensor assigned to a parameter), so that both twins' answers are compared."""
+        try:
+            result = action()
+        except Exception as err:
+            self.facts[key] = f"raised {type(err).__name__}"
+            return None
+        self.note(key, result)
+        return result
+
+    def parameters(self, key: str = "parameters") -> None:
+        """Note every parameter and buffer: name, dtype, device and values."""
+        self.facts[key] = {name: [str(t.dtype), t.device.type, self.summary(t)]
+                           for name, t in [*self.model.named_parameters(), *self.model.named_buffers()]}
+
     def input(self, values: Any = INPUT) -> torch.Tensor:
         return torch.tensor(values, device=self.device, requires_grad=True)
 

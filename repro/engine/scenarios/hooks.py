@@ -1,89 +1,20 @@
-"""The scenario table: one small body per behaviour, run unchanged on both twins.
+"""Hook scenarios: the whole hook surface of ``nn.Module`` and the global ``register_module_*`` hooks.
 
-Each body gets the model and a ``Recorder`` and only *does* things; the oracle compares
-what was recorded. The 19 entries registered with ``downstream=True`` mirror the behaviours
-torch_npu's ``TestScriptModuleHooks`` (test/test_jit_api.py) checks, as described in
-shared/CONTEXT.md; the rest cover the legacy hook, forward hooks, ordering across hook kinds,
-``prepend``, removal, returned values and ``incompatible_keys`` edits, as in PyTorch's
-test/nn/test_module_hooks.py.
-
-``needs`` names the ``nn.Module`` methods a scenario calls, with a keyword argument in
-brackets when it relies on one (``"register_full_backward_hook(prepend)"``); a torch that
-lacks any of them reports the scenario as ``unavailable``. ``model`` names the shape a scenario
-runs on (``repro.engine.models.MODELS``): most run on ``flat``, the cheapest to compile; global and
-submodule hooks need a child, and the other shapes are what PyTorch's hook tests also cover (two
-inputs, a non-tensor input, the subclass inside an eager parent, a ``torch.jit.script``-ed child).
+The 19 entries registered with ``downstream=True`` mirror the behaviours torch_npu's
+``TestScriptModuleHooks`` (test/test_jit_api.py) checks, as described in shared/CONTEXT.md; the rest
+cover the legacy hook, forward hooks, ordering across hook kinds, ``prepend``, removal, returned values
+and ``incompatible_keys`` edits, as in PyTorch's test/nn/test_module_hooks.py, and hooks on submodules.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
 
 import torch
 
 from repro.engine.recorder import INPUT, Recorder
-
-Body = Callable[[Any, Recorder], None]
-
-
-@dataclass(frozen=True)
-class Scenario:
-    api: str
-    name: str
-    body: Body
-    needs: tuple[str, ...]  # nn.Module methods or torch.nn.modules.module functions, "api(keyword)"
-    downstream: bool = False  # mirrors a behaviour torch_npu's TestScriptModuleHooks checks
-    tier: str = "default"  # which runs include it: a key of TIERS
-    model: str = "flat"  # the shape it runs on (repro.engine.models.MODELS)
-
-    @property
-    def key(self) -> str:
-        return f"{self.api}: {self.name}"
-
-    @property
-    def apis(self) -> set[str]:
-        """Every API the scenario calls, without keywords: what a catalogued bug's scope is matched on."""
-        return {need.split("(")[0] for need in self.needs}
-
-
-SCENARIOS: list[Scenario] = []
-
-# Which runs include a scenario: ``default`` ones run in every run; the others, which the default run
-# leaves out for speed, only when asked (``--slow``, or ``--bug`` for a bug's own). Tier -> (adjective, why).
-# A variant checks more of what a default scenario of its API checks, or only part of it (torch_npu's
-# "receives the module itself": the "called with" scenarios record the module argument too).
-TIERS = {
-    "default": ("default", "in every run"),
-    "variant": ("variant", "ordering, removal, returned values, keywords, other model shapes, or part "
-                "of a default scenario's check"),
-    "seconds": ("slow", "Module.compile imports dynamo"),
-}
-
-
-def uncovered_hook_apis() -> list[str]:
-    """Hook APIs the installed torch offers that no scenario calls: every ``register_*hook*`` method
-    of ``nn.Module`` (the private ones libraries use included) and every global ``register_module_*``
-    function. A new one in a torch release fails a test until a scenario covers it."""
-    from torch.nn.modules import module
-
-    offered = {name for name in dir(torch.nn.Module) if name.lstrip("_").startswith("register") and "hook" in name}
-    offered |= {name for name in dir(module) if name.startswith("register_module_")}
-    return sorted(offered - {api for s in SCENARIOS for api in s.apis})
-
-
-def scenario(api: str, name: str, *also: str, downstream: bool = False, tier: str = "default",
-             model: str = "flat") -> Callable[[Body], Body]:
-    """Add the decorated body to the table under ``api``; ``also`` lists further needs."""
-    assert tier in TIERS, tier
-
-    def add(body: Body) -> Body:
-        SCENARIOS.append(Scenario(api.split("(")[0], name, body, (api, *also), downstream, tier, model))
-        return body
-
-    return add
+from repro.engine.scenarios.table import scenario
 
 
 def _times(factor: float) -> Callable[..., tuple]:
@@ -491,7 +422,7 @@ def _(m, rec):
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_forward_hook", "on a submodule (m.linear)", model="child")
+@scenario("register_forward_hook", "on a submodule (m.linear)", model="child", where="on a submodule")
 def _(m, rec):
     m.linear.register_forward_hook(rec.mark("child forward"))
     rec.backward()
@@ -596,3 +527,28 @@ for _register, _label, _model in (("register_module_module_registration_hook", "
                                   ("register_module_parameter_registration_hook", "parameter registered", "flat"),
                                   ("register_module_buffer_registration_hook", "buffer registered", "flat")):
     _registration_scenario(_register, _label, _model)  # flat holds two parameters and a buffer, no child
+
+
+# --- hooks on a child that is itself a ScriptModule subclass, and the other local hooks on a submodule ---
+
+
+for _register, _hook in (("register_forward_hook", "forward"), ("register_forward_pre_hook", "forward pre"),
+                         ("register_full_backward_hook", "backward"),
+                         ("register_full_backward_pre_hook", "backward pre")):
+    def _child_hooked(m, rec, register=_register, label=f"child {_hook}"):
+        getattr(m.inner, register)(rec.mark(label))
+        rec.backward()
+
+    scenario(_register, "on a child that is itself a ScriptModule subclass",  # one default: its bug's own
+             tier="default" if _register == "register_forward_hook" else "variant",
+             model="subclass child", where="on a ScriptModule-subclass child")(_child_hooked)
+
+for _register in ("register_forward_pre_hook", "register_full_backward_hook", "register_full_backward_pre_hook",
+                  "register_state_dict_pre_hook"):
+    def _submodule_hooked(m, rec, register=_register):
+        getattr(m.linear, register)(rec.mark("submodule hook"))
+        rec.backward()
+        m.state_dict()  # for the state_dict hook
+
+    scenario(_register, "on a submodule (m.linear)", tier="variant", model="child",
+             where="on a submodule")(_submodule_hooked)

@@ -1,0 +1,73 @@
+"""Assigning attributes of a ScriptModule subclass goes to the compiled module, typed at construction.
+
+``ScriptModule.__setattr__`` forwards every assignment after ``__init__`` to the inner
+``RecursiveScriptModule`` (the mechanism of ``full-backward-hook-flag``), whose attributes have the
+types scripting gave them. So ``model.weight = None`` (which ``nn.Module`` allows, to drop a
+parameter) raises "Could not cast attribute 'weight' to type Tensor", a plain tensor assigned to a
+parameter is silently accepted (``nn.Module`` raises ``TypeError``), ``model.training = 0`` is stored
+as ``False``, and a plain attribute set after ``__init__`` cannot be deleted again (it went to the
+inner module; ``del`` looks on the wrapper). No upstream report was found.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import STYLES, Bug, raised
+from repro.source_checks import SCRIPT, Trees, setattr_forwards
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+APIS = ("setattr", "delattr")
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """In an assignment or deletion: the cast error, an attribute that cannot be deleted, or a value
+    kept otherwise than eager keeps it."""
+    return bool(result.scenario.apis & set(APIS)) and (
+        raised(result, "Could not cast attribute", "object has no attribute") or result.verdict == "differs")
+
+
+def applies(trees: Trees) -> str | None:
+    return None
+
+
+PASTE = '''import torch
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(2, 2))
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return x @ self.weight
+
+
+model = Net()
+try:
+    model.weight = None  # nn.Module allows it: the parameter is dropped
+except RuntimeError as err:  # its message ends in C++ frames: its first line says it
+    raise AssertionError(f"model.weight = None raised: {str(err).splitlines()[0]}") from None
+'''
+
+BUG = Bug(
+    id="attribute-assignment-forwarded",
+    title="Assigning a parameter, buffer or training on a ScriptModule subclass is cast or refused",
+    upstream="not reported yet",
+    apis=APIS,
+    styles=STYLES,
+    models=("flat", "child"),
+    symptom="weight = None raises a cast error; a tensor replaces a parameter silently; training = 0 -> False",
+    recognise=recognise,
+    pieces=(setattr_forwards("training"),),
+    fingerprinted=((SCRIPT, "ScriptModule.__setattr__"),),
+    applies=applies,
+    cases=("assigns a parameter to None", "assigns a buffer to None", "assigns training to 0 (stored as given)",
+           "assigns a plain tensor to a parameter (eager refuses)", "deletes a plain attribute set earlier"),
+    script="repro/attribute_assignment_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+)

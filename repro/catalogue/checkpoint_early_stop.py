@@ -1,0 +1,58 @@
+"""``torch.utils.checkpoint.checkpoint(model, x, use_reentrant=False)`` fails on a ``script_method``.
+
+Non-reentrant checkpointing recomputes the forward in backward and, by default (early stop), stops
+the recomputation as soon as it has every tensor it needs, by raising an exception from a
+saved-tensor hook inside the forward. In a compiled ``forward`` that exception crosses the
+TorchScript interpreter, which turns it into "RuntimeError: The following operation failed in the
+TorchScript interpreter", so checkpoint cannot catch it and backward fails. Eager models, and a plain
+Python ``forward``, work; ``set_checkpoint_early_stop(False)`` avoids it. No upstream report was found.
+It lives in ``torch/utils/checkpoint.py``, which the tracker's wheel probe does not read: there is no
+static signature, and the tracker confirms it dynamically only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import SUBCLASS_SHAPES, Bug, paste_script, raised
+from repro.source_checks import Trees
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+SIGNATURE = "The following operation failed in the TorchScript interpreter"
+
+
+def recognise(result: ScenarioResult) -> bool:
+    return "torch.utils.checkpoint.checkpoint" in result.scenario.apis and raised(result, SIGNATURE)
+
+
+def applies(trees: Trees) -> str | None:
+    return None
+
+
+PASTE = paste_script("import torch\nfrom torch.utils.checkpoint import checkpoint", '''\
+x = torch.ones(1, 2, requires_grad=True)
+try:
+    checkpoint(Net(), x, use_reentrant=False).sum().backward()  # works on nn.Module
+except RuntimeError as err:  # its message goes on with TorchScript's traceback: its first line says it
+    raise AssertionError(f"backward through checkpoint raised: {str(err).splitlines()[0]}") from None
+''')
+
+BUG = Bug(
+    id="checkpoint-early-stop",
+    title="Non-reentrant torch.utils.checkpoint fails on a script_method forward",
+    upstream="not reported yet",
+    apis=("torch.utils.checkpoint.checkpoint",),
+    styles=("script_method",),
+    models=SUBCLASS_SHAPES,
+    symptom=f"RuntimeError: {SIGNATURE} (checkpoint's early stop)",
+    recognise=recognise,
+    pieces=(),
+    fingerprinted=(),
+    applies=applies,
+    script="repro/checkpoint_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+    no_static="it lives in torch/utils/checkpoint.py, which the wheel probe does not read",
+)

@@ -1,0 +1,76 @@
+"""Hooks on a child that is itself a ScriptModule subclass never run under a ``script_method`` forward.
+
+A ScriptModule subclass nested in another keeps its Python wrapper, so ``model.child`` is that
+wrapper and its hook methods register without error. But the parent's compiled ``forward`` calls
+the child inside TorchScript, never through the wrapper's ``Module.__call__`` (``_call_impl``), which
+is what runs hooks: they are silently skipped (the mechanism of ``global-hooks-root-only``). With a
+plain Python ``forward`` the call goes through the wrapper and the hooks run. Unlike a plain
+submodule (``m.linear``), whose hook methods refuse by design, nothing says so. No upstream report
+was found (related: pytorch/pytorch#36131, hooks for ScriptModules, closed unmerged).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import Bug, fewer_calls
+from repro.catalogue.global_hooks_root_only import _call_impl_runs_global_hooks, _script_method_compiles
+from repro.source_checks import MODULE, SCRIPT, Trees
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+APIS = ("register_forward_hook", "register_forward_pre_hook", "register_full_backward_pre_hook",
+        "register_full_backward_hook")
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """Hooks on the ScriptModule-subclass child recorded fewer calls than eager's, none other."""
+    return result.scenario.model == "subclass child" and fewer_calls(result)
+
+
+def applies(trees: Trees) -> str | None:
+    return None
+
+
+PASTE = '''import torch
+
+class Child(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.child = Child()  # itself a ScriptModule subclass
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.child(x)
+
+calls = []
+model = Net()
+model.child.register_forward_hook(lambda module, args, output: calls.append(module))
+model(torch.ones(1, 2))
+assert calls, "the forward hook on model.child registered without error and never ran"
+'''
+
+BUG = Bug(
+    id="child-hooks-bypassed",
+    title="Hooks on a ScriptModule-subclass child never run under a script_method forward",
+    upstream="not reported yet",
+    apis=APIS,
+    styles=("script_method",),
+    models=("subclass child",),
+    symptom="the child's hooks register without error and never run (eager runs them)",
+    recognise=recognise,
+    pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
+    fingerprinted=((MODULE, "Module._call_impl"), (SCRIPT, "script_method")),
+    applies=applies,
+    script="repro/child_hooks_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+)

@@ -1,0 +1,83 @@
+"""``copy.deepcopy`` of a ScriptModule subclass returns a bare ``RecursiveScriptModule``.
+
+``copy.deepcopy`` looks ``__deepcopy__`` up on the instance (``copy.copy`` looks on the class, and
+works). ``ScriptModule`` defines none, so its ``__getattr__`` forwards the lookup to the inner
+``RecursiveScriptModule``, whose
+``__deepcopy__`` wraps a copy of the C++ module alone: the copy is no longer the user's class, has
+none of the wrapper's hooks (registered hooks silently stop running) and, where ``forward`` is a plain
+Python method, no ``forward`` at all. Related upstream: pytorch/pytorch#18106 (``copy.copy`` of a
+ScriptModule, 2019); no report of the lost class and hooks was found.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, paste_script, raised
+from repro.source_checks import SCRIPT, Trees, method
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+APIS = ("copy.deepcopy",)
+CLASS = "the copy's class"
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """The copy is another class (a RecursiveScriptModule), or has no Python ``forward`` to run."""
+    if not result.scenario.apis & set(APIS):
+        return False
+    if raised(result, "'RecursiveScriptModule' object has no attribute"):
+        return True
+    script, eager = (side.observation.get(CLASS) if side else None for side in (result.script, result.eager))
+    return result.verdict == "differs" and script != eager
+
+
+def applies(trees: Trees) -> str | None:
+    return None  # copy has always been there
+
+
+def _no_copy_of_its_own(trees: Trees) -> tuple[bool, str]:
+    own = [name for name in ("__deepcopy__", "__copy__") if method(trees[SCRIPT], "ScriptModule", name)]
+    if own:
+        return False, f"{SCRIPT}: ScriptModule now defines {', '.join(own)}"
+    getattr_ = method(trees[SCRIPT], "ScriptModule", "__getattr__")
+    where = f"{SCRIPT}:{getattr_.lineno}" if getattr_ else SCRIPT
+    return True, f"{where}: ScriptModule has no __deepcopy__; __getattr__ forwards it to the inner module"
+
+
+def _inner_copy_wraps_cpp(trees: Trees) -> tuple[bool, str]:
+    deepcopy = method(trees[SCRIPT], "RecursiveScriptModule", "__deepcopy__")
+    if deepcopy is None:
+        return False, f"{SCRIPT}: RecursiveScriptModule.__deepcopy__ not found"
+    wraps = any(isinstance(n, ast.Attribute) and n.attr == "wrap_cpp_module" for n in ast.walk(deepcopy))
+    if not wraps:
+        return False, f"{SCRIPT}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ no longer wraps the C++ copy"
+    return True, f"{SCRIPT}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ wraps a copy of the C++ module"
+
+
+PASTE = paste_script("import copy\n\nimport torch", '''\
+model = Net()
+model.register_forward_hook(lambda module, args, output: print("hook ran"))
+clone = copy.deepcopy(model)
+clone(torch.ones(1, 2))
+assert type(clone) is Net, f"copy.deepcopy returned a {type(clone).__name__}, not a Net (its hooks are gone)"
+''')
+
+BUG = Bug(
+    id="deepcopy-drops-subclass",
+    title="copy.deepcopy of a ScriptModule subclass returns a RecursiveScriptModule without its hooks",
+    upstream="not reported yet",
+    apis=APIS,
+    styles=STYLES,
+    models=SUBCLASS_SHAPES,
+    symptom="the copy is a RecursiveScriptModule: not the user's class, no hooks, no Python forward",
+    recognise=recognise,
+    pieces=(_no_copy_of_its_own, _inner_copy_wraps_cpp),
+    fingerprinted=((SCRIPT, "ScriptModule.__getattr__"), (SCRIPT, "RecursiveScriptModule.__deepcopy__")),
+    applies=applies,
+    script="repro/deepcopy_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+)

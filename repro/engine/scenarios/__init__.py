@@ -1,0 +1,17 @@
+"""The scenario table: one small body per behaviour, run unchanged on both twins, one module per area.
+
+``table`` defines a scenario and the registry; each area module registers its scenarios on import:
+``hooks`` (the hook surface, local and global), ``module_api`` (the rest of ``nn.Module``'s public
+methods), ``attributes`` (assigning and deleting parameters, buffers, children and plain values),
+``copying`` (``copy.copy``, ``copy.deepcopy``, pickling) and ``utilities`` (the ``torch.nn.utils``,
+``torch.func`` and ``torch.utils.checkpoint`` functions users apply to modules, and an optimizer step).
+"""
+
+from __future__ import annotations
+
+from repro.engine.scenarios import attributes, copying, hooks, module_api, utilities  # noqa: F401  (register)
+from repro.engine.scenarios.table import (SCENARIOS, TIERS, Body, Scenario, public_module_methods, scenario,
+                                          uncovered_hook_apis, uncovered_module_methods)
+
+__all__ = ["SCENARIOS", "TIERS", "Body", "Scenario", "public_module_methods", "scenario", "uncovered_hook_apis",
+           "uncovered_module_methods"]

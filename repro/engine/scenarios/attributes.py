@@ -1,0 +1,60 @@
+"""The attribute protocol: assigning and deleting parameters, buffers, children and plain values.
+
+``ScriptModule.__setattr__`` forwards assignments to the compiled module, which types each attribute
+from its first value: these scenarios compare what then happens with what ``nn.Module`` does. Where
+eager itself refuses (a plain tensor assigned to a parameter), the refusal is noted, not raised, so
+both twins' answers are compared.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from repro.engine.scenarios.table import scenario
+
+
+def _assigned(m, rec, name: str, value_of) -> None:
+    setattr(m, name, value_of())
+    rec.note(name, getattr(m, name))
+    rec.facts[f"{name}'s type"] = type(getattr(m, name)).__name__  # 0 == False: the type tells them apart
+
+
+for _name, _what, _value, _model in (
+        ("weight", "a parameter to None", lambda: None, "flat"),
+        ("weight", "a parameter to a new nn.Parameter", lambda: nn.Parameter(torch.ones(2, 2)), "flat"),
+        ("steps", "a buffer to None", lambda: None, "flat"),
+        ("steps", "a buffer to a new tensor", lambda: torch.full((1,), 7.0), "flat"),
+        ("linear", "a child to a new eager module", lambda: nn.Linear(2, 2), "child"),
+        ("linear", "a child to None", lambda: None, "child"),
+        ("label", "a new plain attribute", lambda: "a note", "flat"),
+        ("training", "training to 0 (stored as given)", lambda: 0, "flat")):
+    def _set(m, rec, name=_name, value=_value):
+        _assigned(m, rec, name, value)
+
+    scenario("setattr", f"assigns {_what}", tier="default" if _what.endswith("to None") else "variant",
+             model=_model, called=False, where=_what)(_set)
+
+
+@scenario("setattr", "assigns a plain tensor to a parameter (eager refuses)", tier="variant", called=False,
+          where="a plain tensor to a parameter")
+def _(m, rec):
+    rec.attempt("weight = torch.ones(2, 2)", lambda: setattr(m, "weight", torch.ones(2, 2)))
+
+
+for _name, _what, _model in (("weight", "a parameter", "flat"), ("steps", "a buffer", "flat"),
+                             ("linear", "a child", "child")):
+    def _deleted(m, rec, name=_name):
+        delattr(m, name)
+        rec.note("left", [n for n, _ in [*m.named_parameters(), *m.named_buffers(), *m.named_children()]])
+
+    scenario("delattr", f"deletes {_what}", tier="variant", model=_model, called=False,
+             where=f"deleting {_what}")(_deleted)
+
+
+@scenario("delattr", "deletes a plain attribute set earlier", tier="variant", called=False,
+          where="deleting a plain attribute")
+def _(m, rec):
+    m.label = "a note"
+    del m.label
+    rec.note("has label", hasattr(m, "label"))

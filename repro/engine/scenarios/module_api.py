@@ -1,0 +1,155 @@
+"""The rest of ``nn.Module``'s public methods: registration, traversal, conversion, modes, state.
+
+One scenario per method at least (``table.uncovered_module_methods`` fails a test otherwise), each a
+variant: the default run keeps the hook APIs and the catalogued bugs. Methods for an accelerator this
+machine lacks (``.cuda()``) are ``not run``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from repro.engine.scenarios.table import scenario
+
+
+def _forward_and_state(m, rec) -> None:
+    """What a conversion or mode change must leave as eager leaves it: parameters, buffers, an output."""
+    rec.parameters()
+    rec.note("output", rec.forward(rec.input().to(next(m.parameters()).dtype)))
+
+
+for _method, _args in (("double", ()), ("float", ()), ("half", ()), ("bfloat16", ()), ("cpu", ()),
+                       ("type", (torch.float64,)), ("to", (torch.float64,)), ("requires_grad_", (False,)),
+                       ("share_memory", ())):
+    def _converted(m, rec, method=_method, args=_args):
+        rec.note("returns the module itself", getattr(m, method)(*args) is m)
+        _forward_and_state(m, rec)
+
+    scenario(_method, "converts every parameter and buffer; the model still runs", tier="variant")(_converted)
+
+for _device in ("cuda", "xpu", "ipu", "mtia"):
+    def _moved(m, rec, method=_device):
+        getattr(m, method)()
+        rec.facts["devices"] = sorted({t.device.type for t in [*m.parameters(), *m.buffers()]})
+
+    scenario(_device, f"moves every parameter and buffer to the {_device.upper()} device", tier="variant",
+             device=_device)(_moved)
+
+
+@scenario("to_empty", "allocates every parameter and buffer anew on a device", tier="variant")
+def _(m, rec):
+    m.to_empty(device="cpu")
+    rec.facts["shapes"] = {name: list(t.shape) for name, t in [*m.named_parameters(), *m.named_buffers()]}
+
+
+@scenario("train", "train(False) and eval() set training on the model and its children", "eval", tier="variant",
+          model="child")
+def _(m, rec):
+    rec.note("train(False) returns the module", m.train(False) is m)
+    rec.facts["after train(False)"] = [mod.training for mod in m.modules()]
+    m.train()
+    rec.note("eval() returns the module", m.eval() is m)
+    rec.facts["after eval()"] = [mod.training for mod in m.modules()]
+
+
+@scenario("zero_grad", "after backward, every gradient is None again", tier="variant")
+def _(m, rec):
+    rec.model(rec.input()).sum().backward()
+    m.zero_grad()
+    rec.facts["grads"] = {name: p.grad is None for name, p in m.named_parameters()}
+
+
+for _method in ("parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+                "modules", "named_modules"):
+    def _listed(m, rec, method=_method):
+        rec.note(method, list(getattr(m, method)()))
+
+    scenario(_method, "lists what eager lists, in eager's order", tier="variant", model="child")(_listed)
+
+
+@scenario("get_parameter", "finds a child's parameter by its dotted name", "get_buffer", "get_submodule",
+          tier="variant", model="child")
+def _(m, rec):
+    rec.note("get_parameter('linear.weight')", m.get_parameter("linear.weight"))
+    rec.note("get_buffer('steps')", m.get_buffer("steps"))
+    rec.note("get_submodule('linear')", m.get_submodule("linear"))
+
+
+for _method in ("get_buffer", "get_submodule"):
+    def _found(m, rec, method=_method, target="steps" if _method == "get_buffer" else ""):
+        rec.note(f"{method}({target!r})", getattr(m, method)(target))
+
+    scenario(_method, "finds its target by name", tier="variant", model="child")(_found)
+
+
+@scenario("apply", "calls the function on every module, children first", tier="variant", model="child")
+def _(m, rec):
+    rec.note("returns the module itself", m.apply(lambda module: rec.events.append([rec.summary(module)])) is m)
+
+
+@scenario("state_dict", "holds every parameter and buffer", tier="variant", model="child")
+def _(m, rec):
+    rec.note("state_dict", m.state_dict())
+
+
+@scenario("load_state_dict", "loads new values; the model computes with them", tier="variant")
+def _(m, rec):
+    rec.note("incompatible keys", list(m.load_state_dict({k: v * 2 for k, v in m.state_dict().items()})))
+    _forward_and_state(m, rec)
+
+
+@scenario("forward", "calling forward directly gives the output", tier="variant")
+def _(m, rec):
+    rec.note("output", m.forward(rec.input()))
+
+
+@scenario("extra_repr", "the same extra representation", tier="variant")
+def _(m, rec):
+    rec.note("extra_repr", m.extra_repr())
+
+
+@scenario("get_extra_state", "the default get_extra_state and set_extra_state refuse alike", "set_extra_state",
+          tier="variant")
+def _(m, rec):
+    rec.attempt("get_extra_state()", m.get_extra_state)
+    rec.attempt("set_extra_state(1)", lambda: m.set_extra_state(1))
+
+
+@scenario("set_extra_state", "the default set_extra_state refuses alike", tier="variant")
+def _(m, rec):
+    rec.attempt("set_extra_state(1)", lambda: m.set_extra_state(1))
+
+
+for _method in ("add_module", "register_module"):
+    def _added(m, rec, method=_method):
+        getattr(m, method)("extra", nn.Linear(2, 2))
+        rec.note("children", [name for name, _ in m.named_children()])
+
+    scenario(_method, "adds a child after __init__", tier="variant", where="after __init__")(_added)
+
+
+@scenario("register_parameter", "adds a parameter after __init__", tier="variant", where="after __init__")
+def _(m, rec):
+    m.register_parameter("extra", nn.Parameter(torch.ones(1)))
+    rec.note("parameters", [name for name, _ in m.named_parameters()])
+
+
+@scenario("register_buffer", "adds a buffer after __init__", tier="variant", where="after __init__")
+def _(m, rec):
+    m.register_buffer("extra", torch.ones(1))
+    rec.note("state_dict", m.state_dict())
+
+
+@scenario("register_buffer(persistent)", "persistent=False keeps a buffer out of state_dict", tier="variant",
+          where="persistent=False")
+def _(m, rec):
+    m.register_buffer("extra", torch.ones(1), persistent=False)
+    rec.note("state_dict", m.state_dict())
+
+
+@scenario("set_submodule", "replaces a child with a new eager module", tier="variant", model="child",
+          where="replacing a child")
+def _(m, rec):
+    m.set_submodule("linear", nn.Linear(2, 2))
+    rec.note("children", [name for name, _ in m.named_children()])

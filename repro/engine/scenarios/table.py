@@ -1,0 +1,97 @@
+"""The scenario table itself: what a scenario is, the registry, the tiers, and what no scenario covers.
+
+Each body gets the model and a ``Recorder`` and only *does* things; the oracle compares what was
+recorded. ``api`` is the row a scenario belongs to (an ``nn.Module`` method, a global hook function, a
+function users apply to modules such as ``copy.deepcopy``, or a protocol such as ``setattr``). ``needs``
+names what it calls, with a keyword argument in brackets when it relies on one
+(``"register_full_backward_hook(prepend)"``): ``nn.Module`` methods, ``torch.nn.modules.module``
+functions, or dotted paths (``torch.func.functional_call``); a torch that lacks any of them reports the
+scenario as ``unavailable``. ``device`` names an accelerator the scenario needs (``.cuda()``): without
+one it is ``not run``, which is not ``unavailable``. ``model`` names the shape it runs on
+(``repro.engine.models.MODELS``); ``where`` says, for the support table, under which condition its
+outcome holds when the API's scenarios disagree ("on a submodule").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from repro.engine.recorder import Recorder
+
+Body = Callable[[Any, Recorder], None]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    api: str
+    name: str
+    body: Body
+    needs: tuple[str, ...]  # what it calls: nn.Module methods, module functions or dotted paths, "api(keyword)"
+    downstream: bool = False  # mirrors a behaviour torch_npu's TestScriptModuleHooks checks
+    tier: str = "default"  # which runs include it: a key of TIERS
+    model: str = "flat"  # the shape it runs on (repro.engine.models.MODELS)
+    device: str = ""  # an accelerator it needs ("cuda"); without one the scenario is not run
+    where: str = ""  # the condition its outcome holds under, where the API's scenarios disagree
+
+    @property
+    def key(self) -> str:
+        return f"{self.api}: {self.name}"
+
+    @property
+    def apis(self) -> set[str]:
+        """Its row and every API it calls, without keywords: what a catalogued bug's scope is matched on."""
+        return {self.api, *(need.split("(")[0] for need in self.needs)}
+
+
+SCENARIOS: list[Scenario] = []
+
+# Which runs include a scenario: ``default`` ones run in every run; the others, which the default run
+# leaves out for speed, only when asked (``--slow``, ``--support-table``, or ``--bug`` for a bug's own).
+# Tier -> (adjective, why). A variant checks more of what a default scenario of its API checks, or only
+# part of it, or an API beyond the hooks (the support table's rows).
+TIERS = {
+    "default": ("default", "in every run"),
+    "variant": ("variant", "ordering, removal, returned values, keywords, other model shapes, part "
+                "of a default scenario's check, or nn.Module APIs beyond the hooks"),
+    "seconds": ("slow", "Module.compile imports dynamo"),
+}
+
+
+def scenario(api: str, name: str, *also: str, downstream: bool = False, tier: str = "default",
+             model: str = "flat", called: bool = True, device: str = "", where: str = "") -> Callable[[Body], Body]:
+    """Add the decorated body to the table under ``api``; ``also`` lists further needs. ``called=False``
+    for a row that names no callable (``setattr``: a protocol every torch has)."""
+    assert tier in TIERS, tier
+
+    def add(body: Body) -> Body:
+        needs = (api, *also) if called else also
+        SCENARIOS.append(Scenario(api.split("(")[0], name, body, needs, downstream, tier, model, device, where))
+        return body
+
+    return add
+
+
+def uncovered_hook_apis() -> list[str]:
+    """Hook APIs the installed torch offers that no scenario calls: every ``register_*hook*`` method
+    of ``nn.Module`` (the private ones libraries use included) and every global ``register_module_*``
+    function. A new one in a torch release fails a test until a scenario covers it."""
+    from torch.nn.modules import module
+
+    offered = {name for name in dir(torch.nn.Module) if name.lstrip("_").startswith("register") and "hook" in name}
+    offered |= {name for name in dir(module) if name.startswith("register_module_")}
+    return sorted(offered - {api for s in SCENARIOS for api in s.apis})
+
+
+def public_module_methods() -> list[str]:
+    """Every public method of the installed ``nn.Module``: the support table's contract."""
+    return sorted(name for name in dir(torch.nn.Module)
+                  if not name.startswith("_") and callable(getattr(torch.nn.Module, name)))
+
+
+def uncovered_module_methods() -> list[str]:
+    """Public ``nn.Module`` methods no scenario covers: a new one in a torch release fails a test."""
+    return sorted(set(public_module_methods()) - {api for s in SCENARIOS for api in s.apis})

@@ -1,0 +1,71 @@
+"""The functions users apply to modules: ``torch.nn.utils`` (pruning, weight and spectral norm,
+parametrizations, gradient clipping), ``torch.func.functional_call``, activation checkpointing, and an
+optimizer step over ``parameters()``."""
+
+from __future__ import annotations
+
+import torch
+
+from repro.engine.scenarios.table import scenario
+
+
+@scenario("torch.nn.utils.prune.l1_unstructured", "prunes half of a child's weight", tier="variant", model="child")
+def _(m, rec):
+    from torch.nn.utils import prune
+
+    prune.l1_unstructured(m.linear, "weight", 0.5)
+    rec.note("output", rec.forward(rec.input()))
+
+
+for _norm in ("torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm"):
+    def _normed(m, rec, norm=_norm):
+        from repro.engine.oracle import resolve
+
+        resolve(norm)(m.linear)
+        rec.facts["parameters"] = sorted(name for name, _ in m.named_parameters())
+
+    scenario(_norm, "reparametrises a child's weight", tier="variant", model="child")(_normed)
+
+
+@scenario("torch.nn.utils.parametrize.register_parametrization", "a parametrization on a child's weight",
+          tier="variant", model="child")
+def _(m, rec):
+    from torch.nn.utils import parametrize
+
+    class Doubled(torch.nn.Module):
+        def forward(self, weight: torch.Tensor) -> torch.Tensor:
+            return weight * 2
+
+    parametrize.register_parametrization(m.linear, "weight", Doubled())
+    rec.note("output", rec.forward(rec.input()))
+
+
+@scenario("torch.nn.utils.clip_grad_norm_", "clips the gradients of parameters()", tier="variant")
+def _(m, rec):
+    rec.model(rec.input()).sum().backward()
+    rec.note("total norm", torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0))
+    rec.facts["grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
+
+
+@scenario("torch.func.functional_call", "calls the model with other parameters", tier="variant")
+def _(m, rec):
+    params = {name: torch.zeros_like(p) for name, p in m.named_parameters()}
+    rec.note("output", torch.func.functional_call(m, params, (rec.input(),)))
+
+
+@scenario("torch.utils.checkpoint.checkpoint", "recomputes the forward in backward; same gradients")
+def _(m, rec):
+    from torch.utils.checkpoint import checkpoint
+
+    x = rec.input()
+    checkpoint(m, x, use_reentrant=False).sum().backward()
+    rec.note("input grad", x.grad)
+    rec.facts["grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
+
+
+@scenario("torch.optim.SGD", "one step over parameters() changes them as on eager", tier="variant")
+def _(m, rec):
+    optimizer = torch.optim.SGD(m.parameters(), lr=0.5)
+    rec.model(rec.input()).sum().backward()
+    optimizer.step()
+    rec.parameters()
