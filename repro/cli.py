@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repro.catalogue import UnknownBug, get
-from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
+from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
 from repro.ledger import ORIGINAL, Expectation, LedgerError, expectation_for, ledger_path, load
 from repro.output import emit
 from repro.sanitise import for_terminal
@@ -49,6 +49,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     mode.add_argument("--patch", action="store_true",
                       help="print the proposed upstream diff (with a regression test) for this torch")
     mode.add_argument("--list-bugs", action="store_true", help="list the catalogued bugs and exit")
+    parser.add_argument("--support-table", action="store_true",
+                        help="print, for every API of nn.Module, how a ScriptModule subclass behaves next to it "
+                        "(runs every scenario; with --json: its rows as JSON)")
     parser.add_argument("--against", type=Path, metavar="PYTORCH_CHECKOUT",
                         help="with --patch: make the diff against that checkout and register the test there")
     parser.add_argument(
@@ -72,6 +75,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
 
     if args.against and not args.patch:
         return fail("--against is for --patch")
+    if args.support_table and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs
+                               or args.bug):
+        return fail("--support-table runs every scenario: it takes only --json and --device")
     if args.patch:
         return _patch(fail, args.against)
     try:
@@ -140,6 +146,9 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     from repro.engine.oracle import run_all
     from repro.report import conclude
 
+    if args.support_table:
+        return _support_table(environment, args.json, fail)
+
     report = conclude(environment, run_all(environment.device, selection.scenarios), expected,
                       selection.skipped, tuple(selection.not_run),
                       lambda more: run_all(environment.device, more))
@@ -162,6 +171,24 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     if report.outcome == "cannot-test":
         return fail(report.run.cannot_test or "nothing to test")
     return EXIT_DRIFT
+
+
+def _support_table(environment: Environment, as_json: bool, fail: Callable[[object], int]) -> int:
+    """Every scenario, every tier, summarised per API (repro.formats.support_table)."""
+    import json
+
+    from repro.catalogue import select
+    from repro.engine.oracle import run_all
+    from repro.formats import support_table
+
+    run = run_all(environment.device, select([], slow=True).scenarios)
+    if run.cannot_test:
+        return fail(run.cannot_test)
+    rows = support_table.support_rows(run.results)
+    emit(json.dumps({"torch_version": environment.torch_version, "device": environment.device,
+                     "rows": support_table.as_dicts(rows)}, indent=2) if as_json
+         else shown(support_table.render(environment, rows)))
+    return EXIT_OK
 
 
 def _patch(fail, against: Path | None) -> int:

@@ -42,6 +42,14 @@ class Dynamic:
 
 
 @dataclass(frozen=True)
+class Measurement:
+    """What one dynamic run measured: a verdict per bug, and the support table's cell per API."""
+
+    verdicts: dict[str, Dynamic]
+    support: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Installer:
     """Where torch comes from (``index_url`` only), where its dependencies may also come from
     (``extra_index_url``), and whether pip's own configuration applies."""
@@ -56,7 +64,7 @@ class ReportError(Exception):
     an error of that release, retried on the next run, never a verdict."""
 
 
-def confirm(version: str, installer: Installer, timeout: float) -> dict[str, Dynamic]:
+def confirm(version: str, installer: Installer, timeout: float) -> Measurement:
     """Install ``torch==version`` as ``installer`` says and run ``python -m repro --json --slow``:
     a verdict per catalogued bug, or ``ReportError``."""
     with tempfile.TemporaryDirectory(prefix=f"torch-{version}-") as tmp:
@@ -72,7 +80,7 @@ def confirm(version: str, installer: Installer, timeout: float) -> dict[str, Dyn
         except subprocess.CalledProcessError as err:
             tail = (err.stderr or err.stdout or "").strip().splitlines()[-1:] or ["no output"]
             raise ReportError(f"installing torch {version} failed: {tail[0]}") from None
-        return read_report(proc.stdout, proc.stderr)
+        return Measurement(read_report(proc.stdout, proc.stderr), read_support(proc.stdout))
 
 
 def read_report(stdout: str, stderr: str) -> dict[str, Dynamic]:
@@ -90,6 +98,14 @@ def read_report(stdout: str, stderr: str) -> dict[str, Dynamic]:
         raise ReportError(f"the reproducer's JSON is not a report with an outcome ({', '.join(OUTCOMES)}), "
                           f"a conclusion and a status per bug: {stdout.strip()[:80]!r}")
     return {b["id"]: Dynamic(b["status"], b["detail"]) for b in report["bugs"] if b["status"] in STATUSES}
+
+
+def read_support(stdout: str) -> dict[str, str]:
+    """API -> support-table cell from a report ``read_report`` accepted; rows that are not (an older
+    reproducer's report has none) are left out."""
+    rows = json.loads(stdout).get("support")
+    return {row["api"]: row["cell"] for row in rows if isinstance(row, dict) and isinstance(row.get("api"), str)
+            and isinstance(row.get("cell"), str)} if isinstance(rows, list) else {}
 
 
 def _is_bug_status(entry: object) -> bool:

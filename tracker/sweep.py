@@ -228,12 +228,16 @@ def _replace_static(entry: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     return change
 
 
-def _record_dynamic(verdicts: dict[str, dict[str, Any]]) -> Callable[[dict[str, Any]], None]:
-    """Each bug's new dynamic verdict, from a report: the release's error and failed attempts end."""
+def _record_dynamic(verdicts: dict[str, dict[str, Any]],
+                    support: dict[str, str] | None = None) -> Callable[[dict[str, Any]], None]:
+    """Each bug's new dynamic verdict, from a report, and the support table's cells it measured (API ->
+    cell, for docs/support-table.md): the release's error and failed attempts end."""
 
     def change(existing: dict[str, Any]) -> None:
         for key in ("error", "failed_attempts", "unmeasurable"):
             existing.pop(key, None)
+        if support:
+            existing["support"] = support
         for bug_id, dynamic in verdicts.items():
             existing.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = dynamic
 
@@ -298,7 +302,7 @@ def confirm_and_record(version: str, options: Options, outcome: Outcome, progres
     progress(f"confirming {version} in a throwaway environment...")
     entry = outcome.entries.setdefault(key, {"bugs": {}})
     try:
-        results = confirm(version, options.installer, options.timeout)
+        measured = confirm(version, options.installer, options.timeout)
     except ReportError as err:
         release = record(options.ledger, key, _record_failure(str(err), now()))["releases"][key]
         if "unmeasurable" in release:
@@ -310,10 +314,10 @@ def confirm_and_record(version: str, options: Options, outcome: Outcome, progres
             progress(f"{key}: error: {release['error']}")
         return
     checked_at = now()
-    results = {bug_id: r for bug_id, r in results.items() if not options.bugs or bug_id in options.bugs}
+    results = {bug_id: r for bug_id, r in measured.verdicts.items() if not options.bugs or bug_id in options.bugs}
     verdicts = {bug_id: {"verdict": r.verdict, "detail": r.detail, "checked_at": checked_at}
                 for bug_id, r in results.items()}
-    release = record(options.ledger, key, _record_dynamic(verdicts))["releases"][key]
+    release = record(options.ledger, key, _record_dynamic(verdicts, measured.support))["releases"][key]
     for bug_id in verdicts:
         entry.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = release["bugs"][bug_id]["dynamic"]
     progress(f"{key}: " + ", ".join(f"{b}: {v['verdict']}" for b, v in verdicts.items()))

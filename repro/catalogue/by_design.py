@@ -52,7 +52,7 @@ def refusal_by_message(error: str | None) -> ByDesign | None:
 def refusal_line(entry: ByDesign, root: Path | None = None) -> str:
     """``file:line`` of the statement that raises ``entry.error`` in the installed torch, or why not found."""
     if entry.source == CPP:
-        return f"{CPP} (raised in C++, no Python line)"
+        return f"{CPP}, raised in C++"
     path = (root or installed_torch_root()) / entry.source
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

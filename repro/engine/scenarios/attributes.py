@@ -28,12 +28,13 @@ for _name, _what, _value, _model in (
         ("linear", "a child to a new eager module", lambda: nn.Linear(2, 2), "child"),
         ("linear", "a child to None", lambda: None, "child"),
         ("label", "a new plain attribute", lambda: "a note", "flat"),
-        ("training", "training to 0 (stored as given)", lambda: 0, "flat")):
+        ("training", "training to 0 (stored as given)", lambda: 0, "flat"),
+):
     def _set(m, rec, name=_name, value=_value):
         _assigned(m, rec, name, value)
 
     scenario("setattr", f"assigns {_what}", tier="default" if _what.endswith("to None") else "variant",
-             model=_model, called=False, where=_what)(_set)
+             model=_model, called=False, where=_what.split(" (")[0])(_set)
 
 
 @scenario("setattr", "assigns a plain tensor to a parameter (eager refuses)", tier="variant", called=False,
