@@ -1,0 +1,63 @@
+"""The support table: every public nn.Module method covered, each API's outcomes with their conditions,
+and the CLI's table within 100 columns, one concern per test."""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from repro.catalogue import BUGS
+from repro.engine.oracle import ScenarioResult
+from repro.engine.scenarios import SCENARIOS, public_module_methods, uncovered_module_methods
+from repro.formats.support_table import WIDTH, outcome_of, support_rows
+from test_catalogue import DEPARTURES, SCENARIO, _result
+from test_cli import ledger, repro_main  # noqa: F401  (fixtures)
+
+
+def test_every_public_module_method_of_this_torch_has_a_scenario():
+    assert public_module_methods() and uncovered_module_methods() == []
+
+
+def test_a_method_torch_adds_is_reported_uncovered(monkeypatch):
+    monkeypatch.setattr(torch.nn.Module, "a_new_public_method", lambda self: None, raising=False)
+    assert uncovered_module_methods() == ["a_new_public_method"]
+
+
+def test_each_outcome_names_the_bug_or_the_design_that_decides_it():
+    assert outcome_of(DEPARTURES["attribute-assignment-forwarded"]) == "raises: attribute-assignment-forwarded"
+    refused = _result("register_forward_hook: on a submodule (m.linear)", "plain_forward", "refused",
+                      "RuntimeError: ... (by design: torch/jit/_script.py:1027)")
+    assert outcome_of(refused) == "refused by design (torch/jit/_script.py:1027)"
+    absent = ScenarioResult(SCENARIO["cuda: moves every parameter and buffer to the CUDA device"], "script_method",
+                            "not-run", "not run: no CUDA")
+    assert outcome_of(absent) == "not run: no CUDA"
+
+
+def test_an_api_whose_runs_disagree_says_each_outcome_with_its_condition():
+    works = _result("register_forward_hook: called with input, output; return replaces output", "script_method",
+                    "match")
+    child = DEPARTURES["child-hooks-bypassed"]
+    plain_child = _result(child.scenario.key, "plain_forward", "match")
+    (row,) = support_rows([works, _result(works.scenario.key, "plain_forward", "match"), child, plain_child])
+    assert row.api == "register_forward_hook"
+    assert row.cell == ("works; differs: child-hooks-bypassed (on a ScriptModule-subclass child, with "
+                        "@script_method)")
+
+
+def test_the_cli_table_covers_every_api_within_100_columns(repro_main, ledger):
+    code, out, _ = repro_main(ledger, "--support-table")
+    assert code == 0 and all(len(line) <= WIDTH for line in out.splitlines())
+    code, out, _ = repro_main(ledger, "--support-table", "--json")
+    rows = json.loads(out)["rows"]
+    assert code == 0 and {row["api"] for row in rows} == {s.api for s in SCENARIOS}
+    assert set(public_module_methods()) <= {api for s in SCENARIOS for api in s.apis}
+    cells = " ".join(row["cell"] for row in rows)
+    assert "no catalogued bug explains it" not in cells and "eager fails" not in cells  # every departure attributed
+    for bug_id in BUGS:  # on a torch that has them, each catalogued bug shows in some row
+        assert bug_id in cells or not torch.__version__.startswith("2.13")
+
+
+def test_the_support_table_takes_no_other_mode(repro_main, ledger):
+    code, out, err = repro_main(ledger, "--support-table", "--bug", "checkpoint-early-stop")
+    assert (code, out) == (2, "") and "--support-table runs every scenario" in err

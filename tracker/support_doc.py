@@ -1,0 +1,163 @@
+"""Write docs/support-table.md: which nn.Module APIs work on a ScriptModule subclass, per torch release.
+
+    python -m tracker.support_doc [--out docs/support-table.md]
+
+The cells come from the ledger (``REPRO_LEDGER``, else the shipped one): each release the tracker
+measured dynamically (``check_upstream --versions``, which runs ``python -m repro --json --slow``)
+carries one cell per API under ``support``. The overview gives each cell as a short code, in tables of
+as many releases as fit 100 columns; the newest measured release follows in full, conditions and torch
+lines included. Exit codes: 0 written; 2 a ledger that cannot be read, or no release measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as `python tracker/support_doc.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from packaging.version import Version
+
+from repro import ledger as ledger_io
+from repro.catalogue import BUGS
+
+WIDTH = 100
+API_WIDTH = 36
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "support-table.md"
+BUG_CODES = {bug_id: f"B{n}" for n, bug_id in enumerate(BUGS, start=1)}
+
+
+def measured(ledger: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Release -> API -> cell, for every release with a measured support table, oldest first."""
+    releases = {v: e["support"] for v, e in ledger["releases"].items() if isinstance(e.get("support"), dict)}
+    return {v: releases[v] for v in sorted(releases, key=Version)}
+
+
+def code(cell: str) -> str:
+    """A cell as a short code: ``ok`` works, ``B<n>`` a catalogued bug, ``D`` refused by design, ``-``
+    unavailable, ``n/r`` not run here; several joined by ``/``, in the cell's order."""
+    codes = []
+    for outcome in _outcomes(cell):
+        if outcome == "works":
+            codes.append("ok")
+        elif outcome.startswith(("raises: ", "differs: ")):
+            bug_id = outcome.split(": ", 1)[1].split(" (")[0]
+            codes.append(BUG_CODES.get(bug_id, "?"))
+        elif outcome.startswith("refused by design"):
+            codes.append("D")
+        elif outcome == "unavailable":
+            codes.append("-")
+        elif outcome.startswith("not run"):
+            codes.append("n/r")
+        else:
+            codes.append("?")
+    return "/".join(dict.fromkeys(codes))
+
+
+def _outcomes(cell: str) -> list[str]:
+    """The cell's outcomes: split on ``; `` outside parentheses."""
+    parts, depth, current = [], 0, ""
+    for char in cell:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == ";" and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*parts, current.strip()] if current.strip() else parts
+
+
+def overview(releases: dict[str, dict[str, str]]) -> list[str]:
+    """API x release tables of codes, as many releases to a table as fit ``WIDTH`` columns."""
+    apis = list(dict.fromkeys(api for cells in releases.values() for api in cells))
+    versions, lines = list(releases), []
+    while versions:
+        group, width = [], API_WIDTH + 4
+        while versions and width + max(len(versions[0]), 7) + 3 <= WIDTH:
+            group.append(versions.pop(0))
+            width += max(len(group[-1]), 7) + 3
+        widths = [max(len(v), 7) for v in group]
+        head = "| " + "API".ljust(API_WIDTH) + " | " + " | ".join(v.ljust(w) for v, w in zip(group, widths)) + " |"
+        rule = "|" + "-" * (API_WIDTH + 2) + "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+        lines += [head, rule]
+        for api in apis:
+            name = f"`{api}`" if len(api) + 2 <= API_WIDTH else f"`…{api[-(API_WIDTH - 3):]}`"
+            cells = [code(releases[v][api]) if api in releases[v] else "" for v in group]
+            lines.append("| " + name.ljust(API_WIDTH) + " | " + " | ".join(c.ljust(w) for c, w in zip(cells, widths))
+                         + " |")
+        lines.append("")
+    return lines
+
+
+def detail(version: str, cells: dict[str, str]) -> list[str]:
+    """The newest release's cells in full, each wrapped within ``WIDTH`` columns."""
+    room = WIDTH - API_WIDTH - 7
+    lines = [f"| {'API'.ljust(API_WIDTH)} | {f'torch {version}'.ljust(room)} |",
+             f"|{'-' * (API_WIDTH + 2)}|{'-' * (room + 2)}|"]
+    for api, cell in cells.items():
+        name = f"`{api}`"
+        if len(name) > API_WIDTH:
+            lines.append(f"| {name} | |")
+            name = ""
+        for part in textwrap.wrap(cell.replace("|", "\\|"), room, break_on_hyphens=False) or [""]:
+            lines.append(f"| {name.ljust(API_WIDTH)} | {part.ljust(room)} |")
+            name = ""
+    return lines
+
+
+def document(releases: dict[str, dict[str, str]], today: str) -> str:
+    newest = list(releases)[-1]
+    legend = [line for bug_id, code_ in BUG_CODES.items()
+              for line in textwrap.wrap(f"- `{code_}`: {bug_id}: {BUGS[bug_id].title}", WIDTH, subsequent_indent="  ")]
+    return "\n".join([
+        "# nn.Module APIs on a torch.jit.ScriptModule subclass, per torch release",
+        "",
+        f"Regenerated on {today} by `python -m tracker.support_doc` from `repro/ledger.json`, whose",
+        "per-release cells come from `python -m tracker.check_upstream --versions ...` (each release",
+        "installed from PyPI and run on CPU with `python -m repro --json --slow`). `python -m repro",
+        "--support-table` prints the installed torch's column with every condition.",
+        "",
+        "Each cell compares a ScriptModule subclass (both `@torch.jit.script_method` and a plain `forward`)",
+        "with its eager `nn.Module` twin in every scenario of that API. Codes: `ok` works like `nn.Module`;",
+        "`B<n>` a catalogued bug (below); `D` refused by design (the torch line is in the detail table);",
+        "`-` unavailable (that torch lacks the API); `n/r` not run here (no such accelerator); several",
+        "codes: the API's scenarios disagree (the detail table says under which condition).",
+        "",
+        *legend,
+        "",
+        "## Overview",
+        "",
+        *overview(dict(releases)),
+        f"## torch {newest} in full",
+        "",
+        *detail(newest, releases[newest]),
+        "",
+    ])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tracker.support_doc", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write (default: %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        releases = measured(ledger_io.load(ledger_io.ledger_path()))
+    except ledger_io.LedgerError as problem:
+        print(f"support_doc: error: {problem}", file=sys.stderr)
+        return 2
+    if not releases:
+        print("support_doc: error: the ledger holds no measured support table (check_upstream --versions makes "
+              "them)", file=sys.stderr)
+        return 2
+    today = datetime.now(timezone.utc).date().isoformat()
+    args.out.write_text(document(releases, today), encoding="utf-8")
+    print(f"{args.out}: {len(releases)} releases, {len(next(iter(releases.values())))} APIs")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
