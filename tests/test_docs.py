@@ -1,16 +1,21 @@
-"""The README is checked, not trusted: every option, JSON key, limit and entry point it should list."""
+"""The README and docs/ are checked, not trusted: every option, JSON key, limit, entry point and bug
+they should name, nothing they name that does not exist, and the README's size, widths and excerpt."""
 
 from __future__ import annotations
 
+import argparse
 import re
 from dataclasses import fields
+from unittest import mock
 
 import pytest
 import tomllib
 
 from helpers import ROOT, run
+from repro import run_patched
 from repro.catalogue import BUGS
 from repro.cli import build_parser as repro_parser
+from repro.cli import main as repro_main
 from repro.engine.oracle import OracleRun, ScenarioResult, Side
 from repro.engine.scenarios import SCENARIOS
 from repro.environment import Environment
@@ -19,49 +24,172 @@ from repro.formats.json import as_dict
 from repro.ledger import Expectation
 from repro.report import build_report
 from repro.source_checks import StaticVerdict
+from tracker import matrix, release, rolling_pr
 from tracker.check_upstream import _as_json
 from tracker.check_upstream import build_parser as tracker_parser
 from tracker.remote import Limits
 from tracker.sweep import Outcome
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-PROSE = re.sub(r"^```.*?^```", "", README, flags=re.MULTILINE | re.DOTALL)  # without fenced blocks
-DOCUMENTED = {span.split()[0] for span in re.findall(r"`([^`]+)`", PROSE)}  # each code span's first word
+PAGES = {path.name: path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md"))}
+ALL = "\n".join([README, *PAGES.values()])
 
 
-def _options(parser) -> set[str]:
-    return {opt for action in parser._actions for opt in action.option_strings if opt.startswith("--")} - {"--help"}
+def _prose(text: str) -> str:
+    return re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)  # without fenced blocks
 
 
-@pytest.mark.parametrize("parser", [repro_parser, tracker_parser], ids=["repro", "tracker"])
-def test_every_option_is_in_the_readme(parser):
-    assert _options(parser()) - DOCUMENTED == set()
+# Code spans, a span wrapped over two lines joined again.
+SPANS = [
+    " ".join(span.split()) for text in (README, *PAGES.values()) for span in re.findall(r"`([^`]+)`", _prose(text))
+]
+DOCUMENTED = {word for span in SPANS for word in re.findall(r"--?[A-Za-z][\w-]*|\w+", span)}
 
 
-def test_every_key_of_the_reproducer_json_is_in_the_readme():
+class _Stop(Exception):
+    pass
+
+
+def _parser_of(main) -> argparse.ArgumentParser:
+    """The parser a ``main`` builds inside itself, caught as it parses."""
+    caught: list[argparse.ArgumentParser] = []
+
+    def parse_args(self, *args, **kwargs):
+        caught.append(self)
+        raise _Stop
+
+    with mock.patch.object(argparse.ArgumentParser, "parse_args", parse_args), pytest.raises(_Stop):
+        main([])
+    return caught[0]
+
+
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    found = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _options(sub)
+        found |= {opt for opt in action.option_strings if opt.startswith("--") and action.help != argparse.SUPPRESS}
+    return found - {"--help"}
+
+
+PARSERS = {
+    "repro": repro_parser,
+    "check_upstream": tracker_parser,
+    "matrix": lambda: _parser_of(matrix.main),
+    "rolling_pr": lambda: _parser_of(rolling_pr.main),
+    "release": release.build_parser,
+}
+# Options the pages name that belong to other tools (pip, git, pytest, npm, uv) in their commands.
+OTHER_TOOLS = {
+    "--index-url", "--no-deps", "--target", "--upgrade", "--find-links", "--prefix", "--quiet", "--no-save",
+    "--silent", "--check", "--wheel", "--no-config", "--extra-index-url", "--strict", "--upstream-ledger",
+    "--dist", "--pre",
+    "--live",  # benchmarks/bench_tracker.py
+    "--outdir",  # python -m build
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", PARSERS)
+def test_every_option_is_documented(name):
+    assert _options(PARSERS[name]()) - DOCUMENTED == set()
+
+
+def test_run_patched_options_are_documented():
+    assert "--sources" in DOCUMENTED and all(name in ALL for name in run_patched.CANDIDATES)
+
+
+def test_every_option_written_in_a_code_span_exists():
+    known = set().union(*(_options(make()) for make in PARSERS.values())) | {"--sources"} | OTHER_TOOLS
+    named = {opt for span in SPANS for opt in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span)}
+    assert named - known == set()
+
+
+def _repro_json() -> dict:
     side = Side({"hook calls": []}, None)
     run_ = OracleRun([ScenarioResult(SCENARIOS[0], "script_method", "match", "", side, side)], [], None)
     expected = {bug_id: Expectation("present", "x") for bug_id in BUGS}
     report = build_report(Environment("2.13.0", "3.11", "cpu", "not installed"), run_, expected)
-    data = as_dict(report, RootCause("NoneType", False, StaticVerdict("present", [])))
+    return as_dict(report, RootCause("NoneType", False, StaticVerdict("present", [])))
+
+
+def test_every_key_of_the_reproducer_json_is_documented():
+    data = _repro_json()
     for keys in (data, data["scenarios"][0], data["bugs"][0]):
         assert set(keys) - DOCUMENTED == set()
+    assert set(data) - set(re.findall(r"`(\w+)`", PAGES["reproducer.md"])) == set()  # in the reproducer's page
 
 
-def test_every_key_of_the_tracker_json_is_in_the_readme():
-    assert set(_as_json(Outcome(), {}, [])) - DOCUMENTED == set()
+def test_every_key_of_the_tracker_json_is_documented():
+    assert set(_as_json(Outcome(), {}, [])) - set(re.findall(r"`(\w+)`", PAGES["tracker.md"])) == set()
+
+
+def test_every_json_key_written_in_a_code_span_exists():
+    """A snake_case word in a code span is a key of some JSON this project writes, or a name in its code."""
+    data = _repro_json()
+    keys = set(data) | set(data["scenarios"][0]) | set(data["bugs"][0]) | set(_as_json(Outcome(), {}, []))
+    sources = [path for d in ("repro", "tracker", "tests", ".github") for path in (ROOT / d).rglob("*.*")]
+    code = "\n".join(path.read_text(encoding="utf-8") for path in sources if path.suffix in (".py", ".yml"))
+    code += (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    code += (ROOT / "repro" / "ledger.json").read_text(encoding="utf-8")[:200_000]
+    snake = {span for span in SPANS if re.fullmatch(r"[a-z]+(?:_[a-z0-9]+)+", span)}
+    assert {word for word in snake - keys if word not in code} == set()
 
 
 def test_the_limits_table_states_the_code_defaults():
     for limit in fields(Limits):
-        row = next((line for line in README.splitlines() if f"`{limit.metadata['env']}`" in line), "")
-        assert f"| {int(limit.default)} (" in row, f"{limit.metadata['env']}: README row {row!r}"
+        row = next((line for line in PAGES["tracker.md"].splitlines() if f"`{limit.metadata['env']}`" in line), "")
+        assert f"| {int(limit.default)} (" in row, f"{limit.metadata['env']}: docs/tracker.md row {row!r}"
 
 
-def test_entry_points_and_benchmarks_are_in_the_readme():
+def test_entry_points_benchmarks_and_bugs_are_documented():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     benchmarks = {f"benchmarks/{path.name}" for path in (ROOT / "benchmarks").glob("*.py")}
-    assert {name for name in set(scripts) | benchmarks if name not in README} == set()
+    assert {name for name in set(scripts) | benchmarks if name not in ALL} == set()
+    assert {bug_id for bug_id in BUGS if f"`{bug_id}`" not in README} == set()  # the README's bug table
+
+
+def test_the_readme_is_short_and_narrow():
+    lines = README.splitlines()
+    assert len(lines) <= 150 and [n for n, line in enumerate(lines, 1) if len(line) > 100] == []
+
+
+def test_docs_prose_fits_100_columns():
+    """Fenced blocks (commands, transcripts, code) and table rows are left as they are."""
+    wide = {name: [line for line in _prose(text).splitlines() if len(line) > 100 and not line.lstrip().startswith("|")]
+            for name, text in PAGES.items() if name not in ("release.md", "support-table.md")}  # fmt: skip
+    assert {name: lines for name, lines in wide.items() if lines} == {}
+
+
+def test_every_page_is_linked_from_the_readme():
+    assert {name for name in PAGES if f"docs/{name}" not in README} == set()
+
+
+def test_the_readme_set_up_is_what_ci_installs():
+    ci = (ROOT / ".ci" / "run").read_text()
+    install = re.search(r"^python -m pip install --quiet (torch==\S+ -e '\.\[test\]')$", ci, re.MULTILINE)
+    assert install and f"python -m pip install {install.group(1)}" in README
+
+
+def test_the_readme_excerpt_has_the_shape_of_a_real_run(capsys):
+    """Each line of the excerpt that is not ``...`` is a line of the default report, up to counts and
+    versions, and in the same order."""
+    assert repro_main([]) in (0, 1)
+    real = capsys.readouterr().out.splitlines()
+    excerpt = README.split("## What `python -m repro` prints", 1)[1].split("```", 2)[1].strip("\n").splitlines()
+
+    def shape(line: str) -> str:
+        return re.sub(r"\d+(?:\.\d+)*(?:\+\w+)?", "N", re.sub(r" +", " ", line)).strip()
+
+    shapes = [shape(line) for line in real]
+    at = 0
+    for line in excerpt:
+        if line == "...":
+            continue
+        want = shape(line)
+        found = next((i for i in range(at, len(shapes)) if shapes[i].startswith(want.split(" (")[0][:40])), None)
+        assert found is not None, f"README excerpt line not in a real run (in order): {line!r}"
+        at = found + 1
 
 
 def test_suite_outside_its_environment_says_what_to_do_in_one_sentence(tmp_path):
