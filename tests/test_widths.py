@@ -1,0 +1,68 @@
+"""Every human-readable line fits 100 columns: each command run on the installed torch, in this process
+(``repro.cli.main`` with capsys; torch is already imported here). JSON, Markdown bodies, diffs and
+verbatim quotes are exempt; the pytest header and summary are checked in test_expect.py, run_patched's
+usage in test_run_patched.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import ROOT
+from repro.catalogue import BUGS
+from repro.cli import main
+from repro.ledger import ORIGINAL
+from tracker.summary import text, wrap
+from tracker.sweep import Outcome
+
+WIDTH = 100
+
+
+def _wide(output: str) -> list[str]:
+    return [line for line in output.splitlines() if len(line) > WIDTH]
+
+
+@pytest.fixture
+def repro_main(capsys):
+    def call(*argv: str) -> tuple[int, str, str]:
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["--list-bugs"], ["--explain"], *(["--explain", "--bug", bug_id] for bug_id in BUGS if bug_id != ORIGINAL)],
+    ids=lambda argv: " ".join(argv) or "default",
+)
+def test_the_reproducer_text_fits(repro_main, argv):
+    code, out, err = repro_main(*argv)
+    assert code in (0, 1) and out.strip(), err
+    assert _wide(out) == [] and _wide(err) == []
+
+
+@pytest.mark.parametrize("bug_id", [bug_id for bug_id in BUGS if bug_id != "module-compile-noop"])  # dynamo: slow
+def test_a_per_bug_report_fits(repro_main, bug_id):
+    code, out, err = repro_main("--bug", bug_id)
+    assert code in (0, 1) and _wide(out) == [] and _wide(err) == []
+
+
+@pytest.mark.slow  # starts the upstream patch's process, which imports torch
+def test_the_candidates_text_fits(repro_main):
+    code, out, err = repro_main("--candidates")
+    assert code == 0 and _wide(out) == [] and _wide(err) == []
+
+
+def test_the_tracker_text_summary_of_the_committed_ledger_fits():
+    ledger = json.loads((ROOT / "repro" / "ledger.json").read_text(encoding="utf-8"))
+    shown = text(Outcome(dict(ledger["releases"]), ["error: " + "x" * 300], ["2.0.0: no report"]), ledger, [])
+    assert "evidence: " in shown and _wide(shown) == []
+
+
+def test_a_long_progress_line_wraps_at_spaces():
+    line = "[1/3] 2.14.0: " + ", ".join(f"{bug_id}: present" for bug_id in BUGS) + " (1281323 bytes, 4 requests)"
+    lines = wrap(line)
+    assert len(lines) > 1 and _wide("\n".join(lines)) == [] and " ".join(x.strip() for x in lines) == line
