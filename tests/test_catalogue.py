@@ -52,7 +52,7 @@ DEPARTURES = {
         "register_forward_hook: on a child that is itself a ScriptModule subclass", "script_method", "differs",
         "hook calls", eager=[["child forward"]]),
     "checkpoint-early-stop": _result(
-        "torch.utils.checkpoint.checkpoint: recomputes the forward in backward; same gradients", "script_method",
+        "torch.utils.checkpoint.checkpoint: non-reentrant, with early stop: same gradients", "script_method",
         "raises", "RuntimeError: The following operation failed in the TorchScript interpreter."),
 }
 

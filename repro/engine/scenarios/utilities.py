@@ -53,14 +53,30 @@ def _(m, rec):
     rec.note("output", torch.func.functional_call(m, params, (rec.input(),)))
 
 
-@scenario("torch.utils.checkpoint.checkpoint", "recomputes the forward in backward; same gradients")
-def _(m, rec):
+def _checkpointed(m, rec) -> None:
     from torch.utils.checkpoint import checkpoint
 
     x = rec.input()
     checkpoint(m, x, use_reentrant=False).sum().backward()
     rec.note("input grad", x.grad)
     rec.facts["grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
+
+
+@scenario("torch.utils.checkpoint.checkpoint", "non-reentrant, without early stop: same gradients",
+          tier="variant")
+def _(m, rec):
+    from contextlib import nullcontext
+
+    from torch.utils import checkpoint
+
+    early_stop = getattr(checkpoint, "set_checkpoint_early_stop", None)  # a torch without it never stops early
+    with early_stop(False) if early_stop else nullcontext():
+        _checkpointed(m, rec)
+
+
+# Early stop (the default since it exists) ends the recomputation by raising inside the forward.
+scenario("torch.utils.checkpoint.checkpoint", "non-reentrant, with early stop: same gradients",
+         "torch.utils.checkpoint.set_checkpoint_early_stop", where="with early stop")(_checkpointed)
 
 
 @scenario("torch.optim.SGD", "one step over parameters() changes them as on eager", tier="variant")
