@@ -258,7 +258,11 @@ def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
     Runs that depart through another catalogued bug, or that TorchScript refuses by design, are left
     out: a candidate for this bug is judged by every other scenario run, which must all match eager.
     Nothing judged is never a fix."""
-    judged = [s for s in scenarios if s["verdict"] not in ("unavailable", "not-run", "refused") and s["cause"] in (None, ORIGINAL)]
+    judged = [
+        s
+        for s in scenarios
+        if s["verdict"] not in ("unavailable", "not-run", "refused") and s["cause"] in (None, ORIGINAL)
+    ]
     if not judged:  # 0/0 matching proves nothing (TorchScript disabled, say)
         return CandidateResult(candidate, None, None, 0, 0, "cannot judge", "no scenario was judged with it applied")
     bug = [s for s in scenarios if ORIGINAL in s["covered_by"]]
