@@ -44,25 +44,44 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     mode.add_argument("--json", action="store_true", help="print one JSON object")
     mode.add_argument("--markdown", action="store_true", help="print a ready-to-file upstream issue body")
     mode.add_argument("--explain", action="store_true", help="print the root cause measured on this torch")
-    mode.add_argument("--candidates", action="store_true",
-                      help="judge each candidate fix by running every scenario with it applied")
-    mode.add_argument("--patch", action="store_true",
-                      help="print the proposed upstream diff (with a regression test) for this torch")
+    mode.add_argument(
+        "--candidates", action="store_true", help="judge each candidate fix by running every scenario with it applied"
+    )
+    mode.add_argument(
+        "--patch", action="store_true", help="print the proposed upstream diff (with a regression test) for this torch"
+    )
     mode.add_argument("--list-bugs", action="store_true", help="list the catalogued bugs and exit")
-    parser.add_argument("--support-table", action="store_true",
-                        help="print, for every API of nn.Module, how a ScriptModule subclass behaves next to it "
-                        "(runs every scenario; with --json: its rows as JSON)")
-    parser.add_argument("--against", type=Path, metavar="PYTORCH_CHECKOUT",
-                        help="with --patch: make the diff against that checkout and register the test there")
     parser.add_argument(
-        "--device", choices=DEVICE_CHOICES, default="auto",
+        "--support-table",
+        action="store_true",
+        help="print, for every API of nn.Module, how a ScriptModule subclass behaves next to it "
+        "(runs every scenario; with --json: its rows as JSON)",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="PYTORCH_CHECKOUT",
+        help="with --patch: make the diff against that checkout and register the test there",
+    )
+    parser.add_argument(
+        "--device",
+        choices=DEVICE_CHOICES,
+        default="auto",
         help="where to run (default: the accelerator if present, else cpu)",
     )
-    parser.add_argument("--bug", action="append", default=[], metavar="ID",
-                        help="run only this catalogued bug's scenarios (repeatable; see --list-bugs)")
-    parser.add_argument("--slow", action="store_true",
-                        help="run every scenario: the default run leaves out, for speed, variants of its "
-                        "scenarios and those that take seconds (Module.compile imports dynamo)")
+    parser.add_argument(
+        "--bug",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only this catalogued bug's scenarios (repeatable; see --list-bugs)",
+    )
+    parser.add_argument(
+        "--slow",
+        action="store_true",
+        help="run every scenario: the default run leaves out, for speed, variants of its "
+        "scenarios and those that take seconds (Module.compile imports dynamo)",
+    )
     return parser
 
 
@@ -75,13 +94,22 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
 
     if args.against and not args.patch:
         return fail("--against is for --patch")
-    if args.support_table and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs
-                               or args.bug):
+    try:
+        asked = [get(bug_id).id for bug_id in args.bug]  # an unknown id is one sentence, whatever the mode
+    except UnknownBug as problem:
+        return fail(f"no catalogued bug {problem.args[0]!r} ({prog} --list-bugs lists them)")
+    if args.markdown and len(asked) > 1:
+        return fail("--markdown writes one issue body, about one bug: give at most one --bug")
+    if (args.patch or args.candidates) and set(asked) - {ORIGINAL}:
+        return fail(f"{'--patch' if args.patch else '--candidates'} takes no --bug but {ORIGINAL}")
+    if args.support_table and (
+        args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug
+    ):
         return fail("--support-table runs every scenario: it takes only --json and --device")
     if args.patch:
         return _patch(fail, args.against)
     try:
-        ledger = load(ledger_path())  # before importing torch: bad input fails fast
+        ledger = {} if args.list_bugs else load(ledger_path())  # before importing torch: bad input fails fast
         started = _head_start(args)
     except (LedgerError, UnknownBug) as problem:
         return fail(problem)
@@ -107,15 +135,16 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         environment = resolve_environment(args.device)
     except EnvironmentProblem as problem:
         return fail(problem)
-    if args.markdown:
+    if args.markdown and started:
         started.collect_versions()  # torch is imported: collect_env's subprocesses run meanwhile
 
     from repro.catalogue import BUGS, select  # imports torch: after resolve_environment
     from repro.filing.explain import explain
-    from repro.formats import json as json_format, text
+    from repro.formats import json as json_format
+    from repro.formats import text
 
-    if args.list_bugs:
-        emit(shown(text.render_bugs(BUGS.values())))
+    if args.list_bugs:  # only the bugs asked for, when some are
+        emit(shown(text.render_bugs([BUGS[bug_id] for bug_id in args.bug] or BUGS.values())))
         return EXIT_OK
     try:
         bug = get(args.bug[0] if args.bug else ORIGINAL)  # what --explain and --markdown are about
@@ -124,22 +153,28 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     except UnknownBug as problem:
         return fail(problem)
     expected: dict[str, Expectation] = {
-        bug_id: expectation_for(ledger, environment.torch_version, bug_id) for bug_id in BUGS}
+        bug_id: expectation_for(ledger, environment.torch_version, bug_id) for bug_id in BUGS
+    }
     if args.explain or args.candidates or args.markdown:  # each would assert what it could not observe
         from repro.engine.oracle import torchscript_problem
 
-        problem = torchscript_problem(environment.device)
-        if problem:
-            return fail(problem)
-    if args.explain:
-        emit(shown(text.render_explanation(environment.torch_version, explain()) if bug.id == ORIGINAL
-                   else text.render_bug_cause(environment.torch_version, bug)))
+        unusable = torchscript_problem(environment.device)
+        if unusable:
+            return fail(unusable)
+    if args.explain:  # one section per bug asked for, in order
+        bugs = [get(bug_id) for bug_id in dict.fromkeys(args.bug)] or [bug]
+        sections = [(b, explain() if b.id == ORIGINAL else None) for b in bugs]
+        emit(shown(text.render_explanations(environment.torch_version, sections)))
         return EXIT_OK
     if args.candidates:
         from repro.filing.candidates import judge_all
 
-        results = judge_all(environment.device, lambda line: print(line, file=sys.stderr, flush=True),
-                            started.candidates, args.slow)
+        results = judge_all(
+            environment.device,
+            lambda line: print(line, file=sys.stderr, flush=True),
+            started.candidates if started else None,
+            args.slow,
+        )
         emit(shown(text.render_candidates(environment.torch_version, environment.device, results)))
         return EXIT_OK
 
@@ -149,9 +184,14 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     if args.support_table:
         return _support_table(environment, args.json, fail)
 
-    report = conclude(environment, run_all(environment.device, selection.scenarios), expected,
-                      selection.skipped, tuple(selection.not_run),
-                      lambda more: run_all(environment.device, more))
+    report = conclude(
+        environment,
+        run_all(environment.device, selection.scenarios),
+        expected,
+        selection.skipped,
+        tuple(selection.not_run),
+        lambda more: run_all(environment.device, more),
+    )
     if args.json:
         emit(json_format.render(report, explain()))
     elif args.markdown:
@@ -162,6 +202,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
             print(line, file=sys.stderr, flush=True)
 
         cause = explain() if bug.id == ORIGINAL else None  # before gather, which ends waiting on other processes
+        assert started is not None  # --markdown always has its head start (_head_start)
         filing = gather(bug, environment.torch_npu, environment.device, progress, started, args.slow)
         emit(markdown.render(report, filing, cause))
     else:
@@ -185,9 +226,18 @@ def _support_table(environment: Environment, as_json: bool, fail: Callable[[obje
     if run.cannot_test:
         return fail(run.cannot_test)
     rows = support_table.support_rows(run.results)
-    emit(json.dumps({"torch_version": environment.torch_version, "device": environment.device,
-                     "rows": support_table.as_dicts(rows)}, indent=2) if as_json
-         else shown(support_table.render(environment, rows)))
+    emit(
+        json.dumps(
+            {
+                "torch_version": environment.torch_version,
+                "device": environment.device,
+                "rows": support_table.as_dicts(rows),
+            },
+            indent=2,
+        )
+        if as_json
+        else shown(support_table.render(environment, rows))
+    )
     return EXIT_OK
 
 
@@ -199,8 +249,11 @@ def _patch(fail, against: Path | None) -> int:
     except (PatchError, FileNotFoundError) as problem:
         return fail(problem)
     if against is None:
-        print("note: the torch/ hunks are made against the installed release's files, not upstream's main branch "
-              "(--against PYTORCH_CHECKOUT makes them against a checkout)", file=sys.stderr)
+        print(
+            "note: the torch/ hunks are against the installed release, not upstream's main branch\n"
+            "      (--against PYTORCH_CHECKOUT makes them against a checkout)",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 

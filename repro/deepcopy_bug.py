@@ -42,8 +42,10 @@ model.register_forward_hook(lambda module, args, output: calls.append(module))
 clone = copy.deepcopy(model)
 clone(torch.ones(1, 2))
 if type(clone) is not Net or not calls:
-    print(f"BUG: copy.deepcopy returned a {type(clone).__name__}; its forward hook ran {len(calls)} times "
-          "(nn.Module: the same class, and the hook runs once)")
+    print(
+        f"BUG: copy.deepcopy returned a {type(clone).__name__}; its forward hook ran {len(calls)} times "
+        "(nn.Module: the same class, and the hook runs once)"
+    )
     sys.exit(1)
 print("OK: copy.deepcopy kept the class and the forward hook, as on nn.Module")
 sys.exit(0)

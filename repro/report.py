@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from repro.catalogue import BUGS, cause_of
 from repro.catalogue.bug import Bug
-from repro.environment import Environment
 from repro.engine.oracle import OracleRun, ScenarioResult
 from repro.engine.scenarios import Scenario
+from repro.environment import Environment
 from repro.ledger import Expectation
 
 SCHEMA = 2
@@ -55,8 +55,9 @@ class Report:
 
     @property
     def bug_present(self) -> bool | None:
-        return {"present": True, "fixed": False, "different": any(b.status == "present" for b in self.bugs)
-                }.get(self.outcome)
+        return {"present": True, "fixed": False, "different": any(b.status == "present" for b in self.bugs)}.get(
+            self.outcome
+        )
 
     @property
     def matches_expectation(self) -> bool:
@@ -95,8 +96,10 @@ def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[str, str]:
     departing = [r for r in judged if r.verdict not in ("match", "refused") and cause_of(r) is None]
     if departing:
         first = departing[0]
-        return "incomplete-fix", (f"{INCOMPLETE} ({len(departing)} of {len(judged)} scenario runs in its "
-                                  f"scope, e.g. {first.scenario.key} [{first.style}]: {first.detail})")
+        return "incomplete-fix", (
+            f"{INCOMPLETE} ({len(departing)} of {len(judged)} scenario runs in its "
+            f"scope, e.g. {first.scenario.key} [{first.style}]: {first.detail})"
+        )
     return "fixed", f"none of its {len(judged)} scenario runs shows it or departs from eager"
 
 
@@ -125,8 +128,11 @@ def _expected_causes(result: ScenarioResult, expected: dict[str, Expectation]) -
 
 
 def drift_of(run: OracleRun, bugs: list[BugStatus], expected: dict[str, Expectation]) -> list[str]:
-    drift = [f"{b.bug.id}: expected {b.expected.outcome} ({b.expected.reason}), observed {b.status}"
-             for b in bugs if not b.matches_expectation]
+    drift = [
+        f"{b.bug.id}: expected {b.expected.outcome} ({b.expected.reason}), observed {b.status}"
+        for b in bugs
+        if not b.matches_expectation
+    ]
     judged = {b.bug.id for b in bugs if b.status not in ("skipped", "cannot-test")}
     for r in run.results:
         if r.verdict in NOT_JUDGED + ("refused",):  # a refusal by design is no bug's departure
@@ -135,43 +141,67 @@ def drift_of(run: OracleRun, bugs: list[BugStatus], expected: dict[str, Expectat
         if cause and cause not in judged:
             continue
         if want and cause not in want:
-            drift.append(f"{r.scenario.key} [{r.style}]: expected {' or '.join(want)} to show, got {r.verdict}: "
-                         f"{r.detail}")
+            drift.append(
+                f"{r.scenario.key} [{r.style}]: expected {' or '.join(want)} to show, got {r.verdict}: {r.detail}"
+            )
         elif not want and r.verdict in DEPARTURES:
             why = f"explained by {cause}" if cause else "a departure no catalogued bug explains"
             drift.append(f"{r.scenario.key} [{r.style}]: expected match, got {r.verdict} ({why}): {r.detail}")
     return drift
 
 
-def build_report(environment: Environment, run: OracleRun, expected: dict[str, Expectation],
-                 skipped: dict[str, str] | None = None, not_run: tuple[Scenario, ...] = (),
-                 completed: tuple[tuple[str, int], ...] = ()) -> Report:
+def build_report(
+    environment: Environment,
+    run: OracleRun,
+    expected: dict[str, Expectation],
+    skipped: dict[str, str] | None = None,
+    not_run: tuple[Scenario, ...] = (),
+    completed: tuple[tuple[str, int], ...] = (),
+) -> Report:
     """``skipped``: bug id -> why its scenarios did not run; ``not_run``: the scenarios left out
     (both from ``catalogue.select``); ``completed``: what ``conclude`` ran beyond them."""
-    statuses = [BugStatus(bug, *status_of(bug, run, (skipped or {}).get(bug.id)), expected[bug.id])
-                for bug in BUGS.values()]
-    return Report(environment, run, statuses, outcome_of(run, statuses, unexplained(run)),
-                  drift_of(run, statuses, expected), not_run, completed)
+    statuses = [
+        BugStatus(bug, *status_of(bug, run, (skipped or {}).get(bug.id)), expected[bug.id]) for bug in BUGS.values()
+    ]
+    return Report(
+        environment,
+        run,
+        statuses,
+        outcome_of(run, statuses, unexplained(run)),
+        drift_of(run, statuses, expected),
+        not_run,
+        completed,
+    )
 
 
-def conclude(environment: Environment, run: OracleRun, expected: dict[str, Expectation],
-             skipped: dict[str, str], not_run: tuple[Scenario, ...],
-             run_more: Callable[[list[Scenario]], OracleRun]) -> Report:
+def conclude(
+    environment: Environment,
+    run: OracleRun,
+    expected: dict[str, Expectation],
+    skipped: dict[str, str],
+    not_run: tuple[Scenario, ...],
+    run_more: Callable[[list[Scenario]], OracleRun],
+) -> Report:
     """The report, never concluding from part of a bug's scope a status the ledger does not expect: the
     default run leaves some of each bug's scenarios out, so where a bug's status from the part that ran
     disagrees with the ledger, its remaining scenarios are run (``run_more``) before the report is made."""
     report = build_report(environment, run, expected, skipped, not_run)
-    rest = {b.bug.id: [s for s in not_run if s.apis & set(b.bug.apis)] for b in report.bugs
-            if b.status in ("present", "fixed", "incomplete-fix") and not b.matches_expectation}
+    rest = {
+        b.bug.id: [s for s in not_run if s.apis & set(b.bug.apis)]
+        for b in report.bugs
+        if b.status in ("present", "fixed", "incomplete-fix") and not b.matches_expectation
+    }
     more = list(dict.fromkeys(s for scenarios in rest.values() for s in scenarios))
     if not more:
         return report
     extra = run_more(more)
-    merged = OracleRun(run.results + extra.results, list(dict.fromkeys(run.warnings + extra.warnings)),
-                       run.cannot_test or extra.cannot_test)
+    merged = OracleRun(
+        run.results + extra.results,
+        list(dict.fromkeys(run.warnings + extra.warnings)),
+        run.cannot_test or extra.cannot_test,
+    )
     completed = tuple((bug_id, len(scenarios)) for bug_id, scenarios in rest.items() if scenarios)
-    return build_report(environment, merged, expected, skipped, tuple(s for s in not_run if s not in more),
-                        completed)
+    return build_report(environment, merged, expected, skipped, tuple(s for s in not_run if s not in more), completed)
 
 
 def conclusion(report: Report) -> str:
@@ -190,8 +220,11 @@ def headline(report: Report) -> str:
     counts = Counter(r.verdict for r in run.results)
     tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
     checked = [b for b in report.bugs if b.status in ("present", "fixed", "incomplete-fix")]
-    head = (f"{len(present)} of the {len(checked)} catalogued bugs checked present ({', '.join(present)})"
-            if present else f"None of the {len(checked)} catalogued bugs checked is present")
+    head = (
+        f"{len(present)} of the {len(checked)} catalogued bugs checked present ({', '.join(present)})"
+        if present
+        else f"None of the {len(checked)} catalogued bugs checked is present"
+    )
     if incomplete:
         head += f"; an incomplete fix (error gone, APIs still depart): {', '.join(incomplete)}"
     if report.outcome == "different":

@@ -20,40 +20,77 @@ CHILD = "<another module: Linear>"
 
 
 def _result(key: str, style: str, verdict: str, detail: str = "", script=(), eager=()) -> ScenarioResult:
-    return ScenarioResult(SCENARIO[key], style, verdict, detail,
-                          Side({"hook calls": list(script)}, detail if verdict == "raises" else None),
-                          Side({"hook calls": list(eager)}, None))
+    return ScenarioResult(
+        SCENARIO[key],
+        style,
+        verdict,
+        detail,
+        Side({"hook calls": list(script)}, detail if verdict == "raises" else None),
+        Side({"hook calls": list(eager)}, None),
+    )
 
 
 # One measured departure per bug (torch 2.13.0, CPU), as the oracle records it.
 DEPARTURES = {
     "full-backward-hook-flag": _result(
-        "register_full_backward_hook: called with grad_input and grad_output", "plain_forward", "raises",
-        "RuntimeError: Could not cast attribute '_is_full_backward_hook' to type NoneType: Cannot cast True to None"),
+        "register_full_backward_hook: called with grad_input and grad_output",
+        "plain_forward",
+        "raises",
+        "RuntimeError: Could not cast attribute '_is_full_backward_hook' to type NoneType: Cannot cast True to None",
+    ),
     "full-backward-hook-flag (silenced)": _result(
-        "register_full_backward_hook: called with grad_input and grad_output", "script_method", "differs",
-        "hook calls: ScriptModule [] vs eager ['backward']", eager=[["backward", ITSELF]]),
+        "register_full_backward_hook: called with grad_input and grad_output",
+        "script_method",
+        "differs",
+        "hook calls: ScriptModule [] vs eager ['backward']",
+        eager=[["backward", ITSELF]],
+    ),
     "global-backward-hooks-scripted": _result(
-        "register_module_full_backward_hook: runs for the model and its child", "plain_forward", "raises",
-        "RuntimeError: _get_backward_hooks is not supported on ScriptModules"),
+        "register_module_full_backward_hook: runs for the model and its child",
+        "plain_forward",
+        "raises",
+        "RuntimeError: _get_backward_hooks is not supported on ScriptModules",
+    ),
     "global-hooks-root-only": _result(
-        "register_module_forward_hook: runs for the model and its child", "script_method", "differs",
-        "hook calls", script=[["global forward", ITSELF]], eager=[["global forward", CHILD], ["global forward", ITSELF]]),
+        "register_module_forward_hook: runs for the model and its child",
+        "script_method",
+        "differs",
+        "hook calls",
+        script=[["global forward", ITSELF]],
+        eager=[["global forward", CHILD], ["global forward", ITSELF]],
+    ),
     "module-compile-noop": _result(
-        "compile: later calls go through torch.compile", "script_method", "differs", "hook calls",
-        eager=[["torch.compile backend"]]),
+        "compile: later calls go through torch.compile",
+        "script_method",
+        "differs",
+        "hook calls",
+        eager=[["torch.compile backend"]],
+    ),
     "deepcopy-drops-subclass": _result(
-        "copy.deepcopy: keeps the class and the hooks; the copy runs", "plain_forward", "raises",
-        "AttributeError: 'RecursiveScriptModule' object has no attribute 'forward'"),
+        "copy.deepcopy: keeps the class and the hooks; the copy runs",
+        "plain_forward",
+        "raises",
+        "AttributeError: 'RecursiveScriptModule' object has no attribute 'forward'",
+    ),
     "attribute-assignment-forwarded": _result(
-        "setattr: assigns a parameter to None", "script_method", "raises",
-        "RuntimeError: Could not cast attribute 'weight' to type Tensor: strides() called on an undefined Tensor"),
+        "setattr: assigns a parameter to None",
+        "script_method",
+        "raises",
+        "RuntimeError: Could not cast attribute 'weight' to type Tensor: strides() called on an undefined Tensor",
+    ),
     "child-hooks-bypassed": _result(
-        "register_forward_hook: on a child that is itself a ScriptModule subclass", "script_method", "differs",
-        "hook calls", eager=[["child forward"]]),
+        "register_forward_hook: on a child that is itself a ScriptModule subclass",
+        "script_method",
+        "differs",
+        "hook calls",
+        eager=[["child forward"]],
+    ),
     "checkpoint-early-stop": _result(
-        "torch.utils.checkpoint.checkpoint: non-reentrant, with early stop: same gradients", "script_method",
-        "raises", "RuntimeError: The following operation failed in the TorchScript interpreter."),
+        "torch.utils.checkpoint.checkpoint: non-reentrant, with early stop: same gradients",
+        "script_method",
+        "raises",
+        "RuntimeError: The following operation failed in the TorchScript interpreter.",
+    ),
 }
 
 
@@ -66,9 +103,14 @@ def test_each_departure_is_recognised_by_its_own_bug_only(name):
 
 
 def test_an_unknown_departure_is_explained_by_no_bug():
-    odd = _result("register_forward_hook: prepend=True runs before earlier hooks", "script_method", "differs",
-                  "hook calls: ScriptModule ['prepended', 'first registered'] vs eager [...]",
-                  script=[["prepended"], ["first registered"]], eager=[["first registered"], ["prepended"]])
+    odd = _result(
+        "register_forward_hook: prepend=True runs before earlier hooks",
+        "script_method",
+        "differs",
+        "hook calls: ScriptModule ['prepended', 'first registered'] vs eager [...]",
+        script=[["prepended"], ["first registered"]],
+        eager=[["first registered"], ["prepended"]],
+    )
     assert cause_of(odd) is None and not any(bug.recognise(odd) for bug in BUGS.values())
 
 
@@ -102,10 +144,13 @@ def test_the_default_run_leaves_out_only_what_is_not_default_and_says_why():
     default = select([], slow=False)
     assert {s.tier for s in default.scenarios} == {"default"}
     assert default.scenarios + default.not_run == [s for s in SCENARIOS if s in default.scenarios] + [
-        s for s in SCENARIOS if s not in default.scenarios]
+        s for s in SCENARIOS if s not in default.scenarios
+    ]
     assert {s.tier for s in default.not_run} == {"variant", "seconds"}
-    assert default.skipped == {"module-compile-noop": "its scenarios are slow (Module.compile imports dynamo), left "
-                               "out of the default run: --slow or --bug module-compile-noop runs them"}
+    assert default.skipped == {
+        "module-compile-noop": "its scenarios are slow (Module.compile imports dynamo), left "
+        "out of the default run: --slow or --bug module-compile-noop runs them"
+    }
     everything = select([], slow=True)
     assert everything.scenarios == SCENARIOS and everything.not_run == [] and everything.skipped == {}
 
@@ -137,8 +182,12 @@ def test_static_signature_is_present_on_the_installed_torch(bug_id):
 
 def test_static_signature_is_not_applicable_without_the_api():
     sources = installed_sources()
-    without = {**sources, "torch/nn/modules/module.py": sources["torch/nn/modules/module.py"].replace(
-        "def compile(self", "def compile_removed(self")}
+    without = {
+        **sources,
+        "torch/nn/modules/module.py": sources["torch/nn/modules/module.py"].replace(
+            "def compile(self", "def compile_removed(self"
+        ),
+    }
     verdict = BUGS["module-compile-noop"].static(without)
     assert verdict.verdict == "not-applicable" and "Module.compile not found" in verdict.evidence[0]
 
@@ -192,15 +241,20 @@ def test_torch_1_13_shows_both_instance_behaviours_and_no_compile(tmp_path):
         pytest.skip(f"set {OTHER_TORCH} to a python with torch==1.13.1 installed")
     proc = run(["-m", "repro", "--json", "--slow"], cwd=tmp_path, python=python, timeout=600)
     report = json.loads(proc.stdout)
-    flag = [s for s in report["scenarios"] if s["api"] == "register_full_backward_hook" and s["verdict"] != "unavailable"]
+    flag = [
+        s for s in report["scenarios"] if s["api"] == "register_full_backward_hook" and s["verdict"] != "unavailable"
+    ]
     assert {(s["instance"], s["verdict"], s["cause"]) for s in flag} == {
-        ("first", "differs", "full-backward-hook-flag"), ("later", "raises", "full-backward-hook-flag")}
+        ("first", "differs", "full-backward-hook-flag"),
+        ("later", "raises", "full-backward-hook-flag"),
+    }
     assert {b["id"]: b["status"] for b in report["bugs"]}["module-compile-noop"] == "not-applicable"
 
 
 def test_a_release_before_the_api_is_not_applicable_from_module_py_alone():
     """Releases before 1.8 lack register_full_backward_hook, and the oldest wheels lack the jit files too."""
     module = installed_sources()["torch/nn/modules/module.py"].replace(
-        "def register_full_backward_hook(", "def register_full_backward_hook_absent(")
+        "def register_full_backward_hook(", "def register_full_backward_hook_absent("
+    )
     verdict = BUGS["full-backward-hook-flag"].static({"torch/nn/modules/module.py": module})
     assert verdict.verdict == "not-applicable" and "added in torch 1.8" in verdict.evidence[0]

@@ -204,7 +204,8 @@ def test_silenced_error_is_still_the_bug(repro_main, ledger):
     assert report["outcome"] == "present" and code == 0  # the same bug, in its silent form
     flag_runs = [s for s in report["scenarios"] if ORIGINAL in s["covered_by"] and s["verdict"] != "refused"]
     assert {(s["verdict"], s["cause"]) for s in flag_runs} == {("differs", ORIGINAL)} | {  # a nested subclass's
-        ("differs", "child-hooks-bypassed") for s in flag_runs if s["cause"] == "child-hooks-bypassed"}
+        ("differs", "child-hooks-bypassed") for s in flag_runs if s["cause"] == "child-hooks-bypassed"
+    }
 
 
 @pytest.mark.parametrize(

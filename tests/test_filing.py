@@ -175,7 +175,7 @@ def patched_copy(tmp_path):
         shutil.copy(installed_torch_root() / path, tmp_path / path)
     diff = run(["-m", "repro", "--patch"])
     assert diff.returncode == 0 and diff.stdout.startswith("--- a/torch/jit/_recursive.py")
-    assert diff.stderr.startswith("note: the torch/ hunks are made against the installed release's files")
+    assert diff.stderr.startswith("note: the torch/ hunks are against the installed release")
     applied = subprocess.run(
         ["patch", "-p1", "--forward"], input=diff.stdout, cwd=tmp_path, capture_output=True, text=True
     )

@@ -8,11 +8,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro.engine.oracle import (
-    INSTANCES, DiffersFromEager, EagerFailed, ScenarioResult, ScriptRaised, Side, assert_like_eager, judge,
-    missing_needs, run_scenario,
-)
 from repro.catalogue.by_design import refusal
+from repro.engine.oracle import (
+    INSTANCES,
+    DiffersFromEager,
+    EagerFailed,
+    ScenarioResult,
+    ScriptRaised,
+    Side,
+    assert_like_eager,
+    judge,
+    missing_needs,
+    run_scenario,
+)
 from repro.engine.scenarios import SCENARIOS, Scenario, uncovered_hook_apis
 
 RAN = Side({"hook calls": [["backward", "<the module itself>"]], "x.grad": [1.0]}, None)
@@ -52,8 +60,9 @@ def test_script_error_raises_and_eager_error_is_an_error():
     assert judge(RAN, Side({}, "TypeError: x"))[0] == "error"
 
 
-@pytest.mark.parametrize("need", ["register_no_such_hook", "register_forward_hook(no_such_keyword)",
-                                  "register_module_no_such_hook"])
+@pytest.mark.parametrize(
+    "need", ["register_no_such_hook", "register_forward_hook(no_such_keyword)", "register_module_no_such_hook"]
+)
 def test_missing_api_or_keyword_is_unavailable_not_match(need):
     scenario = _scenario(needs=(need,))
     assert missing_needs(scenario) == [need]
@@ -63,8 +72,7 @@ def test_missing_api_or_keyword_is_unavailable_not_match(need):
 
 @pytest.mark.parametrize(
     ("verdict", "detail", "exception"),
-    [("raises", BUG_ERROR, ScriptRaised),
-     ("differs", "x", DiffersFromEager), ("error", "x", EagerFailed)],
+    [("raises", BUG_ERROR, ScriptRaised), ("differs", "x", DiffersFromEager), ("error", "x", EagerFailed)],
 )
 def test_assert_like_eager_names_the_departure(verdict, detail, exception):
     with pytest.raises(exception):
@@ -75,9 +83,14 @@ def test_table_covers_the_downstream_suite_and_more():
     apis = {s.api for s in SCENARIOS}
     assert len(SCENARIOS) >= 21 and len({s.key for s in SCENARIOS}) == len(SCENARIOS)
     assert apis >= {
-        "register_full_backward_hook", "register_backward_hook", "register_full_backward_pre_hook",
-        "register_forward_hook", "register_forward_pre_hook", "register_state_dict_pre_hook",
-        "register_state_dict_post_hook", "register_load_state_dict_pre_hook",
+        "register_full_backward_hook",
+        "register_backward_hook",
+        "register_full_backward_pre_hook",
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_state_dict_pre_hook",
+        "register_state_dict_post_hook",
+        "register_load_state_dict_pre_hook",
         "register_load_state_dict_post_hook",
     }
     downstream = [s for s in SCENARIOS if s.downstream]  # torch_npu's TestScriptModuleHooks: 19 hook tests

@@ -1,5 +1,6 @@
 """Every scenario, in each style it runs in (both ScriptModule subclass styles, or torch.jit.script),
-first and later instances, every device: the ScriptModule must match eager (or refuse by design, which skips with the torch line that refuses).
+first and later instances, every device: the ScriptModule must match eager (or refuse by design,
+which skips with the torch line that refuses).
 
 A scenario run in the scope of a catalogued bug that the ledger expects present for the
 installed torch is an expected failure, but only for that bug: the run must depart from eager
@@ -38,11 +39,12 @@ def test_scriptmodule_hooks_behave_like_eager(scenario, style, instance, device)
     result = run_scenario(scenario, style, device, instance)
     if result.verdict in ("unavailable", "refused"):
         pytest.skip(f"{result.verdict}: {result.detail}")
-    expected = [bug_id for bug_id, bug in BUGS.items()
-                if bug.covers(result) and EXPECTED[bug_id].outcome == "present"]
+    expected = [bug_id for bug_id, bug in BUGS.items() if bug.covers(result) and EXPECTED[bug_id].outcome == "present"]
     if result.verdict == "match" and expected:
-        pytest.fail(f"matches eager, but the ledger expects {', '.join(expected)} here "
-                    f"({'; '.join(EXPECTED[b].reason for b in expected)}): update the ledger")
+        pytest.fail(
+            f"matches eager, but the ledger expects {', '.join(expected)} here "
+            f"({'; '.join(EXPECTED[b].reason for b in expected)}): update the ledger"
+        )
     if cause_of(result) in expected:
         pytest.xfail(f"{cause_of(result)}: expected present ({EXPECTED[cause_of(result)].reason})")
     assert_like_eager(result)

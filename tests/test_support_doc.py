@@ -11,7 +11,7 @@ from tracker.support_doc import BUG_CODES, code, document, measured
 
 CELLS = {
     "setattr": "works; raises: attribute-assignment-forwarded (a parameter to None, a buffer to None); refused by "
-               "design (torch/jit/_script.py:269) (a child to a new eager module)",
+    "design (torch/jit/_script.py:269) (a child to a new eager module)",
     "copy.copy": "works",
     "torch.nn.utils.parametrize.register_parametrization": "refused by design (torch/jit/_script.py:216)",
     "mtia": "unavailable",
@@ -37,9 +37,15 @@ def test_the_document_lists_every_release_within_100_columns():
 
 def test_the_cli_writes_from_the_ledger_and_refuses_one_without_measurements(tmp_path, monkeypatch, capsys):
     ledger = tmp_path / "ledger.json"
-    ledger.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {"2.14.0": {"support": CELLS},
-                                                                         "2.13.0": {"support": CELLS},
-                                                                         "2.12.0": {}}}))
+    ledger.write_text(
+        json.dumps(
+            {
+                "schema": 2,
+                "bugs": {},
+                "releases": {"2.14.0": {"support": CELLS}, "2.13.0": {"support": CELLS}, "2.12.0": {}},
+            }
+        )
+    )
     monkeypatch.setenv("REPRO_LEDGER", str(ledger))
     assert list(measured(json.loads(ledger.read_text()))) == ["2.13.0", "2.14.0"]
     out = tmp_path / "support-table.md"

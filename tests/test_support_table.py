@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 import torch
+from test_catalogue import DEPARTURES, SCENARIO, _result
 
 from repro.catalogue import BUGS
+from repro.cli import main
 from repro.engine.oracle import ScenarioResult
 from repro.engine.scenarios import SCENARIOS, public_module_methods, uncovered_module_methods
 from repro.formats.support_table import WIDTH, outcome_of, support_rows
-from test_catalogue import DEPARTURES, SCENARIO, _result
-from test_cli import ledger, repro_main  # noqa: F401  (fixtures)
 
 
 def test_every_public_module_method_of_this_torch_has_a_scenario():
@@ -26,29 +26,44 @@ def test_a_method_torch_adds_is_reported_uncovered(monkeypatch):
 
 def test_each_outcome_names_the_bug_or_the_design_that_decides_it():
     assert outcome_of(DEPARTURES["attribute-assignment-forwarded"]) == "raises: attribute-assignment-forwarded"
-    refused = _result("register_forward_hook: on a submodule (m.linear)", "plain_forward", "refused",
-                      "RuntimeError: ... (by design: torch/jit/_script.py:1027)")
+    refused = _result(
+        "register_forward_hook: on a submodule (m.linear)",
+        "plain_forward",
+        "refused",
+        "RuntimeError: ... (by design: torch/jit/_script.py:1027)",
+    )
     assert outcome_of(refused) == "refused by design (torch/jit/_script.py:1027)"
-    absent = ScenarioResult(SCENARIO["cuda: moves every parameter and buffer to the CUDA device"], "script_method",
-                            "not-run", "not run: no CUDA")
+    absent = ScenarioResult(
+        SCENARIO["cuda: moves every parameter and buffer to the CUDA device"],
+        "script_method",
+        "not-run",
+        "not run: no CUDA",
+    )
     assert outcome_of(absent) == "not run: no CUDA"
 
 
 def test_an_api_whose_runs_disagree_says_each_outcome_with_its_condition():
-    works = _result("register_forward_hook: called with input, output; return replaces output", "script_method",
-                    "match")
+    works = _result(
+        "register_forward_hook: called with input, output; return replaces output", "script_method", "match"
+    )
     child = DEPARTURES["child-hooks-bypassed"]
     plain_child = _result(child.scenario.key, "plain_forward", "match")
     (row,) = support_rows([works, _result(works.scenario.key, "plain_forward", "match"), child, plain_child])
     assert row.api == "register_forward_hook"
-    assert row.cell == ("works; differs: child-hooks-bypassed (on a ScriptModule-subclass child, with "
-                        "@script_method)")
+    assert row.cell == ("works; differs: child-hooks-bypassed (on a ScriptModule-subclass child, with @script_method)")
 
 
-def test_the_cli_table_covers_every_api_within_100_columns(repro_main, ledger):
-    code, out, _ = repro_main(ledger, "--support-table")
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """``python -m repro ARGS`` in this process: (exit code, stdout, stderr)."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_cli_table_covers_every_api_within_100_columns(capsys):
+    code, out, _ = _cli(capsys, "--support-table")
     assert code == 0 and all(len(line) <= WIDTH for line in out.splitlines())
-    code, out, _ = repro_main(ledger, "--support-table", "--json")
+    code, out, _ = _cli(capsys, "--support-table", "--json")
     rows = json.loads(out)["rows"]
     assert code == 0 and {row["api"] for row in rows} == {s.api for s in SCENARIOS}
     assert set(public_module_methods()) <= {api for s in SCENARIOS for api in s.apis}
@@ -58,6 +73,6 @@ def test_the_cli_table_covers_every_api_within_100_columns(repro_main, ledger):
         assert bug_id in cells or not torch.__version__.startswith("2.13")
 
 
-def test_the_support_table_takes_no_other_mode(repro_main, ledger):
-    code, out, err = repro_main(ledger, "--support-table", "--bug", "checkpoint-early-stop")
+def test_the_support_table_takes_no_other_mode(capsys):
+    code, out, err = _cli(capsys, "--support-table", "--bug", "checkpoint-early-stop")
     assert (code, out) == (2, "") and "--support-table runs every scenario" in err

@@ -30,8 +30,15 @@ from repro.ledger import OUTCOMES, STATUSES  # a report's outcome; a bug's statu
 PROJECT = Path(__file__).resolve().parents[1]
 RUN_ENV = ("PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE")  # and LC_*: what the reproducer is given
 INSTALL_ENV = RUN_ENV + (  # and what an installer needs to reach an index (proxies in either case)
-    "PIP_CERT", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+    "PIP_CERT",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
 )
 
 
@@ -72,8 +79,12 @@ def confirm(version: str, installer: Installer, timeout: float) -> Measurement:
         try:
             python = _create(env_dir, version, installer, timeout)
             proc = subprocess.run(
-                [str(python), "-m", "repro", "--json", "--slow", "--device", "cpu"], cwd=tmp, timeout=timeout,
-                capture_output=True, text=True, env={**allowed_env(RUN_ENV), "PYTHONPATH": str(PROJECT)},
+                [str(python), "-m", "repro", "--json", "--slow", "--device", "cpu"],
+                cwd=tmp,
+                timeout=timeout,
+                capture_output=True,
+                text=True,
+                env={**allowed_env(RUN_ENV), "PYTHONPATH": str(PROJECT)},
             )
         except subprocess.TimeoutExpired:
             raise ReportError(f"timed out after {timeout:.0f} s") from None
@@ -93,10 +104,17 @@ def read_report(stdout: str, stderr: str) -> dict[str, Dynamic]:
     except ValueError:
         last = (stderr.strip().splitlines() or ["no output"])[-1]
         raise ReportError(f"the reproducer printed no report: {last}") from None
-    if not (isinstance(report, dict) and report.get("outcome") in OUTCOMES and isinstance(report.get("conclusion"), str)
-            and isinstance(report.get("bugs"), list) and all(_is_bug_status(b) for b in report["bugs"])):
-        raise ReportError(f"the reproducer's JSON is not a report with an outcome ({', '.join(OUTCOMES)}), "
-                          f"a conclusion and a status per bug: {stdout.strip()[:80]!r}")
+    if not (
+        isinstance(report, dict)
+        and report.get("outcome") in OUTCOMES
+        and isinstance(report.get("conclusion"), str)
+        and isinstance(report.get("bugs"), list)
+        and all(_is_bug_status(b) for b in report["bugs"])
+    ):
+        raise ReportError(
+            f"the reproducer's JSON is not a report with an outcome ({', '.join(OUTCOMES)}), "
+            f"a conclusion and a status per bug: {stdout.strip()[:80]!r}"
+        )
     return {b["id"]: Dynamic(b["status"], b["detail"]) for b in report["bugs"] if b["status"] in STATUSES}
 
 
@@ -104,13 +122,24 @@ def read_support(stdout: str) -> dict[str, str]:
     """API -> support-table cell from a report ``read_report`` accepted; rows that are not (an older
     reproducer's report has none) are left out."""
     rows = json.loads(stdout).get("support")
-    return {row["api"]: row["cell"] for row in rows if isinstance(row, dict) and isinstance(row.get("api"), str)
-            and isinstance(row.get("cell"), str)} if isinstance(rows, list) else {}
+    return (
+        {
+            row["api"]: row["cell"]
+            for row in rows
+            if isinstance(row, dict) and isinstance(row.get("api"), str) and isinstance(row.get("cell"), str)
+        }
+        if isinstance(rows, list)
+        else {}
+    )
 
 
 def _is_bug_status(entry: object) -> bool:
-    return (isinstance(entry, dict) and isinstance(entry.get("id"), str) and isinstance(entry.get("detail"), str)
-            and entry.get("status") in (*STATUSES, "skipped"))
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("id"), str)
+        and isinstance(entry.get("detail"), str)
+        and entry.get("status") in (*STATUSES, "skipped")
+    )
 
 
 def allowed_env(names: tuple[str, ...]) -> dict[str, str]:
@@ -131,8 +160,17 @@ def _create(env_dir: Path, version: str, installer: Installer, timeout: float) -
         install = ["uv", "pip", "install", "-q", "--no-config", "--python", str(python)]
     else:  # a venv without its own pip (seconds faster), filled by this interpreter's pip
         create = [sys.executable, "-m", "venv", "--without-pip", str(env_dir)]
-        install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-input",
-                   "--disable-pip-version-check"]
+        install = [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-input",
+            "--disable-pip-version-check",
+        ]
     for command in [create, *_installs(install, version, installer)]:
         subprocess.run(command, check=True, timeout=timeout, capture_output=True, text=True, env=env)
     return python
@@ -144,5 +182,7 @@ def _installs(install: list[str], version: str, installer: Installer) -> list[li
     requirement, index = [f"torch=={version}", "packaging"], ["--index-url", installer.index_url]
     if not installer.extra_index_url:
         return [[*install, *index, *requirement]]
-    return [[*install, *index, "--no-deps", requirement[0]],
-            [*install, *index, "--extra-index-url", installer.extra_index_url, *requirement]]
+    return [
+        [*install, *index, "--no-deps", requirement[0]],
+        [*install, *index, "--extra-index-url", installer.extra_index_url, *requirement],
+    ]

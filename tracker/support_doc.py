@@ -86,10 +86,11 @@ def overview(releases: dict[str, dict[str, str]]) -> list[str]:
         rule = "|" + "-" * (API_WIDTH + 2) + "|" + "|".join("-" * (w + 2) for w in widths) + "|"
         lines += [head, rule]
         for api in apis:
-            name = f"`{api}`" if len(api) + 2 <= API_WIDTH else f"`…{api[-(API_WIDTH - 3):]}`"
+            name = f"`{api}`" if len(api) + 2 <= API_WIDTH else f"`…{api[-(API_WIDTH - 3) :]}`"
             cells = [code(releases[v][api]) if api in releases[v] else "" for v in group]
-            lines.append("| " + name.ljust(API_WIDTH) + " | " + " | ".join(c.ljust(w) for c, w in zip(cells, widths))
-                         + " |")
+            lines.append(
+                "| " + name.ljust(API_WIDTH) + " | " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+            )
         lines.append("")
     return lines
 
@@ -97,8 +98,10 @@ def overview(releases: dict[str, dict[str, str]]) -> list[str]:
 def detail(version: str, cells: dict[str, str]) -> list[str]:
     """The newest release's cells in full, each wrapped within ``WIDTH`` columns."""
     room = WIDTH - API_WIDTH - 7
-    lines = [f"| {'API'.ljust(API_WIDTH)} | {f'torch {version}'.ljust(room)} |",
-             f"|{'-' * (API_WIDTH + 2)}|{'-' * (room + 2)}|"]
+    lines = [
+        f"| {'API'.ljust(API_WIDTH)} | {f'torch {version}'.ljust(room)} |",
+        f"|{'-' * (API_WIDTH + 2)}|{'-' * (room + 2)}|",
+    ]
     for api, cell in cells.items():
         name = f"`{api}`"
         if len(name) > API_WIDTH:
@@ -112,32 +115,37 @@ def detail(version: str, cells: dict[str, str]) -> list[str]:
 
 def document(releases: dict[str, dict[str, str]], today: str) -> str:
     newest = list(releases)[-1]
-    legend = [line for bug_id, code_ in BUG_CODES.items()
-              for line in textwrap.wrap(f"- `{code_}`: {bug_id}: {BUGS[bug_id].title}", WIDTH, subsequent_indent="  ")]
-    return "\n".join([
-        "# nn.Module APIs on a torch.jit.ScriptModule subclass, per torch release",
-        "",
-        f"Regenerated on {today} by `python -m tracker.support_doc` from `repro/ledger.json`, whose",
-        "per-release cells come from `python -m tracker.check_upstream --versions ...` (each release",
-        "installed from PyPI and run on CPU with `python -m repro --json --slow`). `python -m repro",
-        "--support-table` prints the installed torch's column with every condition.",
-        "",
-        "Each cell compares a ScriptModule subclass (both `@torch.jit.script_method` and a plain `forward`)",
-        "with its eager `nn.Module` twin in every scenario of that API. Codes: `ok` works like `nn.Module`;",
-        "`B<n>` a catalogued bug (below); `D` refused by design (the torch line is in the detail table);",
-        "`-` unavailable (that torch lacks the API); `n/r` not run here (no such accelerator); several",
-        "codes: the API's scenarios disagree (the detail table says under which condition).",
-        "",
-        *legend,
-        "",
-        "## Overview",
-        "",
-        *overview(dict(releases)),
-        f"## torch {newest} in full",
-        "",
-        *detail(newest, releases[newest]),
-        "",
-    ])
+    legend = [
+        line
+        for bug_id, code_ in BUG_CODES.items()
+        for line in textwrap.wrap(f"- `{code_}`: {bug_id}: {BUGS[bug_id].title}", WIDTH, subsequent_indent="  ")
+    ]
+    return "\n".join(
+        [
+            "# nn.Module APIs on a torch.jit.ScriptModule subclass, per torch release",
+            "",
+            f"Regenerated on {today} by `python -m tracker.support_doc` from `repro/ledger.json`, whose",
+            "per-release cells come from `python -m tracker.check_upstream --versions ...` (each release",
+            "installed from PyPI and run on CPU with `python -m repro --json --slow`). `python -m repro",
+            "--support-table` prints the installed torch's column with every condition.",
+            "",
+            "Each cell compares a ScriptModule subclass (both `@torch.jit.script_method` and a plain `forward`)",
+            "with its eager `nn.Module` twin in every scenario of that API. Codes: `ok` works like `nn.Module`;",
+            "`B<n>` a catalogued bug (below); `D` refused by design (the torch line is in the detail table);",
+            "`-` unavailable (that torch lacks the API); `n/r` not run here (no such accelerator); several",
+            "codes: the API's scenarios disagree (the detail table says under which condition).",
+            "",
+            *legend,
+            "",
+            "## Overview",
+            "",
+            *overview(dict(releases)),
+            f"## torch {newest} in full",
+            "",
+            *detail(newest, releases[newest]),
+            "",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,8 +158,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"support_doc: error: {problem}", file=sys.stderr)
         return 2
     if not releases:
-        print("support_doc: error: the ledger holds no measured support table (check_upstream --versions makes "
-              "them)", file=sys.stderr)
+        print(
+            "support_doc: error: the ledger holds no measured support table (check_upstream --versions makes them)",
+            file=sys.stderr,
+        )
         return 2
     today = datetime.now(timezone.utc).date().isoformat()
     args.out.write_text(document(releases, today), encoding="utf-8")

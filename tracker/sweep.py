@@ -25,9 +25,9 @@ from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from repro.source_checks import Reference
 from tracker.confirm import Installer, ReportError, confirm
-from tracker.remote import FetchError, Traffic, make_session
 from tracker.index import Release
 from tracker.probe import choose_wheel, fetch_sources, judge
+from tracker.remote import FetchError, Traffic, make_session
 
 ATTEMPTS = 3  # dynamic runs without a report, on separate runs, after which a release is unmeasurable here
 
@@ -97,8 +97,9 @@ def superseded_nightlies(keys: Iterable[str], recorded: str) -> list[str]:
     return [key for key in keys if nightly_base(Version(key)) == base and Version(key) < new]
 
 
-def select(releases: list[Release], known: dict[str, Any], options: Options,
-           warn: Callable[[str], None] = lambda line: None) -> list[Release]:
+def select(
+    releases: list[Release], known: dict[str, Any], options: Options, warn: Callable[[str], None] = lambda line: None
+) -> list[Release]:
     """Releases to check: no pre-releases unless asked, from --since, unseen unless --recheck; of the
     nightlies, only the newest dated one of each base version, unless the ledger already holds a newer one
     (an undated one is skipped, with a warning)."""
@@ -125,8 +126,9 @@ PROCESSES_FROM = 8  # releases in one sweep from which probing runs in processes
 _local = threading.local()
 
 
-def _probe(release: Release, references: dict[str, Reference | None] | None, *, full_download: bool,
-           bug_ids: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
+def _probe(
+    release: Release, references: dict[str, Reference | None] | None, *, full_download: bool, bug_ids: tuple[str, ...]
+) -> tuple[str, dict[str, Any]]:
     """One release's static entry, with this thread's (or worker process's) own HTTP session."""
     return str(release.version), static_entry(release, full_download, _session, bug_ids, references)
 
@@ -141,17 +143,26 @@ def reference_for(ledger: dict[str, Any], bug_id: str, version: str) -> Referenc
     """The latest release up to ``version`` confirmed present for the bug, with its recorded fingerprint:
     what ``present`` is measured against (a later release's code is no baseline for an earlier one)."""
     _, releases = ledger_io.bug_history(ledger, bug_id)
-    confirmed = [(Version(v), e["static"]["fingerprint"]) for v, e in releases.items()
-                 if Version(v) <= Version(version) and (e.get("dynamic") or {}).get("verdict") == "present"
-                 and (e.get("static") or {}).get("fingerprint")]
+    confirmed = [
+        (Version(v), e["static"]["fingerprint"])
+        for v, e in releases.items()
+        if Version(v) <= Version(version)
+        and (e.get("dynamic") or {}).get("verdict") == "present"
+        and (e.get("static") or {}).get("fingerprint")
+    ]
     if not confirmed:
         return None
     latest, fingerprint = max(confirmed, key=lambda pair: pair[0])
     return str(latest), fingerprint
 
 
-def static_entry(release: Release, full_download: bool, session_for: Callable, bug_ids: tuple[str, ...] = (),
-                 references: dict[str, Reference | None] | None = None) -> dict[str, Any]:
+def static_entry(
+    release: Release,
+    full_download: bool,
+    session_for: Callable,
+    bug_ids: tuple[str, ...] = (),
+    references: dict[str, Reference | None] | None = None,
+) -> dict[str, Any]:
     """The ledger entry for one release: what reading its wheel cost (``probe``) and the static verdict
     of each bug (``bug_ids``, default every catalogued one) from the wheel's sources (``bugs[id].static``),
     measured against each bug's ``references`` (``reference_for``) where there is one."""
@@ -160,16 +171,27 @@ def static_entry(release: Release, full_download: bool, session_for: Callable, b
         return {"yanked": True, "bugs": {}, "checked_at": now()}
     wheel = choose_wheel(release.wheels)
     if wheel is None:
-        return {"yanked": False, "checked_at": now(), "probe": {"bytes_fetched": 0, "wheel_size": None, "requests": 0},
-                "bugs": _every_bug(chosen, "unknown", ["the release has no wheel"])}
+        return {
+            "yanked": False,
+            "checked_at": now(),
+            "probe": {"bytes_fetched": 0, "wheel_size": None, "requests": 0},
+            "bugs": _every_bug(chosen, "unknown", ["the release has no wheel"]),
+        }
     traffic = Traffic()
     error = None
+    size: int | None
     try:
         fetched = fetch_sources(session_for(), wheel, traffic, full_download)
         size = fetched.wheel_size
         if fetched.problem is None:
-            bugs = {bug_id: {"static": asdict(judge(fetched.sources, partial(
-                BUGS[bug_id].static, reference=(references or {}).get(bug_id))))} for bug_id in chosen}
+            bugs = {
+                bug_id: {
+                    "static": asdict(
+                        judge(fetched.sources, partial(BUGS[bug_id].static, reference=(references or {}).get(bug_id)))
+                    )
+                }
+                for bug_id in chosen
+            }
         else:
             bugs = _every_bug(chosen, "unknown", [fetched.problem])
     except Exception as err:  # one release's failure must not end the sweep: record it, retry next run
@@ -190,8 +212,9 @@ def recompute(data: dict[str, Any]) -> None:
     """Per bug, ``fixed_in``: the lowest release confirmed fixed; later confirmed-present ones regressed."""
     for bug_id in {*BUGS, *data["bugs"]}:
         _, releases = ledger_io.bug_history(data, bug_id)
-        confirmed = {Version(v): e["dynamic"]["verdict"] for v, e in releases.items()
-                     if (e.get("dynamic") or {}).get("verdict")}
+        confirmed = {
+            Version(v): e["dynamic"]["verdict"] for v, e in releases.items() if (e.get("dynamic") or {}).get("verdict")
+        }
         fixed = sorted(v for v, verdict in confirmed.items() if verdict == "fixed")
         data["bugs"][bug_id] = {
             "fixed_in": str(fixed[0]) if fixed else None,
@@ -228,8 +251,9 @@ def _replace_static(entry: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     return change
 
 
-def _record_dynamic(verdicts: dict[str, dict[str, Any]],
-                    support: dict[str, str] | None = None) -> Callable[[dict[str, Any]], None]:
+def _record_dynamic(
+    verdicts: dict[str, dict[str, Any]], support: dict[str, str] | None = None
+) -> Callable[[dict[str, Any]], None]:
     """Each bug's new dynamic verdict, from a report, and the support table's cells it measured (API ->
     cell, for docs/support-table.md): the release's error and failed attempts end."""
 
@@ -260,10 +284,13 @@ def _record_failure(detail: str, checked_at: str) -> Callable[[dict[str, Any]], 
     return change
 
 
-def static_verdicts(entry: dict[str, Any]) -> dict[str, str]:
+def static_verdicts(entry: dict[str, Any]) -> dict[str, str | None]:
     """bug id -> static verdict of one ledger entry (empty for a yanked release)."""
-    return {bug_id: (v.get("static") or {}).get("verdict") for bug_id, v in (entry.get("bugs") or {}).items()
-            if v.get("static")}
+    return {
+        bug_id: (v.get("static") or {}).get("verdict")
+        for bug_id, v in (entry.get("bugs") or {}).items()
+        if v.get("static")
+    }
 
 
 def run(releases: list[Release], options: Options, progress: Callable[[str], None]) -> Outcome:
@@ -271,8 +298,12 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
     CPU-bound in parsing each central directory and each file) in processes, which use every CPU."""
     outcome = Outcome()
     known = ledger_io.load(options.ledger) if options.ledger.exists() else None
-    references = [{bug_id: reference_for(known, bug_id, str(release.version)) for bug_id in options.bugs or BUGS}
-                  if known else None for release in releases]
+    references = [
+        {bug_id: reference_for(known, bug_id, str(release.version)) for bug_id in options.bugs or BUGS}
+        if known
+        else None
+        for release in releases
+    ]
     probe = partial(_probe, full_download=options.full_download, bug_ids=options.bugs)
     if len(releases) >= PROCESSES_FROM:
         pool: Executor = ProcessPoolExecutor(max_workers=max(1, options.jobs), mp_context=get_context("spawn"))
@@ -284,10 +315,12 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
             outcome.entries[version] = entry
             if entry.get("error"):
                 outcome.errors.append(f"{version}: {entry['error']}")
-            probe = entry.get("probe") or {"bytes_fetched": 0, "requests": 0}
+            cost = entry.get("probe") or {"bytes_fetched": 0, "requests": 0}
             verdicts = ", ".join(f"{b}: {v}" for b, v in static_verdicts(entry).items()) or "yanked"
-            progress(f"[{done}/{len(releases)}] {version}: {verdicts} "
-                     f"({probe['bytes_fetched']} bytes, {probe['requests']} requests)")
+            progress(
+                f"[{done}/{len(releases)}] {version}: {verdicts} "
+                f"({cost['bytes_fetched']} bytes, {cost['requests']} requests)"
+            )
     for version, entry in outcome.entries.items():
         applicable = set(static_verdicts(entry).values()) - {"not-applicable"}  # never confirmed: nothing to run
         if applicable and (options.install or (options.confirm and applicable - {"present"})):
@@ -315,8 +348,9 @@ def confirm_and_record(version: str, options: Options, outcome: Outcome, progres
         return
     checked_at = now()
     results = {bug_id: r for bug_id, r in measured.verdicts.items() if not options.bugs or bug_id in options.bugs}
-    verdicts = {bug_id: {"verdict": r.verdict, "detail": r.detail, "checked_at": checked_at}
-                for bug_id, r in results.items()}
+    verdicts = {
+        bug_id: {"verdict": r.verdict, "detail": r.detail, "checked_at": checked_at} for bug_id, r in results.items()
+    }
     release = record(options.ledger, key, _record_dynamic(verdicts, measured.support))["releases"][key]
     for bug_id in verdicts:
         entry.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = release["bugs"][bug_id]["dynamic"]
@@ -333,8 +367,9 @@ def _status_before(ledger: dict[str, Any], version: str, bug_id: str) -> str | N
     _, releases = ledger_io.bug_history(ledger, bug_id)
     if status(releases.get(version) or {}):
         return status(releases[version])
-    earlier = sorted((Version(v) for v in releases if Version(v) < Version(version) and status(releases[v])),
-                     reverse=True)
+    earlier = sorted(
+        (Version(v) for v in releases if Version(v) < Version(version) and status(releases[v])), reverse=True
+    )
     return status(releases[str(earlier[0])]) if earlier else None
 
 

@@ -11,18 +11,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from repro.catalogue import (attribute_assignment_forwarded, checkpoint_early_stop, child_hooks_bypassed,
-                             deepcopy_drops_subclass, full_backward_hook_flag, global_backward_hooks_scripted,
-                             global_hooks_root_only, module_compile_noop)
+from repro.catalogue import (
+    attribute_assignment_forwarded,
+    checkpoint_early_stop,
+    child_hooks_bypassed,
+    deepcopy_drops_subclass,
+    full_backward_hook_flag,
+    global_backward_hooks_scripted,
+    global_hooks_root_only,
+    module_compile_noop,
+)
 from repro.catalogue.bug import Bug
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads the catalogue without it
     from repro.engine.oracle import ScenarioResult
     from repro.engine.scenarios import Scenario
 
-BUGS: dict[str, Bug] = {module.BUG.id: module.BUG for module in (
-    full_backward_hook_flag, global_backward_hooks_scripted, global_hooks_root_only, module_compile_noop,
-    deepcopy_drops_subclass, attribute_assignment_forwarded, child_hooks_bypassed, checkpoint_early_stop)}
+BUGS: dict[str, Bug] = {
+    module.BUG.id: module.BUG
+    for module in (
+        full_backward_hook_flag,
+        global_backward_hooks_scripted,
+        global_hooks_root_only,
+        module_compile_noop,
+        deepcopy_drops_subclass,
+        attribute_assignment_forwarded,
+        child_hooks_bypassed,
+        checkpoint_early_stop,
+    )
+}
 
 
 class UnknownBug(KeyError):
@@ -75,14 +92,20 @@ def select(bug_ids: list[str], slow: bool, also: tuple[str, ...] = ()) -> Select
 
     chosen = [get(bug_id) for bug_id in bug_ids]
     if chosen:
-        return Selection([s for s in SCENARIOS if in_scope(s, chosen)], [],
-                         {bug.id: "not asked for (--bug)" for bug in BUGS.values() if bug not in chosen})
+        return Selection(
+            [s for s in SCENARIOS if in_scope(s, chosen)],
+            [],
+            {bug.id: "not asked for (--bug)" for bug in BUGS.values() if bug not in chosen},
+        )
     default = [s for s in SCENARIOS if slow or s.tier == "default"]
     extra = [bug for bug in map(get, also) if not any(in_scope(s, [bug]) for s in default)]
     runs = [s for s in SCENARIOS if s in default or in_scope(s, extra)]
     not_run = [s for s in SCENARIOS if s not in runs]
-    skipped = {bug.id: _left_out(bug, [s for s in not_run if in_scope(s, [bug])])
-               for bug in BUGS.values() if not any(in_scope(s, [bug]) for s in runs)}
+    skipped = {
+        bug.id: _left_out(bug, [s for s in not_run if in_scope(s, [bug])])
+        for bug in BUGS.values()
+        if not any(in_scope(s, [bug]) for s in runs)
+    }
     return Selection(runs, not_run, skipped)
 
 

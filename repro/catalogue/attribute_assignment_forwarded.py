@@ -26,14 +26,15 @@ def recognise(result: ScenarioResult) -> bool:
     """In an assignment or deletion: the cast error, an attribute that cannot be deleted, or a value
     kept otherwise than eager keeps it."""
     return bool(result.scenario.apis & set(APIS)) and (
-        raised(result, "Could not cast attribute", "object has no attribute") or result.verdict == "differs")
+        raised(result, "Could not cast attribute", "object has no attribute") or result.verdict == "differs"
+    )
 
 
 def applies(trees: Trees) -> str | None:
     return None
 
 
-PASTE = '''import torch
+PASTE = """import torch
 
 
 class Net(torch.jit.ScriptModule):
@@ -51,7 +52,7 @@ try:
     model.weight = None  # nn.Module allows it: the parameter is dropped
 except RuntimeError as err:  # its message ends in C++ frames: its first line says it
     raise AssertionError(f"model.weight = None raised: {str(err).splitlines()[0]}") from None
-'''
+"""
 
 BUG = Bug(
     id="attribute-assignment-forwarded",
@@ -65,8 +66,13 @@ BUG = Bug(
     pieces=(setattr_forwards("training"),),
     fingerprinted=((SCRIPT, "ScriptModule.__setattr__"),),
     applies=applies,
-    cases=("assigns a parameter to None", "assigns a buffer to None", "assigns training to 0 (stored as given)",
-           "assigns a plain tensor to a parameter (eager refuses)", "deletes a plain attribute set earlier"),
+    cases=(
+        "assigns a parameter to None",
+        "assigns a buffer to None",
+        "assigns training to 0 (stored as given)",
+        "assigns a plain tensor to a parameter (eager refuses)",
+        "deletes a plain attribute set earlier",
+    ),
     script="repro/attribute_assignment_bug.py",
     paste=PASTE,
     explanation=__doc__,

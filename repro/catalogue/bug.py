@@ -45,9 +45,12 @@ class Bug:
     def covers(self, result: ScenarioResult) -> bool:
         """Is this scenario run in the bug's scope (one of its APIs, styles and model shapes; one of its
         ``cases``, where it names some)?"""
-        return (result.style in self.styles and result.scenario.model in self.models
-                and bool(result.scenario.apis & set(self.apis))
-                and (not self.cases or result.scenario.name in self.cases))
+        return (
+            result.style in self.styles
+            and result.scenario.model in self.models
+            and bool(result.scenario.apis & set(self.apis))
+            and (not self.cases or result.scenario.name in self.cases)
+        )
 
     def static(self, sources: dict[str, str | None], reference: Reference | None = None) -> StaticVerdict:
         if not self.pieces:  # nothing in the probed files decides it: "unknown" is never a status change
@@ -59,10 +62,15 @@ def paste_script(imports: str, body: str, script_method: bool = True) -> str:
     """A paste-ready script: torch ``imports``, the ScriptModule subclass every script of the catalogue
     builds (``forward`` compiled with ``@torch.jit.script_method``, or plain as torch_npu writes it), then
     ``body``, which ends in the bug's error or a failing ``assert``."""
-    forward = ("    @torch.jit.script_method\n    def forward(self, x):\n" if script_method
-               else "    def forward(self, x):  # a plain forward, as torch_npu's tests write it\n")
-    return (f"{imports}\n\n\nclass Net(torch.jit.ScriptModule):\n    def __init__(self):\n        super().__init__()\n"
-            f"        self.linear = torch.nn.Linear(2, 2)\n\n{forward}        return self.linear(x)\n\n\n{body}")
+    forward = (
+        "    @torch.jit.script_method\n    def forward(self, x):\n"
+        if script_method
+        else "    def forward(self, x):  # a plain forward, as torch_npu's tests write it\n"
+    )
+    return (
+        f"{imports}\n\n\nclass Net(torch.jit.ScriptModule):\n    def __init__(self):\n        super().__init__()\n"
+        f"        self.linear = torch.nn.Linear(2, 2)\n\n{forward}        return self.linear(x)\n\n\n{body}"
+    )
 
 
 def raised(result: ScenarioResult, *fragments: str) -> bool:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from repro.source_checks import installed_torch_root
 
-
 CPP = "torch._C"  # a refusal raised in C++: no Python line decides it
 
 
@@ -20,27 +19,49 @@ class ByDesign:
 
 
 BY_DESIGN = (
-    ByDesign("any nn.Module method a RecursiveScriptModule does not support, called by the user: hooks "
-             "on a submodule of a ScriptModule, or on a torch.jit.script(...) result",
-             " is not supported on ScriptModules", "torch/jit/_script.py"),
-    ByDesign("torch.func.functional_call on a ScriptModule", "The stateless API can't be used with Jitted modules",
-             "torch/nn/utils/stateless.py"),
-    ByDesign("deleting a parameter, buffer or child of a ScriptModule, and what does so: weight_norm, "
-             "spectral_norm and parametrizations on a child",
-             "cannot delete methods or parameters of a script module", "torch/jit/_script.py"),
-    ByDesign("adding a parameter after construction: pruning a child's weight",
-             "Can't add a new parameter after ScriptModule construction", "torch/jit/_script.py"),
-    ByDesign("replacing or adding a child with an eager module (setattr, add_module, register_module, "
-             "set_submodule)", "Cannot re-assign modules in a ScriptModule",
-             "torch/jit/_script.py"),
-    ByDesign("a non-persistent buffer", "ScriptModule does not support non-persistent buffers",
-             "torch/nn/modules/module.py"),
-    ByDesign("register_buffer after construction (the message blames __init__: the wrapper has no _buffers)",
-             "cannot assign buffer before Module.__init__() call", "torch/nn/modules/module.py"),
-    ByDesign("register_parameter after construction (the message blames __init__: the wrapper has no "
-             "_parameters)", "cannot assign parameter before Module.__init__() call", "torch/nn/modules/module.py"),
-    ByDesign("pickling a ScriptModule (torch.jit.save is its serialisation)", "which does not have a __getstate__",
-             CPP),
+    ByDesign(
+        "any nn.Module method a RecursiveScriptModule does not support, called by the user: hooks "
+        "on a submodule of a ScriptModule, or on a torch.jit.script(...) result",
+        " is not supported on ScriptModules",
+        "torch/jit/_script.py",
+    ),
+    ByDesign(
+        "torch.func.functional_call on a ScriptModule",
+        "The stateless API can't be used with Jitted modules",
+        "torch/nn/utils/stateless.py",
+    ),
+    ByDesign(
+        "deleting a parameter, buffer or child of a ScriptModule, and what does so: weight_norm, "
+        "spectral_norm and parametrizations on a child",
+        "cannot delete methods or parameters of a script module",
+        "torch/jit/_script.py",
+    ),
+    ByDesign(
+        "adding a parameter after construction: pruning a child's weight",
+        "Can't add a new parameter after ScriptModule construction",
+        "torch/jit/_script.py",
+    ),
+    ByDesign(
+        "replacing or adding a child with an eager module (setattr, add_module, register_module, set_submodule)",
+        "Cannot re-assign modules in a ScriptModule",
+        "torch/jit/_script.py",
+    ),
+    ByDesign(
+        "a non-persistent buffer", "ScriptModule does not support non-persistent buffers", "torch/nn/modules/module.py"
+    ),
+    ByDesign(
+        "register_buffer after construction (the message blames __init__: the wrapper has no _buffers)",
+        "cannot assign buffer before Module.__init__() call",
+        "torch/nn/modules/module.py",
+    ),
+    ByDesign(
+        "register_parameter after construction (the message blames __init__: the wrapper has no _parameters)",
+        "cannot assign parameter before Module.__init__() call",
+        "torch/nn/modules/module.py",
+    ),
+    ByDesign(
+        "pickling a ScriptModule (torch.jit.save is its serialisation)", "which does not have a __getstate__", CPP
+    ),
 )
 
 
@@ -93,4 +114,4 @@ def refusal(apis: set[str], error: str | None) -> str | None:
 def _relative(path: str | None) -> str:
     """``.../site-packages/torch/jit/_script.py`` -> ``torch/jit/_script.py``."""
     parts = Path(path or "?").parts
-    return "/".join(parts[parts.index("torch"):]) if "torch" in parts else str(path)
+    return "/".join(parts[parts.index("torch") :]) if "torch" in parts else str(path)

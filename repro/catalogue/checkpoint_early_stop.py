@@ -31,13 +31,16 @@ def applies(trees: Trees) -> str | None:
     return None
 
 
-PASTE = paste_script("import torch\nfrom torch.utils.checkpoint import checkpoint", '''\
+PASTE = paste_script(
+    "import torch\nfrom torch.utils.checkpoint import checkpoint",
+    """\
 x = torch.ones(1, 2, requires_grad=True)
 try:
     checkpoint(Net(), x, use_reentrant=False).sum().backward()  # works on nn.Module
 except RuntimeError as err:  # its message goes on with TorchScript's traceback: its first line says it
     raise AssertionError(f"backward through checkpoint raised: {str(err).splitlines()[0]}") from None
-''')
+""",
+)
 
 BUG = Bug(
     id="checkpoint-early-stop",

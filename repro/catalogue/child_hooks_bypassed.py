@@ -20,8 +20,12 @@ from repro.source_checks import MODULE, SCRIPT, Trees
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
-APIS = ("register_forward_hook", "register_forward_pre_hook", "register_full_backward_pre_hook",
-        "register_full_backward_hook")
+APIS = (
+    "register_forward_hook",
+    "register_forward_pre_hook",
+    "register_full_backward_pre_hook",
+    "register_full_backward_hook",
+)
 
 
 def recognise(result: ScenarioResult) -> bool:
@@ -33,7 +37,7 @@ def applies(trees: Trees) -> str | None:
     return None
 
 
-PASTE = '''import torch
+PASTE = """import torch
 
 class Child(torch.jit.ScriptModule):
     def __init__(self):
@@ -56,7 +60,7 @@ model = Net()
 model.child.register_forward_hook(lambda module, args, output: calls.append(module))
 model(torch.ones(1, 2))
 assert calls, "the forward hook on model.child registered without error and never ran"
-'''
+"""
 
 BUG = Bug(
     id="child-hooks-bypassed",

@@ -57,13 +57,16 @@ def _inner_copy_wraps_cpp(trees: Trees) -> tuple[bool, str]:
     return True, f"{SCRIPT}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ wraps a copy of the C++ module"
 
 
-PASTE = paste_script("import copy\n\nimport torch", '''\
+PASTE = paste_script(
+    "import copy\n\nimport torch",
+    """\
 model = Net()
 model.register_forward_hook(lambda module, args, output: print("hook ran"))
 clone = copy.deepcopy(model)
 clone(torch.ones(1, 2))
 assert type(clone) is Net, f"copy.deepcopy returned a {type(clone).__name__}, not a Net (its hooks are gone)"
-''')
+""",
+)
 
 BUG = Bug(
     id="deepcopy-drops-subclass",

@@ -28,8 +28,9 @@ def recognise(result: ScenarioResult) -> bool:
     that is itself a ScriptModule subclass under a script_method forward, hooks that never run are
     child-hooks-bypassed's."""
     bypassed = result.scenario.model == "subclass child" and result.style == "script_method"
-    return raised(result, SIGNATURE) or (bool(result.scenario.apis & set(APIS)) and fewer_calls(result)
-                                         and not bypassed)
+    return raised(result, SIGNATURE) or (
+        bool(result.scenario.apis & set(APIS)) and fewer_calls(result) and not bypassed
+    )
 
 
 def applies(trees: Trees) -> str | None:
@@ -38,13 +39,16 @@ def applies(trees: Trees) -> str | None:
     return None
 
 
-PASTE = paste_script('import torch', '''\
+PASTE = paste_script(
+    "import torch",
+    """\
 calls = []
 model = Net()
 model.register_full_backward_hook(lambda module, grad_input, grad_output: calls.append(grad_input))
 model(torch.ones(1, 2, requires_grad=True)).sum().backward()
 assert len(calls) == 1, f"the full backward hook ran {len(calls)} times, expected once"
-''')
+""",
+)
 
 BUG = Bug(
     id="full-backward-hook-flag",
@@ -56,9 +60,13 @@ BUG = Bug(
     symptom=f"RuntimeError: {SIGNATURE} to type NoneType; where silenced, the hook never runs",
     recognise=recognise,
     pieces=FLAG_PIECES,
-    fingerprinted=((RECURSIVE, "ignored_attributes"), (SCRIPT, "ScriptModule.__setattr__"),
-                   (MODULE, "Module.register_full_backward_hook"), (MODULE, "Module.register_backward_hook"),
-                   (MODULE, "Module._get_backward_hooks")),
+    fingerprinted=(
+        (RECURSIVE, "ignored_attributes"),
+        (SCRIPT, "ScriptModule.__setattr__"),
+        (MODULE, "Module.register_full_backward_hook"),
+        (MODULE, "Module.register_backward_hook"),
+        (MODULE, "Module._get_backward_hooks"),
+    ),
     applies=applies,
     script="repro/full_backward_hook_bug.py",
     paste=PASTE,

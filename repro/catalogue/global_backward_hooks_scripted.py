@@ -36,7 +36,7 @@ def _call_impl_asks(trees: Trees) -> tuple[bool, str]:
     asks = call_impl_uses(trees, "_get_backward_hooks")
     if asks is None:
         return False, f"{MODULE}: Module._call_impl no longer asks for _get_backward_hooks"
-    return True, f"{MODULE}:{asks.lineno}: Module._call_impl asks every module for _get_backward_hooks"
+    return True, f"{MODULE}:{getattr(asks, 'lineno', '?')}: Module._call_impl asks every module for _get_backward_hooks"
 
 
 def _stubs_raise(trees: Trees) -> tuple[bool, str]:
@@ -52,20 +52,27 @@ def _stubs_raise(trees: Trees) -> tuple[bool, str]:
     return True, f"{SCRIPT}:{make_fail.lineno}: RecursiveScriptModule stubs _get_backward_hooks with _make_fail"
 
 
-PASTE = paste_script('import torch\nfrom torch.nn.modules.module import register_module_full_backward_hook', '''\
+PASTE = paste_script(
+    "import torch\nfrom torch.nn.modules.module import register_module_full_backward_hook",
+    """\
 calls = []
 register_module_full_backward_hook(lambda module, grad_input, grad_output: calls.append(module))
 model = Net()
 model(torch.ones(1, 2, requires_grad=True)).sum().backward()
 assert len(calls) == 2, f"the global backward hook ran {len(calls)} times, expected twice"
-''', script_method=False)
+""",
+    script_method=False,
+)
 
 BUG = Bug(
     id="global-backward-hooks-scripted",
     title="Global module backward hooks crash the forward of a ScriptModule subclass",
     upstream="not reported yet",
-    apis=("register_module_full_backward_hook", "register_module_backward_hook",
-          "register_module_full_backward_pre_hook"),
+    apis=(
+        "register_module_full_backward_hook",
+        "register_module_backward_hook",
+        "register_module_full_backward_pre_hook",
+    ),
     styles=("plain_forward", "torch.jit.script"),
     models=("child", "scripted child"),
     symptom="RuntimeError: _get_backward_hooks is not supported on ScriptModules (from Module._call_impl)",

@@ -18,17 +18,25 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures with
     from repro.engine.oracle import ScenarioResult
 
 ROOT = "<the module itself>"
-GLOBAL_APIS = ("register_module_forward_pre_hook", "register_module_forward_hook",
-               "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
-               "register_module_backward_hook")
+GLOBAL_APIS = (
+    "register_module_forward_pre_hook",
+    "register_module_forward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_backward_hook",
+)
 
 
 def recognise(result: ScenarioResult) -> bool:
     """The ScriptModule recorded exactly eager's calls on the root, and none of those on children."""
     script, eager = calls(result.script), calls(result.eager)
-    return (result.verdict == "differs" and result.style == "script_method"
-            and bool(result.scenario.apis & set(GLOBAL_APIS)) and len(script) < len(eager)
-            and script == [call for call in eager if call[1:] == [ROOT]])
+    return (
+        result.verdict == "differs"
+        and result.style == "script_method"
+        and bool(result.scenario.apis & set(GLOBAL_APIS))
+        and len(script) < len(eager)
+        and script == [call for call in eager if call[1:] == [ROOT]]
+    )
 
 
 def applies(trees: Trees) -> str | None:
@@ -41,7 +49,7 @@ def _call_impl_runs_global_hooks(trees: Trees) -> tuple[bool, str]:
     reads = call_impl_uses(trees, "_global_forward_hooks")
     if reads is None:
         return False, f"{MODULE}: Module._call_impl no longer runs _global_forward_hooks"
-    return True, f"{MODULE}:{reads.lineno}: Module._call_impl runs global hooks per Python call"
+    return True, f"{MODULE}:{getattr(reads, 'lineno', '?')}: Module._call_impl runs global hooks per Python call"
 
 
 def _script_method_compiles(trees: Trees) -> tuple[bool, str]:
@@ -51,12 +59,15 @@ def _script_method_compiles(trees: Trees) -> tuple[bool, str]:
     return True, f"{SCRIPT}:{script_method.lineno}: script_method compiles forward, whose child calls bypass Python"
 
 
-PASTE = paste_script('import torch\nfrom torch.nn.modules.module import register_module_forward_hook', '''\
+PASTE = paste_script(
+    "import torch\nfrom torch.nn.modules.module import register_module_forward_hook",
+    """\
 seen = []
 register_module_forward_hook(lambda module, args, output: seen.append(module.original_name))
 Net()(torch.ones(1, 2))
 assert seen == ["Linear", "Net"], f"global forward hooks ran for {seen}, eager runs them for Linear and Net"
-''')
+""",
+)
 
 BUG = Bug(
     id="global-hooks-root-only",

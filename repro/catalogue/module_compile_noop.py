@@ -33,19 +33,24 @@ def applies(trees: Trees) -> str | None:
 
 def _compile_assigns(trees: Trees) -> tuple[bool, str]:
     compile_method = method(trees[MODULE], "Module", "compile")
+    if compile_method is None:
+        return False, f"{MODULE}: Module.compile not found"
     for node in ast.walk(compile_method):
         if assigns(node, lambda t: isinstance(t, ast.Attribute) and t.attr == ATTRIBUTE):
             return True, f"{MODULE}:{node.lineno}: Module.compile assigns self.{ATTRIBUTE} = ..."
     return False, f"{MODULE}:{compile_method.lineno}: Module.compile no longer assigns self.{ATTRIBUTE}"
 
 
-PASTE = paste_script('import torch', '''\
+PASTE = paste_script(
+    "import torch",
+    """\
 graphs = []
 model = Net()
 model.compile(backend=lambda graph_module, inputs: graphs.append(graph_module) or graph_module.forward)
 model(torch.ones(1, 2))
 assert graphs, "Module.compile() had no effect: the call never went through torch.compile"
-''')
+""",
+)
 
 BUG = Bug(
     id="module-compile-noop",

@@ -138,16 +138,18 @@ def observe_eager(scenario: Scenario, device: str) -> Side:
     return observe(lambda: build_eager(scenario.model, device), scenario, device)
 
 
-def run_scenario(scenario: Scenario, style: str, device: str, instance: str = "later",
-                 eager: Side | None = None) -> ScenarioResult:
+def run_scenario(
+    scenario: Scenario, style: str, device: str, instance: str = "later", eager: Side | None = None
+) -> ScenarioResult:
     """One scenario on a ScriptModule subclass (the ``first`` instance of a fresh class, or a
     ``later`` one) and on the eager twin (``eager``: its observation, when already made)."""
     from repro.catalogue.by_design import refusal
 
     missing = missing_needs(scenario)
     if missing:
-        return ScenarioResult(scenario, style, "unavailable", f"this torch lacks {', '.join(missing)}",
-                              instance=instance)
+        return ScenarioResult(
+            scenario, style, "unavailable", f"this torch lacks {', '.join(missing)}", instance=instance
+        )
     absent = absent_device(scenario)
     if absent:
         return ScenarioResult(scenario, style, "not-run", f"not run: {absent}", instance=instance)
@@ -171,8 +173,11 @@ def run_all(device: str, scenarios: list[Scenario] = SCENARIOS) -> OracleRun:
             results = []
             for s in [] if reason else scenarios:
                 eager = None if missing_needs(s) or absent_device(s) else observe_eager(s, device)
-                results += [run_scenario(s, style, device, instance, eager)
-                            for style in styles_of(s.model) for instance in INSTANCES]
+                results += [
+                    run_scenario(s, style, device, instance, eager)
+                    for style in styles_of(s.model)
+                    for instance in INSTANCES
+                ]
     finally:
         gc.unfreeze()
     return OracleRun(results, _torchscript_warnings(caught), reason)

@@ -61,8 +61,10 @@ class Recorder:
 
     def parameters(self, key: str = "parameters") -> None:
         """Note every parameter and buffer: name, dtype, device and values."""
-        self.facts[key] = {name: [str(t.dtype), t.device.type, self.summary(t)]
-                           for name, t in [*self.model.named_parameters(), *self.model.named_buffers()]}
+        self.facts[key] = {
+            name: [str(t.dtype), t.device.type, self.summary(t)]
+            for name, t in [*self.model.named_parameters(), *self.model.named_buffers()]
+        }
 
     def input(self, values: Any = INPUT) -> torch.Tensor:
         return torch.tensor(values, device=self.device, requires_grad=True)

@@ -6,9 +6,9 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from repro.filing.explain import RootCause
-from repro.engine.oracle import ScenarioResult
 from repro.catalogue import cause_of, covering
+from repro.engine.oracle import ScenarioResult
+from repro.filing.explain import RootCause
 from repro.formats import support_table
 from repro.report import SCHEMA, BugStatus, Report, conclusion
 

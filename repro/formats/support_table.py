@@ -22,8 +22,11 @@ from repro.environment import Environment
 
 WIDTH = 100
 API_WIDTH = 36  # a longer API name (torch.nn.utils.parametrizations.spectral_norm) has a row of its own
-STYLE_WORDS = {"script_method": "with @script_method", "plain_forward": "with a plain forward",
-               "torch.jit.script": "as a torch.jit.script-ed child"}
+STYLE_WORDS = {
+    "script_method": "with @script_method",
+    "plain_forward": "with a plain forward",
+    "torch.jit.script": "as a torch.jit.script-ed child",
+}
 
 
 @dataclass(frozen=True)
@@ -92,10 +95,12 @@ def render(environment: Environment, rows: list[SupportRow]) -> str:
     """The Markdown table; a cell longer than the line allows goes on in rows whose API cell is empty."""
     api_width = min(API_WIDTH, max(len("API"), *(len(r.api) + 2 for r in rows)))
     room = WIDTH - api_width - 7
-    lines = [f"ScriptModule subclass vs nn.Module on torch {environment.torch_version} "
-             f"(python -m repro --support-table):", "",
-             f"| {'API'.ljust(api_width)} | {'on a ScriptModule subclass'.ljust(room)} |",
-             f"|{'-' * (api_width + 2)}|{'-' * (room + 2)}|"]
+    lines = [
+        f"ScriptModule subclass vs nn.Module on torch {environment.torch_version} (python -m repro --support-table):",
+        "",
+        f"| {'API'.ljust(api_width)} | {'on a ScriptModule subclass'.ljust(room)} |",
+        f"|{'-' * (api_width + 2)}|{'-' * (room + 2)}|",
+    ]
     for row in rows:
         parts = textwrap.wrap(row.cell.replace("|", "\\|"), room, break_on_hyphens=False) or [""]
         api = f"`{row.api}`"
@@ -109,7 +114,7 @@ def render(environment: Environment, rows: list[SupportRow]) -> str:
 
 
 def as_dicts(rows: list[SupportRow]) -> list[dict]:
-    return [{"api": r.api, "cell": r.cell, "outcomes": [{"what": o.what, "where": list(o.where)} for o in r.outcomes]}
-            for r in rows]
-
-
+    return [
+        {"api": r.api, "cell": r.cell, "outcomes": [{"what": o.what, "where": list(o.where)} for o in r.outcomes]}
+        for r in rows
+    ]

@@ -9,9 +9,29 @@ methods), ``attributes`` (assigning and deleting parameters, buffers, children a
 
 from __future__ import annotations
 
-from repro.engine.scenarios import attributes, copying, hooks, module_api, utilities  # noqa: F401  (register)
-from repro.engine.scenarios.table import (SCENARIOS, TIERS, Body, Scenario, public_module_methods, scenario,
-                                          uncovered_hook_apis, uncovered_module_methods)
+from repro.engine.scenarios import attributes as attributes  # each area registers its scenarios on import
+from repro.engine.scenarios import copying as copying
+from repro.engine.scenarios import hooks as hooks
+from repro.engine.scenarios import module_api as module_api
+from repro.engine.scenarios import utilities as utilities
+from repro.engine.scenarios.table import (
+    SCENARIOS,
+    TIERS,
+    Body,
+    Scenario,
+    public_module_methods,
+    scenario,
+    uncovered_hook_apis,
+    uncovered_module_methods,
+)
 
-__all__ = ["SCENARIOS", "TIERS", "Body", "Scenario", "public_module_methods", "scenario", "uncovered_hook_apis",
-           "uncovered_module_methods"]
+__all__ = [
+    "SCENARIOS",
+    "TIERS",
+    "Body",
+    "Scenario",
+    "public_module_methods",
+    "scenario",
+    "uncovered_hook_apis",
+    "uncovered_module_methods",
+]

@@ -21,40 +21,58 @@ def _assigned(m, rec, name: str, value_of) -> None:
 
 
 for _name, _what, _value, _model in (
-        ("weight", "a parameter to None", lambda: None, "flat"),
-        ("weight", "a parameter to a new nn.Parameter", lambda: nn.Parameter(torch.ones(2, 2)), "flat"),
-        ("steps", "a buffer to None", lambda: None, "flat"),
-        ("steps", "a buffer to a new tensor", lambda: torch.full((1,), 7.0), "flat"),
-        ("linear", "a child to a new eager module", lambda: nn.Linear(2, 2), "child"),
-        ("linear", "a child to None", lambda: None, "child"),
-        ("label", "a new plain attribute", lambda: "a note", "flat"),
-        ("training", "training to 0 (stored as given)", lambda: 0, "flat"),
+    ("weight", "a parameter to None", lambda: None, "flat"),
+    ("weight", "a parameter to a new nn.Parameter", lambda: nn.Parameter(torch.ones(2, 2)), "flat"),
+    ("steps", "a buffer to None", lambda: None, "flat"),
+    ("steps", "a buffer to a new tensor", lambda: torch.full((1,), 7.0), "flat"),
+    ("linear", "a child to a new eager module", lambda: nn.Linear(2, 2), "child"),
+    ("linear", "a child to None", lambda: None, "child"),
+    ("label", "a new plain attribute", lambda: "a note", "flat"),
+    ("training", "training to 0 (stored as given)", lambda: 0, "flat"),
 ):
+
     def _set(m, rec, name=_name, value=_value):
         _assigned(m, rec, name, value)
 
-    scenario("setattr", f"assigns {_what}", tier="default" if _what.endswith("to None") else "variant",
-             model=_model, called=False, where=_what.split(" (")[0])(_set)
+    scenario(
+        "setattr",
+        f"assigns {_what}",
+        tier="default" if _what.endswith("to None") else "variant",
+        model=_model,
+        called=False,
+        where=_what.split(" (")[0],
+    )(_set)
 
 
-@scenario("setattr", "assigns a plain tensor to a parameter (eager refuses)", tier="variant", called=False,
-          where="a plain tensor to a parameter")
+@scenario(
+    "setattr",
+    "assigns a plain tensor to a parameter (eager refuses)",
+    tier="variant",
+    called=False,
+    where="a plain tensor to a parameter",
+)
 def _(m, rec):
     rec.attempt("weight = torch.ones(2, 2)", lambda: setattr(m, "weight", torch.ones(2, 2)))
 
 
-for _name, _what, _model in (("weight", "a parameter", "flat"), ("steps", "a buffer", "flat"),
-                             ("linear", "a child", "child")):
+for _name, _what, _model in (
+    ("weight", "a parameter", "flat"),
+    ("steps", "a buffer", "flat"),
+    ("linear", "a child", "child"),
+):
+
     def _deleted(m, rec, name=_name):
         delattr(m, name)
         rec.note("left", [n for n, _ in [*m.named_parameters(), *m.named_buffers(), *m.named_children()]])
 
-    scenario("delattr", f"deletes {_what}", tier="variant", model=_model, called=False,
-             where=f"deleting {_what}")(_deleted)
+    scenario("delattr", f"deletes {_what}", tier="variant", model=_model, called=False, where=f"deleting {_what}")(
+        _deleted
+    )
 
 
-@scenario("delattr", "deletes a plain attribute set earlier", tier="variant", called=False,
-          where="deleting a plain attribute")
+@scenario(
+    "delattr", "deletes a plain attribute set earlier", tier="variant", called=False, where="deleting a plain attribute"
+)
 def _(m, rec):
     m.label = "a note"
     del m.label

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Callable
+from typing import Any
 
 from repro.engine.scenarios.table import scenario
 
-for _copier in ("copy.deepcopy", "copy.copy"):
-    def _copied(m, rec, copier=getattr(copy, _copier.split(".")[1])):
+
+def _copied(copier: Callable[[Any], Any]) -> Callable[[Any, Any], None]:
+    """A body: register a forward hook, copy the model with ``copier``, run the copy."""
+
+    def body(m, rec):
         m.register_forward_hook(rec.mark("forward hook, registered before the copy"))
         duplicate = copier(m)
         rec.facts["the copy's class"] = type(duplicate).__name__
         rec.note("the copy's output", duplicate(rec.input(), *rec.extra(rec.device)))
 
-    scenario(_copier, "keeps the class and the hooks; the copy runs", tier="default")(_copied)
+    return body
+
+
+scenario("copy.deepcopy", "keeps the class and the hooks; the copy runs")(_copied(copy.deepcopy))
+scenario("copy.copy", "keeps the class and the hooks; the copy runs")(_copied(copy.copy))
 
 
 @scenario("pickle.dumps", "round-trips through pickle; the copy runs", "pickle.loads", tier="variant")

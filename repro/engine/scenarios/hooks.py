@@ -203,8 +203,9 @@ def _(m, rec):
     rec.note("state dict after load", m.state_dict())
 
 
-@scenario("register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''", downstream=True,
-          tier="variant")
+@scenario(
+    "register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''", downstream=True, tier="variant"
+)
 def _(m, rec):
     m.register_load_state_dict_pre_hook(_load_pre(rec))
     m.load_state_dict(m.state_dict())
@@ -244,8 +245,7 @@ def _(m, rec):
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_post_hook", "clearing incompatible_keys lets strict=True pass",
-          tier="variant")
+@scenario("register_load_state_dict_post_hook", "clearing incompatible_keys lets strict=True pass", tier="variant")
 def _(m, rec):
     def forgive(module, incompatible_keys):
         rec.hook("post")(module, incompatible_keys)
@@ -334,8 +334,12 @@ def _(m, rec):
     rec.backward()
 
 
-@scenario("register_forward_hook(always_call)", "always_call=True runs when forward raises", "register_forward_pre_hook",
-          tier="variant")
+@scenario(
+    "register_forward_hook(always_call)",
+    "always_call=True runs when forward raises",
+    "register_forward_pre_hook",
+    tier="variant",
+)
 def _(m, rec):
     def fail(module, args):
         raise ValueError("a forward pre hook failed")
@@ -447,15 +451,23 @@ for _api, _label, _name, _model in (
     _hook_then_backward(_api, _label, _name, _model)
 
 
-@scenario("register_full_backward_hook", "on a ScriptModule subclass inside an eager parent",
-          tier="variant", model="in eager parent")
+@scenario(
+    "register_full_backward_hook",
+    "on a ScriptModule subclass inside an eager parent",
+    tier="variant",
+    model="in eager parent",
+)
 def _(m, rec):
     m.inner.register_full_backward_hook(rec.hook("inner backward"))
     rec.backward()
 
 
-@scenario("register_forward_hook", "on a ScriptModule subclass inside an eager parent", tier="variant",
-          model="in eager parent")
+@scenario(
+    "register_forward_hook",
+    "on a ScriptModule subclass inside an eager parent",
+    tier="variant",
+    model="in eager parent",
+)
 def _(m, rec):
     m.inner.register_forward_hook(rec.hook("inner forward"))
     rec.backward()
@@ -487,11 +499,13 @@ def _global_scenario(register_name: str, label: str, name: str, model: str, tier
             rec.backward()
 
 
-for _register, _label in (("register_module_forward_pre_hook", "global forward pre"),
-                          ("register_module_forward_hook", "global forward"),
-                          ("register_module_full_backward_pre_hook", "global backward pre"),
-                          ("register_module_full_backward_hook", "global backward"),
-                          ("register_module_backward_hook", "global legacy backward")):
+for _register, _label in (
+    ("register_module_forward_pre_hook", "global forward pre"),
+    ("register_module_forward_hook", "global forward"),
+    ("register_module_full_backward_pre_hook", "global backward pre"),
+    ("register_module_full_backward_hook", "global backward"),
+    ("register_module_backward_hook", "global legacy backward"),
+):
     _global_scenario(_register, _label, "runs for the model and its child", "child")
     _global_scenario(_register, _label, "a ScriptModule subclass inside an eager parent", "in eager parent", "variant")
     _global_scenario(_register, _label, "an eager parent with a torch.jit.script-ed child", "scripted child", "variant")
@@ -523,32 +537,48 @@ def _registration_scenario(register_name: str, label: str, model: str) -> None:
             type(m)()  # the model's own class: a ScriptModule subclass, or the eager twin
 
 
-for _register, _label, _model in (("register_module_module_registration_hook", "module registered", "child"),
-                                  ("register_module_parameter_registration_hook", "parameter registered", "flat"),
-                                  ("register_module_buffer_registration_hook", "buffer registered", "flat")):
+for _register, _label, _model in (
+    ("register_module_module_registration_hook", "module registered", "child"),
+    ("register_module_parameter_registration_hook", "parameter registered", "flat"),
+    ("register_module_buffer_registration_hook", "buffer registered", "flat"),
+):
     _registration_scenario(_register, _label, _model)  # flat holds two parameters and a buffer, no child
 
 
 # --- hooks on a child that is itself a ScriptModule subclass, and the other local hooks on a submodule ---
 
 
-for _register, _hook in (("register_forward_hook", "forward"), ("register_forward_pre_hook", "forward pre"),
-                         ("register_full_backward_hook", "backward"),
-                         ("register_full_backward_pre_hook", "backward pre")):
+for _register, _hook in (
+    ("register_forward_hook", "forward"),
+    ("register_forward_pre_hook", "forward pre"),
+    ("register_full_backward_hook", "backward"),
+    ("register_full_backward_pre_hook", "backward pre"),
+):
+
     def _child_hooked(m, rec, register=_register, label=f"child {_hook}"):
         getattr(m.inner, register)(rec.mark(label))
         rec.backward()
 
-    scenario(_register, "on a child that is itself a ScriptModule subclass",  # one default: its bug's own
-             tier="default" if _register == "register_forward_hook" else "variant",
-             model="subclass child", where="on a ScriptModule-subclass child")(_child_hooked)
+    scenario(
+        _register,
+        "on a child that is itself a ScriptModule subclass",  # one default: its bug's own
+        tier="default" if _register == "register_forward_hook" else "variant",
+        model="subclass child",
+        where="on a ScriptModule-subclass child",
+    )(_child_hooked)
 
-for _register in ("register_forward_pre_hook", "register_full_backward_hook", "register_full_backward_pre_hook",
-                  "register_state_dict_pre_hook"):
+for _register in (
+    "register_forward_pre_hook",
+    "register_full_backward_hook",
+    "register_full_backward_pre_hook",
+    "register_state_dict_pre_hook",
+):
+
     def _submodule_hooked(m, rec, register=_register):
         getattr(m.linear, register)(rec.mark("submodule hook"))
         rec.backward()
         m.state_dict()  # for the state_dict hook
 
-    scenario(_register, "on a submodule (m.linear)", tier="variant", model="child",
-             where="on a submodule")(_submodule_hooked)
+    scenario(_register, "on a submodule (m.linear)", tier="variant", model="child", where="on a submodule")(
+        _submodule_hooked
+    )

@@ -19,9 +19,18 @@ def _forward_and_state(m, rec) -> None:
     rec.note("output", rec.forward(rec.input().to(next(m.parameters()).dtype)))
 
 
-for _method, _args in (("double", ()), ("float", ()), ("half", ()), ("bfloat16", ()), ("cpu", ()),
-                       ("type", (torch.float64,)), ("to", (torch.float64,)), ("requires_grad_", (False,)),
-                       ("share_memory", ())):
+for _method, _args in (
+    ("double", ()),
+    ("float", ()),
+    ("half", ()),
+    ("bfloat16", ()),
+    ("cpu", ()),
+    ("type", (torch.float64,)),
+    ("to", (torch.float64,)),
+    ("requires_grad_", (False,)),
+    ("share_memory", ()),
+):
+
     def _converted(m, rec, method=_method, args=_args):
         rec.note("returns the module itself", getattr(m, method)(*args) is m)
         _forward_and_state(m, rec)
@@ -29,12 +38,14 @@ for _method, _args in (("double", ()), ("float", ()), ("half", ()), ("bfloat16",
     scenario(_method, "converts every parameter and buffer; the model still runs", tier="variant")(_converted)
 
 for _device in ("cuda", "xpu", "ipu", "mtia"):
+
     def _moved(m, rec, method=_device):
         getattr(m, method)()
         rec.facts["devices"] = sorted({t.device.type for t in [*m.parameters(), *m.buffers()]})
 
-    scenario(_device, f"moves every parameter and buffer to the {_device.upper()} device", tier="variant",
-             device=_device)(_moved)
+    scenario(
+        _device, f"moves every parameter and buffer to the {_device.upper()} device", tier="variant", device=_device
+    )(_moved)
 
 
 @scenario("to_empty", "allocates every parameter and buffer anew on a device", tier="variant")
@@ -43,8 +54,9 @@ def _(m, rec):
     rec.facts["shapes"] = {name: list(t.shape) for name, t in [*m.named_parameters(), *m.named_buffers()]}
 
 
-@scenario("train", "train(False) and eval() set training on the model and its children", "eval", tier="variant",
-          model="child")
+@scenario(
+    "train", "train(False) and eval() set training on the model and its children", "eval", tier="variant", model="child"
+)
 def _(m, rec):
     rec.note("train(False) returns the module", m.train(False) is m)
     rec.facts["after train(False)"] = [mod.training for mod in m.modules()]
@@ -60,16 +72,31 @@ def _(m, rec):
     rec.facts["grads"] = {name: p.grad is None for name, p in m.named_parameters()}
 
 
-for _method in ("parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
-                "modules", "named_modules"):
+for _method in (
+    "parameters",
+    "named_parameters",
+    "buffers",
+    "named_buffers",
+    "children",
+    "named_children",
+    "modules",
+    "named_modules",
+):
+
     def _listed(m, rec, method=_method):
         rec.note(method, list(getattr(m, method)()))
 
     scenario(_method, "lists what eager lists, in eager's order", tier="variant", model="child")(_listed)
 
 
-@scenario("get_parameter", "finds a child's parameter by its dotted name", "get_buffer", "get_submodule",
-          tier="variant", model="child")
+@scenario(
+    "get_parameter",
+    "finds a child's parameter by its dotted name",
+    "get_buffer",
+    "get_submodule",
+    tier="variant",
+    model="child",
+)
 def _(m, rec):
     rec.note("get_parameter('linear.weight')", m.get_parameter("linear.weight"))
     rec.note("get_buffer('steps')", m.get_buffer("steps"))
@@ -77,6 +104,7 @@ def _(m, rec):
 
 
 for _method in ("get_buffer", "get_submodule"):
+
     def _found(m, rec, method=_method, target="steps" if _method == "get_buffer" else ""):
         rec.note(f"{method}({target!r})", getattr(m, method)(target))
 
@@ -109,8 +137,9 @@ def _(m, rec):
     rec.note("extra_repr", m.extra_repr())
 
 
-@scenario("get_extra_state", "the default get_extra_state and set_extra_state refuse alike", "set_extra_state",
-          tier="variant")
+@scenario(
+    "get_extra_state", "the default get_extra_state and set_extra_state refuse alike", "set_extra_state", tier="variant"
+)
 def _(m, rec):
     rec.attempt("get_extra_state()", m.get_extra_state)
     rec.attempt("set_extra_state(1)", lambda: m.set_extra_state(1))
@@ -122,6 +151,7 @@ def _(m, rec):
 
 
 for _method in ("add_module", "register_module"):
+
     def _added(m, rec, method=_method):
         getattr(m, method)("extra", nn.Linear(2, 2))
         rec.note("children", [name for name, _ in m.named_children()])
@@ -141,15 +171,24 @@ def _(m, rec):
     rec.note("state_dict", m.state_dict())
 
 
-@scenario("register_buffer(persistent)", "persistent=False keeps a buffer out of state_dict", tier="variant",
-          where="persistent=False")
+@scenario(
+    "register_buffer(persistent)",
+    "persistent=False keeps a buffer out of state_dict",
+    tier="variant",
+    where="persistent=False",
+)
 def _(m, rec):
     m.register_buffer("extra", torch.ones(1), persistent=False)
     rec.note("state_dict", m.state_dict())
 
 
-@scenario("set_submodule", "replaces a child with a new eager module", tier="variant", model="child",
-          where="replacing a child")
+@scenario(
+    "set_submodule",
+    "replaces a child with a new eager module",
+    tier="variant",
+    model="child",
+    where="replacing a child",
+)
 def _(m, rec):
     m.set_submodule("linear", nn.Linear(2, 2))
     rec.note("children", [name for name, _ in m.named_children()])

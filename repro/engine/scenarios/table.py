@@ -55,14 +55,26 @@ SCENARIOS: list[Scenario] = []
 # part of it, or an API beyond the hooks (the support table's rows).
 TIERS = {
     "default": ("default", "in every run"),
-    "variant": ("variant", "ordering, removal, returned values, keywords, other model shapes, part "
-                "of a default scenario's check, or nn.Module APIs beyond the hooks"),
+    "variant": (
+        "variant",
+        "ordering, removal, returned values, keywords, other model shapes, part "
+        "of a default scenario's check, or nn.Module APIs beyond the hooks",
+    ),
     "seconds": ("slow", "Module.compile imports dynamo"),
 }
 
 
-def scenario(api: str, name: str, *also: str, downstream: bool = False, tier: str = "default",
-             model: str = "flat", called: bool = True, device: str = "", where: str = "") -> Callable[[Body], Body]:
+def scenario(
+    api: str,
+    name: str,
+    *also: str,
+    downstream: bool = False,
+    tier: str = "default",
+    model: str = "flat",
+    called: bool = True,
+    device: str = "",
+    where: str = "",
+) -> Callable[[Body], Body]:
     """Add the decorated body to the table under ``api``; ``also`` lists further needs. ``called=False``
     for a row that names no callable (``setattr``: a protocol every torch has)."""
     assert tier in TIERS, tier
@@ -88,8 +100,9 @@ def uncovered_hook_apis() -> list[str]:
 
 def public_module_methods() -> list[str]:
     """Every public method of the installed ``nn.Module``: the support table's contract."""
-    return sorted(name for name in dir(torch.nn.Module)
-                  if not name.startswith("_") and callable(getattr(torch.nn.Module, name)))
+    return sorted(
+        name for name in dir(torch.nn.Module) if not name.startswith("_") and callable(getattr(torch.nn.Module, name))
+    )
 
 
 def uncovered_module_methods() -> list[str]:

@@ -18,6 +18,7 @@ def _(m, rec):
 
 
 for _norm in ("torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm"):
+
     def _normed(m, rec, norm=_norm):
         from repro.engine.oracle import resolve
 
@@ -27,8 +28,12 @@ for _norm in ("torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.par
     scenario(_norm, "reparametrises a child's weight", tier="variant", model="child")(_normed)
 
 
-@scenario("torch.nn.utils.parametrize.register_parametrization", "a parametrization on a child's weight",
-          tier="variant", model="child")
+@scenario(
+    "torch.nn.utils.parametrize.register_parametrization",
+    "a parametrization on a child's weight",
+    tier="variant",
+    model="child",
+)
 def _(m, rec):
     from torch.nn.utils import parametrize
 
@@ -62,8 +67,7 @@ def _checkpointed(m, rec) -> None:
     rec.facts["grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
 
 
-@scenario("torch.utils.checkpoint.checkpoint", "non-reentrant, without early stop: same gradients",
-          tier="variant")
+@scenario("torch.utils.checkpoint.checkpoint", "non-reentrant, without early stop: same gradients", tier="variant")
 def _(m, rec):
     from contextlib import nullcontext
 
@@ -75,8 +79,12 @@ def _(m, rec):
 
 
 # Early stop (the default since it exists) ends the recomputation by raising inside the forward.
-scenario("torch.utils.checkpoint.checkpoint", "non-reentrant, with early stop: same gradients",
-         "torch.utils.checkpoint.set_checkpoint_early_stop", where="with early stop")(_checkpointed)
+scenario(
+    "torch.utils.checkpoint.checkpoint",
+    "non-reentrant, with early stop: same gradients",
+    "torch.utils.checkpoint.set_checkpoint_early_stop",
+    where="with early stop",
+)(_checkpointed)
 
 
 @scenario("torch.optim.SGD", "one step over parameters() changes them as on eager", tier="variant")

@@ -1,0 +1,67 @@
+"""No option silently ignored: each combination of ``python -m repro`` options either does what it
+says or is one sentence, exit 2 (``repro.cli.main`` in this process; torch is already imported)."""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.catalogue import BUGS
+from repro.cli import main
+from repro.ledger import ORIGINAL
+
+OTHER = next(bug_id for bug_id in BUGS if bug_id != ORIGINAL)
+
+
+@pytest.fixture
+def repro_main(capsys):
+    def call(*argv: str) -> tuple[int, str, str]:
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+def _one_sentence(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0]) <= 100 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_explain_gives_one_section_per_bug_asked_for(repro_main):
+    code, out, _ = repro_main("--explain", "--bug", ORIGINAL, "--bug", OTHER)
+    assert code == 0 and out.count("Root cause") == 2, out
+    assert out.index("Root cause on torch") < out.index(f"Root cause of {OTHER}")
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_markdown_with_two_bugs_is_one_sentence_exit_2(repro_main):
+    code, out, err = repro_main("--markdown", "--bug", ORIGINAL, "--bug", OTHER)
+    assert (code, out) == (2, "") and "one issue body, about one bug" in _one_sentence(err)
+
+
+@pytest.mark.parametrize("mode", ["--patch", "--candidates"])
+def test_patch_and_candidates_refuse_a_bug_they_do_not_cover(repro_main, mode):
+    code, out, err = repro_main(mode, "--bug", OTHER)
+    assert (code, out) == (2, "") and f"{mode} takes no --bug but {ORIGINAL}" in _one_sentence(err)
+
+
+@pytest.mark.parametrize("mode", [[], ["--list-bugs"], ["--patch"], ["--explain"], ["--json"]])
+def test_an_unknown_bug_is_one_sentence_exit_2_in_every_mode(repro_main, mode):
+    code, out, err = repro_main(*mode, "--bug", "nope")
+    assert (code, out) == (2, "") and "no catalogued bug 'nope'" in _one_sentence(err)
+
+
+def test_list_bugs_lists_the_bugs_asked_for_and_needs_no_ledger(repro_main, monkeypatch, tmp_path):
+    monkeypatch.setenv("REPRO_LEDGER", str(tmp_path / "missing.json"))
+    code, out, _ = repro_main("--list-bugs", "--bug", OTHER)
+    assert code == 0 and out.startswith(f"{OTHER}: ") and f"{ORIGINAL}:" not in out
+    code, out, _ = repro_main("--list-bugs")
+    assert code == 0 and all(f"{bug_id}: " in out for bug_id in BUGS)
+
+
+def test_the_patch_note_fits_100_columns(repro_main):
+    code, out, err = repro_main("--patch")
+    assert code == 0 and out.startswith("--- a/torch/jit/_recursive.py")
+    assert err.startswith("note: the torch/ hunks are against the installed release")
+    assert max(len(line) for line in err.splitlines()) <= 100
