@@ -202,3 +202,17 @@ def test_a_plan_with_no_pair_is_one_sentence_not_an_empty_matrix(index, asked):
     code, matrix, stderr = planned(index, *asked)
     assert code == 1 and matrix == [] and len(stderr.strip().splitlines()) == 1
     assert stderr.startswith("matrix: error: no release asked for") and "the matrix would be empty" in stderr
+
+
+def test_the_table_adds_each_pairs_support_cells_as_codes_and_keeps_outside_names_inert(tmp_path):
+    from tracker.matrix import support_section
+
+    cells = {
+        "setattr": "works; raises: attribute-assignment-forwarded (a parameter to None)",
+        "`<img src=x>`@octocat": "works",
+    }
+    results = [{"torch": "2.13.0", "python": "3.11", "exit_code": 0, "report": None, "stderr": [], "support": cells}]
+    lines = support_section(results).splitlines()
+    assert any(line.startswith("| `setattr`") and "ok/B6" in line for line in lines)
+    assert "<img" not in "\n".join(lines) and any("(not an API name)" in line for line in lines)
+    assert support_section([{**results[0], "support": {}}]) == ""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -88,19 +89,56 @@ def plan(releases: list[Release], torch: list[str], pythons: list[str]) -> list[
 
 
 def run_repro(torch: str) -> dict[str, Any]:
-    """``python -m repro --json --device cpu`` here, and what came of it, report or not."""
+    """``python -m repro --json --device cpu`` here, and what came of it, report or not; then
+    ``--support-table --json`` (every scenario: about 5 s more on 2.13.0 here), whose cells go under
+    ``support`` (API -> cell; empty when it gave none)."""
     proc = subprocess.run([sys.executable, "-m", "repro", "--json", "--device", "cpu"], capture_output=True, text=True)
     try:
         report = json.loads(proc.stdout)
     except ValueError:
         report = None
+    table_run = subprocess.run(
+        [sys.executable, "-m", "repro", "--support-table", "--json", "--device", "cpu"], capture_output=True, text=True
+    )
+    try:
+        rows = json.loads(table_run.stdout)["rows"]
+        support = {row["api"]: row["cell"] for row in rows}
+    except (ValueError, KeyError, TypeError):
+        support = {}
     return {
         "torch": torch,
         "python": platform.python_version(),
         "exit_code": proc.returncode,
         "report": report if isinstance(report, dict) else None,
         "stderr": proc.stderr.strip().splitlines()[-STDERR_LINES:],
+        "support": support,
     }
+
+
+def support_section(results: list[dict[str, Any]]) -> str:
+    """The support table of every pair that measured one, as ``docs/support-table.md`` shows releases
+    (codes, in tables that fit 100 columns); empty when none did."""
+    from tracker.support_doc import overview
+
+    # Outside text: an API name is shown only when it is one (letters, digits, _ and .); a cell becomes our codes.
+    pairs = {
+        cell(plain(f"{r['torch']}/py{r['python']}", 40)): {
+            (api if re.fullmatch(r"[\w.]{1,80}", api) else "(not an API name)"): text
+            for api, text in r["support"].items()
+        }
+        for r in sorted(results, key=_order)
+        if PROBLEM not in r and r.get("support")
+    }
+    if not pairs:
+        return ""
+    return "\n".join(
+        [
+            "",
+            "nn.Module APIs on a ScriptModule subclass per pair (codes as in docs/support-table.md):",
+            "",
+            *overview(pairs),
+        ]
+    )
 
 
 def table(results: list[dict[str, Any]]) -> str:
@@ -187,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.results.is_dir():
             parser.error(f"{args.results} is not a folder")
         results = [_read_result(path) for path in sorted(args.results.rglob("*.json"))]
-        print(table(results))
+        print(table(results) + support_section(results))
         return 1 if any(PROBLEM in result for result in results) else 0
     try:
         check_url(args.index_url)
@@ -227,6 +265,9 @@ def _problem(result: object) -> str | None:
             return f"has no {key!r}"
         if not isinstance(result[key], kind) or isinstance(result[key], bool):
             return f"has {key!r} that is not {what}: {_shown(result[key])}"
+    support = result.get("support", {})
+    if not (isinstance(support, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in support.items())):
+        return f"has 'support' that is not an object of API -> cell strings: {_shown(support)}"
     stderr = result.get("stderr", [])
     if not (isinstance(stderr, list) and all(isinstance(line, str) for line in stderr)):
         return f"has 'stderr' that is not a list of lines: {_shown(stderr)}"
