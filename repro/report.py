@@ -140,13 +140,12 @@ def drift_of(run: OracleRun, bugs: list[BugStatus], expected: dict[str, Expectat
         want, cause = _expected_causes(r, expected), cause_of(r)
         if cause and cause not in judged:
             continue
+        run_of = f"{r.scenario.key} [{r.style}, {r.instance} instance]"  # identical lines print once, counted
         if want and cause not in want:
-            drift.append(
-                f"{r.scenario.key} [{r.style}]: expected {' or '.join(want)} to show, got {r.verdict}: {r.detail}"
-            )
+            drift.append(f"{run_of}: expected {' or '.join(want)} to show, got {r.verdict}: {r.detail}")
         elif not want and r.verdict in DEPARTURES:
             why = f"explained by {cause}" if cause else "a departure no catalogued bug explains"
-            drift.append(f"{r.scenario.key} [{r.style}]: expected match, got {r.verdict} ({why}): {r.detail}")
+            drift.append(f"{run_of}: expected match, got {r.verdict} ({why}): {r.detail}")
     return drift
 
 
