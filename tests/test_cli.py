@@ -359,3 +359,15 @@ def test_a_departure_no_catalogued_bug_explains_is_drift(repro_main, ledger, mon
     unexplained = [s for s in report["scenarios"] if s["verdict"] not in ("match", "refused") and s["cause"] is None]
     assert "register_forward_pre_hook" in {s["api"] for s in unexplained}
     assert not [s for s in unexplained if s["covered_by"]]  # what the catalogue covers is still explained
+
+
+@pytest.mark.needs_bug
+def test_a_per_bug_run_names_another_bugs_departure_without_judging_it(repro_main, ledger):
+    """``--bug X``: a departure another bug explains is said to be that bug's, and is neither drift nor a
+    status for it."""
+    code, out, _ = repro_main(ledger, "--bug", "global-hooks-root-only")
+    assert code == 0 and "(explained by global-backward-hooks-scripted (not judged here))" in " ".join(out.split())
+    code, out, _ = repro_main(ledger, "--json", "--bug", "global-hooks-root-only")
+    report = json.loads(out)
+    statuses = {b["id"]: b["status"] for b in report["bugs"]}
+    assert statuses["global-backward-hooks-scripted"] == "skipped" and report["drift"] == [] and code == 0

@@ -83,8 +83,8 @@ def select(bug_ids: list[str], slow: bool, also: tuple[str, ...] = ()) -> Select
 
     ``bug_ids`` (from ``--bug``) runs exactly those bugs' scenarios, every tier; without it the
     default tier runs (``slow`` adds the others), plus every scenario of a bug in ``also`` (the bug an
-    issue body is about) that has none in the default tier, and a bug none of whose scenarios runs is
-    skipped with its tier's reason."""
+    issue body is about: its whole scope, every tier, so that its own cases show), and a bug none of
+    whose scenarios runs is skipped with its tier's reason."""
     from repro.engine.scenarios import SCENARIOS
 
     def in_scope(scenario: Scenario, bugs: list[Bug]) -> bool:
@@ -98,7 +98,7 @@ def select(bug_ids: list[str], slow: bool, also: tuple[str, ...] = ()) -> Select
             {bug.id: "not asked for (--bug)" for bug in BUGS.values() if bug not in chosen},
         )
     default = [s for s in SCENARIOS if slow or s.tier == "default"]
-    extra = [bug for bug in map(get, also) if not any(in_scope(s, [bug]) for s in default)]
+    extra = [get(bug_id) for bug_id in also]
     runs = [s for s in SCENARIOS if s in default or in_scope(s, extra)]
     not_run = [s for s in SCENARIOS if s not in runs]
     skipped = {

@@ -58,18 +58,35 @@ def _judged(report: Report) -> int:
 
 
 def _summary(report: Report, bug: Bug) -> list[str]:
-    """One row per hook API the bug affects; its counts are those of the collapsed table's rows."""
+    """One row per API the bug affects, counting only the runs in its scope (its styles, shapes and
+    cases): those that match eager, those that show this bug, and those another bug or TorchScript's
+    design accounts for."""
     counts: dict[str, Counter] = {api: Counter() for api in bug.apis}
     for r in report.run.results:
-        if r.scenario.api in counts:
-            counts[r.scenario.api][r.verdict] += 1
-    lines = ["| hook API | scenario runs | match eager | depart (raises or differs) |", "|---|---|---|---|"]
+        if r.scenario.api in counts and bug.covers(r):
+            cause = cause_of(r)
+            kind = "match" if r.verdict == "match" else "this bug" if cause == bug.id else "otherwise"
+            counts[r.scenario.api][kind] += 1
+    lines = [
+        "| API (runs in this bug's scope) | scenario runs | match eager | show this bug | depart otherwise |",
+        "|---|---|---|---|---|",
+    ]
     lines += [
-        _cells((f"`{api}`", str(sum(c.values())), str(c["match"]), str(c["raises"] + c["differs"])))
+        _cells((f"`{api}`", str(sum(c.values())), str(c["match"]), str(c["this bug"]), str(c["otherwise"])))
         for api, c in counts.items()
         if c
     ]
     return lines
+
+
+def _scope(bug: Bug) -> str:
+    """The styles and model shapes a bug affects, in words."""
+    styles = {
+        "script_method": "`@torch.jit.script_method`",
+        "plain_forward": "plain `def forward`",
+        "torch.jit.script": "a `torch.jit.script`-ed child",
+    }
+    return f"{' and '.join(styles.get(s, s) for s in bug.styles)}; model shapes: {', '.join(bug.models)}"
 
 
 def _matching(report: Report) -> str:
@@ -131,8 +148,8 @@ def render(report: Report, filing: Filing, cause: RootCause | None) -> str:
         "",
         code_block(filing.output),
         "",
-        f"Each hook API this bug affects, on a ScriptModule subclass (`@torch.jit.script_method` and plain "
-        f"`def forward`, first and later instances) versus an eager `nn.Module` twin, device {env.device}:",
+        f"Each API this bug affects, on a ScriptModule subclass ({_scope(bug)}; first and later instances) "
+        f"versus an eager `nn.Module` twin, device {env.device}:",
         "",
         *_summary(report, bug),
         "",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
 from repro.catalogue import cause_of
@@ -127,8 +127,9 @@ def render(report: Report) -> str:
     lines += ["Catalogued bugs (python -m repro --list-bugs):", *_bug_lines(report), ""]
     if report.run.results:
         lines += [*_wrap(STYLES_NOTE, indent=""), "", *_table(rows(report))]
+        not_judged = {b.bug.id for b in report.bugs if b.status == "skipped"}  # --bug left them out
         details = Counter(
-            f"{r.verdict} ({_attribution(r)}): {r.detail}"
+            f"{r.verdict} ({_attribution(r, not_judged)}): {r.detail}"
             for r in report.run.results
             if r.verdict in DEPARTURES + ("unavailable", "refused")
         )
@@ -163,11 +164,15 @@ def completed_line(report: Report) -> str:
     )
 
 
-def _attribution(result: ScenarioResult) -> str:
-    """Who answers for a departure: a catalogued bug, TorchScript's design, or nobody yet."""
+def _attribution(result: ScenarioResult, not_judged: Collection[str] = ()) -> str:
+    """Who answers for a departure: a catalogued bug (one this run does not judge, said so), TorchScript's
+    design, or nobody yet."""
     if result.verdict in ("refused", "unavailable"):
         return "by design" if result.verdict == "refused" else "this torch"
-    return cause_of(result) or "a departure no catalogued bug explains"
+    cause = cause_of(result)
+    if cause in not_judged:
+        return f"explained by {cause} (not judged here)"
+    return cause or "a departure no catalogued bug explains"
 
 
 def _bug_lines(report: Report) -> list[str]:
