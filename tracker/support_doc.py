@@ -25,6 +25,7 @@ from packaging.version import Version
 
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
+from repro.catalogue.by_design import BY_DESIGN
 
 WIDTH = 100
 API_WIDTH = 36
@@ -144,8 +145,29 @@ def document(releases: dict[str, dict[str, str]], today: str) -> str:
             "",
             *detail(newest, releases[newest]),
             "",
+            *classified(),
         ]
     )
+
+
+def classified() -> list[str]:
+    """Every departure the table shows, classified: the catalogued bugs and the refusals by design."""
+    bugs = [f"- `{BUG_CODES[b.id]}` {b.id}: {b.symptom}. Upstream: {b.upstream}." for b in BUGS.values()]
+    refusals = [f'- {entry.what}: "{entry.error.strip()}" ({entry.source})' for entry in BY_DESIGN]
+    return [
+        "## Every departure, classified",
+        "",
+        "Bugs (each with a recogniser, a bisect script and a paste-ready script: `python -m repro",
+        "--list-bugs`, `--explain --bug ID`, `--markdown --bug ID`):",
+        "",
+        *(line for item in bugs for line in textwrap.wrap(item, WIDTH, subsequent_indent="  ")),
+        "",
+        "Refused by design (`D`; the deciding line in each torch is found at run time: the detail table",
+        "shows it):",
+        "",
+        *(line for item in refusals for line in textwrap.wrap(item, WIDTH, subsequent_indent="  ")),
+        "",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
