@@ -80,7 +80,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--slow",
         action="store_true",
         help="run every scenario: the default run leaves out, for speed, variants of its "
-        "scenarios and those that take seconds (Module.compile imports dynamo)",
+        "scenarios and those that take seconds (Module.compile and checkpointing load dynamo)",
     )
     return parser
 

@@ -60,7 +60,7 @@ TIERS = {
         "ordering, removal, returned values, keywords, other model shapes, part "
         "of a default scenario's check, or nn.Module APIs beyond the hooks",
     ),
-    "seconds": ("slow", "Module.compile imports dynamo"),
+    "seconds": ("slow", "Module.compile and non-reentrant checkpointing load dynamo"),
 }
 
 

@@ -78,11 +78,13 @@ def _(m, rec):
         _checkpointed(m, rec)
 
 
-# Early stop (the default since it exists) ends the recomputation by raising inside the forward.
+# Early stop (the default since it exists) ends the recomputation by raising inside the forward. The first
+# non-reentrant checkpoint of a process loads dynamo (1.2 s here): slow tier.
 scenario(
     "torch.utils.checkpoint.checkpoint",
     "non-reentrant, with early stop: same gradients",
     "torch.utils.checkpoint.set_checkpoint_early_stop",
+    tier="seconds",
     where="with early stop",
 )(_checkpointed)
 
