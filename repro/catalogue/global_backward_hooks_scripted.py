@@ -66,7 +66,7 @@ assert len(calls) == 2, f"the global backward hook ran {len(calls)} times, expec
 
 BUG = Bug(
     id="global-backward-hooks-scripted",
-    title="Global module backward hooks crash the forward of a ScriptModule subclass",
+    title="Global module backward hooks crash a forward that calls a scripted child from Python",
     upstream="not reported yet",
     apis=(
         "register_module_full_backward_hook",
