@@ -171,6 +171,7 @@ def test_the_readme_set_up_is_what_ci_installs():
     assert install and f"python -m pip install {install.group(1)}" in README
 
 
+@pytest.mark.needs_bug  # the excerpt shows the bugs present, as on the torch it was taken from
 def test_the_readme_excerpt_has_the_shape_of_a_real_run(capsys):
     """Each line of the excerpt that is not ``...`` is a line of the default report, up to counts and
     versions, and in the same order."""

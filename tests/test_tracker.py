@@ -298,9 +298,9 @@ def _packaging_wheel() -> tuple[str, bytes]:
 def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path):
     """The dynamic path end to end: venv, pip from the loopback index, the reproducer, cleanup.
 
-    The torch served here cannot be imported, so the reproducer reports an environment error
-    and the release is recorded as cannot-test, never as fixed; a version the index lacks
-    fails to install and is recorded the same way.
+    The torch served here cannot be imported, so the reproducer prints no report (an environment error,
+    exit 2): an error of the release, never a verdict (never fixed, never cannot-test); a version the
+    index lacks fails to install and is an error the same way. Both are retried next run.
     """
     for name, data in (
         _packaging_wheel(),
@@ -318,14 +318,12 @@ def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path)
         f"{index.url}/simple/",
         env={"TMPDIR": str(scratch)},
     )
-    assert code == 0, stderr
-    dynamic = {r["version"]: flag(r)["dynamic"] for r in report["releases"]}
-    assert dynamic["9.9.9"]["verdict"] == "cannot-test"
-    assert "torch cannot be imported: ImportError: a torch that cannot load" in dynamic["9.9.9"]["detail"]
-    assert (
-        dynamic["9.9.8"]["verdict"] == "cannot-test" and "installing torch 9.9.8 failed" in dynamic["9.9.8"]["detail"]
-    )
-    assert {v["dynamic"]["verdict"] for v in ledger["releases"]["9.9.9"]["bugs"].values()} == {"cannot-test"}
+    assert code == 1, stderr
+    errors = {version: ledger["releases"][version]["error"] for version in ("9.9.9", "9.9.8")}
+    assert "torch cannot be imported: ImportError: a torch that cannot load" in errors["9.9.9"]
+    assert "installing torch 9.9.8 failed" in errors["9.9.8"]
+    assert report["errors"] == [f"{v}: {e}" for v, e in errors.items()] and not report["changes"]
+    assert not any("dynamic" in v for v in ledger["releases"]["9.9.9"].get("bugs", {}).values())
     assert ledger["bugs"][ORIGINAL]["fixed_in"] is None
     assert list(scratch.iterdir()) == []  # environments removed
 

@@ -41,22 +41,19 @@ def measured(ledger: dict[str, Any]) -> dict[str, dict[str, str]]:
 
 def code(cell: str) -> str:
     """A cell as a short code: ``ok`` works, ``B<n>`` a catalogued bug, ``D`` refused by design, ``-``
-    unavailable, ``n/r`` not run here; several joined by ``/``, in the cell's order."""
+    unavailable, ``n/r`` not run here, ``e`` the eager twin itself fails (the scenario is not valid on
+    that torch), ``?`` anything else; several joined by ``/``, in the cell's order."""
     codes = []
     for outcome in _outcomes(cell):
-        if outcome == "works":
-            codes.append("ok")
-        elif outcome.startswith(("raises: ", "differs: ")):
-            bug_id = outcome.split(": ", 1)[1].split(" (")[0]
-            codes.append(BUG_CODES.get(bug_id, "?"))
-        elif outcome.startswith("refused by design"):
-            codes.append("D")
-        elif outcome == "unavailable":
-            codes.append("-")
-        elif outcome.startswith("not run"):
+        what = outcome.split(" (")[0]  # without the conditions it holds under
+        if what.startswith(("raises: ", "differs: ")):
+            codes.append(BUG_CODES.get(what.split(": ", 1)[1], "?"))
+        elif what.startswith("not run"):
             codes.append("n/r")
         else:
-            codes.append("?")
+            codes.append(
+                {"works": "ok", "refused by design": "D", "unavailable": "-", "eager fails": "e"}.get(what, "?")
+            )
     return "/".join(dict.fromkeys(codes))
 
 
@@ -75,14 +72,16 @@ def _outcomes(cell: str) -> list[str]:
 
 def overview(releases: dict[str, dict[str, str]]) -> list[str]:
     """API x release tables of codes, as many releases to a table as fit ``WIDTH`` columns."""
-    apis = list(dict.fromkeys(api for cells in releases.values() for api in cells))
+    apis = sorted(dict.fromkeys(api for cells in releases.values() for api in cells))
+    column = {v: max(len(v), *(len(code(cell)) for cell in cells.values())) for v, cells in releases.items()}
     versions, lines = list(releases), []
     while versions:
-        group, width = [], API_WIDTH + 4
-        while versions and width + max(len(versions[0]), 7) + 3 <= WIDTH:
+        group: list[str] = []
+        width = API_WIDTH + 4
+        while versions and (not group or width + column[versions[0]] + 3 <= WIDTH):
             group.append(versions.pop(0))
-            width += max(len(group[-1]), 7) + 3
-        widths = [max(len(v), 7) for v in group]
+            width += column[group[-1]] + 3
+        widths = [column[v] for v in group]
         head = "| " + "API".ljust(API_WIDTH) + " | " + " | ".join(v.ljust(w) for v, w in zip(group, widths)) + " |"
         rule = "|" + "-" * (API_WIDTH + 2) + "|" + "|".join("-" * (w + 2) for w in widths) + "|"
         lines += [head, rule]
@@ -133,8 +132,9 @@ def document(releases: dict[str, dict[str, str]], today: str) -> str:
             "Each cell compares a ScriptModule subclass (both `@torch.jit.script_method` and a plain `forward`)",
             "with its eager `nn.Module` twin in every scenario of that API. Codes: `ok` works like `nn.Module`;",
             "`B<n>` a catalogued bug (below); `D` refused by design (the torch line is in the detail table);",
-            "`-` unavailable (that torch lacks the API); `n/r` not run here (no such accelerator); several",
-            "codes: the API's scenarios disagree (the detail table says under which condition).",
+            "`-` unavailable (that torch lacks the API); `n/r` not run here (no such accelerator); `e` the",
+            "eager twin itself fails there (the scenario is not valid on that torch); `?` an outcome no",
+            "code names; several codes: the API's scenarios disagree (the detail table says where).",
             "",
             *legend,
             "",
