@@ -50,13 +50,6 @@ def _run_row(r: ScenarioResult) -> str:
     )
 
 
-def _judged(report: Report) -> int:
-    """The runs a candidate for the original bug is judged by: not another bug's, not refused by design."""
-    return sum(
-        r.verdict not in ("unavailable", "refused") and cause_of(r) in (None, ORIGINAL) for r in report.run.results
-    )
-
-
 def _summary(report: Report, bug: Bug) -> list[str]:
     """One row per API the bug affects, counting only the runs in its scope (its styles, shapes and
     cases): those that match eager, those that show this bug, and those another bug or TorchScript's
@@ -113,9 +106,9 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
         return []
     return [
         "",
-        f"Candidate fixes in torch, each applied in memory and judged by the {_judged(report)} scenario "
-        "runs below that neither another catalogued bug nor a by-design refusal accounts for (one that fails "
-        "on the bug's own runs, judged first, is judged no further):",
+        "Candidate fixes in torch, each applied in memory and judged by the default tier's scenario runs "
+        "that neither another catalogued bug nor a by-design refusal accounts for (one that fails on the "
+        "bug's own runs, judged first, is judged no further):",
         "",
         "| candidate | side | scenario runs matching eager | verdict |",
         "|---|---|---|---|",
