@@ -90,7 +90,7 @@ def plan(releases: list[Release], torch: list[str], pythons: list[str]) -> list[
 
 def run_repro(torch: str) -> dict[str, Any]:
     """``python -m repro --json --device cpu`` here, and what came of it, report or not; then
-    ``--support-table --json`` (every scenario: about 5 s more on 2.13.0 here), whose cells go under
+    ``--support-table --json`` (every scenario: 5-8 s more on 2.13.0 here), whose cells go under
     ``support`` (API -> cell; empty when it gave none)."""
     proc = subprocess.run([sys.executable, "-m", "repro", "--json", "--device", "cpu"], capture_output=True, text=True)
     try:
