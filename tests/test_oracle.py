@@ -143,3 +143,15 @@ def test_a_model_torch_cannot_build_is_the_script_sides_error_not_a_crash(monkey
     result = run_scenario(scenario, "torch.jit.script", "cpu")
     assert result.verdict == "raises"
     assert result.detail == "building the model raised AttributeError: 'str' object has no attribute '__module__'"
+
+
+def test_a_difference_torchscript_makes_on_purpose_is_by_design_with_its_line():
+    """An exception raised inside a compiled forward reaches the caller as torch.jit.Error: the always_call
+    hook still runs, and the run names the line that makes torch.jit.Error TorchScript's exception."""
+    scenario = next(s for s in SCENARIOS if s.model == "raising")
+    compiled, plain = (run_scenario(scenario, style, "cpu") for style in ("script_method", "plain_forward"))
+    assert plain.verdict == "match" and compiled.verdict == "refused"
+    assert compiled.script.observation["hook calls"] == [["forward (always_call)"]]
+    path, line = compiled.detail.rsplit("(by design: ", 1)[1].rstrip(")").split(":")
+    module = importlib.import_module(path.removesuffix(".py").replace("/", ".").removesuffix(".__init__"))
+    assert Path(module.__file__).read_text().splitlines()[int(line) - 1].strip() == "Error = torch._C.JITException"

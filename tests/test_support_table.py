@@ -4,6 +4,7 @@ and the CLI's table within 100 columns, one concern per test."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import torch
 from test_catalogue import DEPARTURES, SCENARIO, _result
@@ -27,13 +28,18 @@ def test_a_method_torch_adds_is_reported_uncovered(monkeypatch):
 
 def test_each_outcome_names_the_bug_or_the_design_that_decides_it():
     assert outcome_of(DEPARTURES["attribute-assignment-forwarded"]) == "raises: attribute-assignment-forwarded"
-    refused = _result(
+    raised = _result(
         "register_forward_hook: on a submodule (m.linear)",
         "plain_forward",
-        "refused",
+        "raises",
         "RuntimeError: ... (by design: torch/jit/_script.py:1027)",
     )
-    assert outcome_of(refused) == "refused by design (torch/jit/_script.py:1027)"
+    assert outcome_of(replace(raised, verdict="refused")) == "refused by design (torch/jit/_script.py:1027)"
+    key = "register_forward_hook: always_call=True runs when the forward itself raises; the caller gets the error"
+    designed = _result(
+        key, "script_method", "refused", "the caller catches: ... (by design: torch/jit/__init__.py:121)"
+    )
+    assert outcome_of(designed) == "differs by design (torch/jit/__init__.py:121)"  # nothing was refused
     absent = ScenarioResult(
         SCENARIO["cuda: moves every parameter and buffer to the CUDA device"],
         "script_method",

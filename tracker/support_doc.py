@@ -25,7 +25,7 @@ from packaging.version import Version
 
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
-from repro.catalogue.by_design import BY_DESIGN
+from repro.catalogue.by_design import BY_DESIGN, DESIGNED_DIFFERENCES
 
 WIDTH = 100
 API_WIDTH = 36
@@ -52,7 +52,13 @@ def code(cell: str) -> str:
             codes.append("n/r")
         else:
             codes.append(
-                {"works": "ok", "refused by design": "D", "unavailable": "-", "eager fails": "e"}.get(what, "?")
+                {
+                    "works": "ok",
+                    "refused by design": "D",
+                    "differs by design": "D",
+                    "unavailable": "-",
+                    "eager fails": "e",
+                }.get(what, "?")
             )
     return "/".join(dict.fromkeys(codes))
 
@@ -154,6 +160,7 @@ def classified() -> list[str]:
     """Every departure the table shows, classified: the catalogued bugs and the refusals by design."""
     bugs = [f"- `{BUG_CODES[b.id]}` {b.id}: {b.symptom}. Upstream: {b.upstream}." for b in BUGS.values()]
     refusals = [f'- {entry.what}: "{entry.error.strip()}" ({entry.source})' for entry in BY_DESIGN]
+    refusals += [f"- {entry.what} ({entry.source})" for entry in DESIGNED_DIFFERENCES]
     return [
         "## Every departure, classified",
         "",

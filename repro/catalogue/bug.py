@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures with
 STYLES = ("script_method", "plain_forward")  # ScriptModule subclasses: repro.engine.models.STYLES
 # The model shapes a ScriptModule subclass is tested in (repro.engine.models.MODELS); a torch.jit.script-ed
 # child of an eager model is the shape "scripted child", in the style "torch.jit.script".
-SUBCLASS_SHAPES = ("flat", "child", "two inputs", "non-tensor input", "in eager parent", "subclass child")
+SUBCLASS_SHAPES = ("flat", "child", "two inputs", "non-tensor input", "in eager parent", "subclass child", "raising")
 
 
 @dataclass(frozen=True)

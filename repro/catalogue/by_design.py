@@ -65,6 +65,49 @@ BY_DESIGN = (
 )
 
 
+@dataclass(frozen=True)
+class DesignedDifference:
+    """A difference in what both twins observed that TorchScript makes on purpose (no refusal)."""
+
+    what: str
+    key: str  # the observation that differs
+    script: str  # its value on the ScriptModule side
+    marker: str  # the statement that decides it, as it stands in ``source``
+    source: str
+
+
+DESIGNED_DIFFERENCES = (
+    DesignedDifference(
+        "an exception raised inside a compiled forward reaches the caller as torch.jit.Error "
+        "(TorchScript's documented exception), not as its own class",
+        "the caller catches",
+        "Error",
+        "Error = torch._C.JITException",
+        "torch/jit/__init__.py",
+    ),
+)
+
+
+def designed_difference(script: dict, eager: dict) -> str | None:
+    """``file:line`` deciding a difference TorchScript makes on purpose, when that is the only one."""
+    for entry in DESIGNED_DIFFERENCES:
+        others_equal = {k: v for k, v in script.items() if k != entry.key} == {
+            k: v for k, v in eager.items() if k != entry.key
+        }
+        if others_equal and script.get(entry.key) == entry.script != eager.get(entry.key):
+            return _line_of(entry.source, entry.marker)
+    return None
+
+
+def _line_of(source: str, marker: str) -> str:
+    try:
+        lines = (installed_torch_root() / source).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return f"{source}: not in this torch"
+    number = next((i for i, line in enumerate(lines, 1) if line.strip() == marker), None)
+    return f"{source}:{number}" if number else f"{source}: no longer decided there"
+
+
 def refusal_by_message(error: str | None) -> ByDesign | None:
     """The by-design entry whose refusal text ``error`` carries (not the stubs: ``refusal`` checks those)."""
     return next((entry for entry in BY_DESIGN[1:] if error and entry.error in error), None)

@@ -81,6 +81,15 @@ class NonTensorInput(Flat):
         return F.linear(x, self.weight, self.bias) * scale
 
 
+class Raising(Flat):
+    """Raises inside ``forward`` (compiled, in the script_method style) for an input summing below -100."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if bool(x.sum() < -100.0):
+            raise ValueError("forward refuses an input summing below -100")
+        return F.linear(x, self.weight, self.bias)
+
+
 def _subclass_child(module: nn.Module) -> None:
     """A ``Flat`` child: on the ScriptModule side itself a ScriptModule subclass (``script_method``
     style), made before the parent is compiled, as users nest their own ScriptModule classes."""
@@ -125,6 +134,7 @@ MODELS: dict[str, Model] = {
     "in eager parent": Model(Flat, placement="in eager parent"),
     "scripted child": Model(Flat, placement="scripted child"),
     "subclass child": Model(WithSubclassChild),
+    "raising": Model(Raising),
 }
 
 _STUBS: dict[type, object] = {}

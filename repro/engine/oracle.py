@@ -143,7 +143,7 @@ def run_scenario(
 ) -> ScenarioResult:
     """One scenario on a ScriptModule subclass (the ``first`` instance of a fresh class, or a
     ``later`` one) and on the eager twin (``eager``: its observation, when already made)."""
-    from repro.catalogue.by_design import refusal
+    from repro.catalogue.by_design import designed_difference, refusal
 
     missing = missing_needs(scenario)
     if missing:
@@ -157,6 +157,8 @@ def run_scenario(
     eager = eager or observe_eager(scenario, device)
     verdict, detail = judge(script, eager)
     where = refusal(scenario.apis, script.error) if verdict == "raises" else None
+    if verdict == "differs":
+        where = designed_difference(script.observation, eager.observation)
     if where:
         verdict, detail = "refused", f"{detail} (by design: {where})"
     return ScenarioResult(scenario, style, verdict, detail, script, eager, instance)

@@ -54,7 +54,8 @@ def outcome_of(result: ScenarioResult) -> str:
         return "works"
     if result.verdict == "refused":
         where = result.detail.rsplit("(by design: ", 1)[-1].rstrip(")")
-        return f"refused by design ({where})"
+        raised = result.script is None or result.script.error  # a difference by design raises nothing
+        return f"{'refused' if raised else 'differs'} by design ({where})"
     if result.verdict in ("raises", "differs"):
         return f"{result.verdict}: {cause_of(result) or 'no catalogued bug explains it'}"
     return {"unavailable": "unavailable", "error": "eager fails"}.get(result.verdict, result.detail)

@@ -582,3 +582,18 @@ for _register in (
     scenario(_register, "on a submodule (m.linear)", tier="variant", model="child", where="on a submodule")(
         _submodule_hooked
     )
+
+
+@scenario(
+    "register_forward_hook(always_call)",
+    "always_call=True runs when the forward itself raises; the caller gets the error",
+    tier="variant",
+    model="raising",
+    where="the forward itself raises",
+)
+def _(m, rec):
+    m.register_forward_hook(rec.mark("forward (always_call)"), always_call=True)
+    try:
+        rec.forward(rec.input([[-100.0, -100.0], [-100.0, -100.0]]))
+    except Exception as err:  # what the caller can catch: the exception's class
+        rec.facts["the caller catches"] = type(err).__name__
