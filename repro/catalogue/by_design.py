@@ -3,6 +3,7 @@ source line that refuses each, found in the installed torch at run time (never h
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,7 @@ def designed_difference(script: dict, eager: dict) -> str | None:
     return None
 
 
+@functools.cache
 def _line_of(source: str, marker: str) -> str:
     try:
         lines = (installed_torch_root() / source).read_text(encoding="utf-8").splitlines()
@@ -113,6 +115,7 @@ def refusal_by_message(error: str | None) -> ByDesign | None:
     return next((entry for entry in BY_DESIGN[1:] if error and entry.error in error), None)
 
 
+@functools.cache  # a --slow run meets a refusal about 90 times: each torch file is read once
 def refusal_line(entry: ByDesign, root: Path | None = None) -> str:
     """``file:line`` of the statement that raises ``entry.error`` in the installed torch, or why not found."""
     if entry.source == CPP:
