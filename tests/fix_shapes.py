@@ -51,34 +51,30 @@ def object_setattr(sources: Sources) -> Sources:
     return {MODULE: module}
 
 
+def _upstream_patch_with(sources: Sources, method: str) -> Sources:
+    """The upstream patch, plus ``method`` in ``class ScriptModule``: a fix that also overrides an API."""
+    patched = patched_sources(sources)
+    return {**patched, SCRIPT: _with_method(patched[SCRIPT], method)}
+
+
 def prepend_ignored(sources: Sources) -> Sources:
     """Broken: the error is gone and hooks run, but ``prepend=True`` is dropped on ScriptModules."""
-    return {
-        **patched_sources(sources),
-        SCRIPT: _with_method(
-            patched_sources(sources)[SCRIPT],
-            (
-                "def register_full_backward_hook(self, hook, prepend=False):\n"
-                "    return super().register_full_backward_hook(hook)\n"
-            ),
-        ),
-    }
+    return _upstream_patch_with(
+        sources,
+        "def register_full_backward_hook(self, hook, prepend=False):\n"
+        "    return super().register_full_backward_hook(hook)\n",
+    )
 
 
 def returned_grads_ignored(sources: Sources) -> Sources:
     """Broken: the error is gone and hooks run, but a hook's returned ``grad_input`` is thrown away."""
-    return {
-        **patched_sources(sources),
-        SCRIPT: _with_method(
-            patched_sources(sources)[SCRIPT],
-            (
-                "def register_full_backward_hook(self, hook, prepend=False):\n"
-                "    def result_dropped(module, grad_input, grad_output):\n"
-                "        hook(module, grad_input, grad_output)\n"
-                "    return super().register_full_backward_hook(result_dropped, prepend=prepend)\n"
-            ),
-        ),
-    }
+    return _upstream_patch_with(
+        sources,
+        "def register_full_backward_hook(self, hook, prepend=False):\n"
+        "    def result_dropped(module, grad_input, grad_output):\n"
+        "        hook(module, grad_input, grad_output)\n"
+        "    return super().register_full_backward_hook(result_dropped, prepend=prepend)\n",
+    )
 
 
 def ignored_attributes_only(sources: Sources) -> Sources:

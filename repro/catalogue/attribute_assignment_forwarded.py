@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, Bug, raised
-from repro.source_checks import SCRIPT, Trees, setattr_forwards
+from repro.catalogue.bug import STYLES, Bug, always_applies, raised
+from repro.source_checks import SCRIPT, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -28,10 +28,6 @@ def recognise(result: ScenarioResult) -> bool:
     return bool(result.scenario.apis & set(APIS)) and (
         raised(result, "Could not cast attribute", "object has no attribute") or result.verdict == "differs"
     )
-
-
-def applies(trees: Trees) -> str | None:
-    return None
 
 
 PASTE = """import torch
@@ -65,7 +61,7 @@ BUG = Bug(
     recognise=recognise,
     pieces=(setattr_forwards("training"),),
     fingerprinted=((SCRIPT, "ScriptModule.__setattr__"),),
-    applies=applies,
+    applies=always_applies,
     cases=(
         "assigns a parameter to None",
         "assigns a buffer to None",

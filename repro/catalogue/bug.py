@@ -58,6 +58,12 @@ class Bug:
         return static_verdict(sources, self.pieces, self.applies, self.fingerprinted, reference)
 
 
+def always_applies(trees: Trees) -> str | None:
+    """``Bug.applies`` of a bug whose APIs every torch with TorchScript has (its scenarios' needs still
+    make it not-applicable at run time where an API is missing)."""
+    return None
+
+
 def paste_script(imports: str, body: str, script_method: bool = True) -> str:
     """A paste-ready script: torch ``imports``, the ScriptModule subclass every script of the catalogue
     builds (``forward`` compiled with ``@torch.jit.script_method``, or plain as torch_npu writes it), then

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import SUBCLASS_SHAPES, Bug, paste_script, raised
-from repro.source_checks import Trees
+from repro.catalogue.bug import SUBCLASS_SHAPES, Bug, always_applies, paste_script, raised
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -25,10 +24,6 @@ SIGNATURE = "The following operation failed in the TorchScript interpreter"
 
 def recognise(result: ScenarioResult) -> bool:
     return "torch.utils.checkpoint.checkpoint" in result.scenario.apis and raised(result, SIGNATURE)
-
-
-def applies(trees: Trees) -> str | None:
-    return None
 
 
 PASTE = paste_script(
@@ -53,7 +48,7 @@ BUG = Bug(
     recognise=recognise,
     pieces=(),
     fingerprinted=(),
-    applies=applies,
+    applies=always_applies,
     script="repro/checkpoint_bug.py",
     paste=PASTE,
     explanation=__doc__,

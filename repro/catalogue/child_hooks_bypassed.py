@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, fewer_calls
+from repro.catalogue.bug import Bug, always_applies, fewer_calls
 from repro.catalogue.global_hooks_root_only import _call_impl_runs_global_hooks, _script_method_compiles
-from repro.source_checks import MODULE, SCRIPT, Trees
+from repro.source_checks import MODULE, SCRIPT
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -31,10 +31,6 @@ APIS = (
 def recognise(result: ScenarioResult) -> bool:
     """Hooks on the ScriptModule-subclass child recorded fewer calls than eager's, none other."""
     return result.scenario.model == "subclass child" and fewer_calls(result)
-
-
-def applies(trees: Trees) -> str | None:
-    return None
 
 
 PASTE = """import torch
@@ -73,7 +69,7 @@ BUG = Bug(
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
     fingerprinted=((MODULE, "Module._call_impl"), (SCRIPT, "script_method")),
-    applies=applies,
+    applies=always_applies,
     script="repro/child_hooks_bug.py",
     paste=PASTE,
     explanation=__doc__,

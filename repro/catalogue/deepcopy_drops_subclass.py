@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, paste_script, raised
+from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, always_applies, paste_script, raised
 from repro.source_checks import SCRIPT, Trees, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -32,10 +32,6 @@ def recognise(result: ScenarioResult) -> bool:
         return True
     script, eager = (side.observation.get(CLASS) if side else None for side in (result.script, result.eager))
     return result.verdict == "differs" and script != eager
-
-
-def applies(trees: Trees) -> str | None:
-    return None  # copy has always been there
 
 
 def _no_copy_of_its_own(trees: Trees) -> tuple[bool, str]:
@@ -79,7 +75,7 @@ BUG = Bug(
     recognise=recognise,
     pieces=(_no_copy_of_its_own, _inner_copy_wraps_cpp),
     fingerprinted=((SCRIPT, "ScriptModule.__getattr__"), (SCRIPT, "RecursiveScriptModule.__deepcopy__")),
-    applies=applies,
+    applies=always_applies,
     script="repro/deepcopy_bug.py",
     paste=PASTE,
     explanation=__doc__,
