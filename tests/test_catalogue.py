@@ -8,13 +8,13 @@ import pytest
 import torch
 
 from helpers import ROOT, run, run_here
-from repro.catalogue import BUGS, UnknownBug, cause_of, get, select
+from repro.catalogue import BUGS, UnknownBug, across_scope, cause_of, get, select
 from repro.catalogue.by_design import BY_DESIGN, CPP, refusal_line
-from repro.catalogue.global_hooks_root_only import ROOT as ITSELF
 from repro.engine.oracle import ScenarioResult, Side
 from repro.engine.scenarios import SCENARIOS
 from repro.source_checks import installed_sources, installed_torch_root
 
+ITSELF = "<the module itself>"
 SCENARIO = {s.key: s for s in SCENARIOS}
 CHILD = "<another module: Linear>"
 
@@ -143,8 +143,9 @@ def test_an_unknown_id_is_one_sentence():
 def test_the_default_run_leaves_out_only_what_is_not_default_and_says_why():
     default = select([], slow=False)
     assert {s.tier for s in default.scenarios} == {"default"}
-    assert default.scenarios + default.not_run == [s for s in SCENARIOS if s in default.scenarios] + [
-        s for s in SCENARIOS if s not in default.scenarios
+    table = [*SCENARIOS, *across_scope(list(BUGS.values()))]  # each scenario, and bugs' scopes on other shapes
+    assert default.scenarios + default.not_run == [s for s in table if s in default.scenarios] + [
+        s for s in table if s not in default.scenarios
     ]
     assert {s.tier for s in default.not_run} == {"variant", "seconds"}
     assert set(default.skipped) == {"module-compile-noop", "checkpoint-early-stop"}  # the dynamo-loading ones
@@ -152,7 +153,7 @@ def test_the_default_run_leaves_out_only_what_is_not_default_and_says_why():
         assert why.startswith("its scenarios are slow (Module.compile and non-reentrant checkpointing load dynamo)")
         assert why.endswith(f"left out of the default run: --slow or --bug {bug_id} runs them")
     everything = select([], slow=True)
-    assert everything.scenarios == SCENARIOS and everything.not_run == [] and everything.skipped == {}
+    assert everything.scenarios == table and everything.not_run == [] and everything.skipped == {}
 
 
 def test_a_bug_asked_for_runs_all_its_scenarios_and_nothing_else():
@@ -167,7 +168,8 @@ def test_an_issue_body_runs_its_bugs_whole_scope_beside_the_default_tier():
     plain = select([], False)
     for bug_id in ("full-backward-hook-flag", "module-compile-noop"):
         body = select([], False, also=(bug_id,))
-        scope = [s for s in SCENARIOS if s.apis & set(BUGS[bug_id].apis)]
+        table = [*SCENARIOS, *across_scope(list(BUGS.values()))]
+        scope = [s for s in table if s.apis & set(BUGS[bug_id].apis)]
         assert set(body.scenarios) == set(plain.scenarios) | set(scope) and not set(scope) & set(body.not_run)
     assert "module-compile-noop" not in select([], False, also=("module-compile-noop",)).skipped
 

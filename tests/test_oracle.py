@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from repro.catalogue import cause_of
 from repro.catalogue.by_design import refusal
 from repro.engine.oracle import (
     INSTANCES,
@@ -109,11 +110,12 @@ def test_a_hook_api_torch_adds_is_reported_uncovered(monkeypatch):
     assert uncovered_hook_apis() == ["register_module_new_kind_of_hook", "register_new_kind_of_hook"]
 
 
-def test_a_method_torchscript_stubs_out_is_refused_with_its_source_line():
+def test_a_method_torchscript_stubs_out_is_refused_undocumented_with_its_source_line():
+    """No PyTorch document or upstream test states the stubs as intended: refused, undocumented."""
     scenario = next(s for s in SCENARIOS if s.name == "on a submodule (m.linear)")
     result = run_scenario(scenario, "plain_forward", "cpu")
     assert result.verdict == "refused" and "register_forward_hook is not supported on ScriptModules" in result.detail
-    path, line = result.detail.rsplit("(by design: ", 1)[1].rstrip(")").split(":")
+    path, line = result.detail.rsplit("(undocumented: ", 1)[1].rstrip(")").split(":")
     module = importlib.import_module(path.removesuffix(".py").replace("/", "."))  # the file torch runs from
     stub = Path(module.__file__).read_text().splitlines()[int(line) - 1]
     assert "is not supported on ScriptModules" in stub
@@ -145,13 +147,24 @@ def test_a_model_torch_cannot_build_is_the_script_sides_error_not_a_crash(monkey
     assert result.detail == "building the model raised AttributeError: 'str' object has no attribute '__module__'"
 
 
-def test_a_difference_torchscript_makes_on_purpose_is_by_design_with_its_line():
-    """An exception raised inside a compiled forward reaches the caller as torch.jit.Error: the always_call
-    hook still runs, and the run names the line that makes torch.jit.Error TorchScript's exception."""
+def test_an_exception_replaced_by_torch_jit_error_is_a_bug_not_a_design():
+    """Upstream tracks the loss as open (pytorch/pytorch#54612): the always_call hook still runs, and the
+    caller catching torch.jit.Error instead of ValueError is jit-error-replaces-exception's departure."""
     scenario = next(s for s in SCENARIOS if s.model == "raising")
     compiled, plain = (run_scenario(scenario, style, "cpu") for style in ("script_method", "plain_forward"))
-    assert plain.verdict == "match" and compiled.verdict == "refused"
+    assert plain.verdict == "match" and compiled.verdict == "differs"
     assert compiled.script.observation["hook calls"] == [["forward (always_call)"]]
-    path, line = compiled.detail.rsplit("(by design: ", 1)[1].rstrip(")").split(":")
-    module = importlib.import_module(path.removesuffix(".py").replace("/", ".").removesuffix(".__init__"))
-    assert Path(module.__file__).read_text().splitlines()[int(line) - 1].strip() == "Error = torch._C.JITException"
+    assert cause_of(compiled) == "jit-error-replaces-exception"
+
+
+def test_a_childs_other_class_is_a_designed_difference_with_its_line():
+    """A child of a subclass is a RecursiveScriptModule (torch.jit.script's documentation says submodules are
+    compiled): listing children differs only in the class met, which the run names with its torch line."""
+    scenario = next(s for s in SCENARIOS if s.api == "children")
+    result = run_scenario(scenario, "script_method", "cpu")
+    assert result.verdict == "refused"
+    assert result.script.observation["types"] == {"Linear": "RecursiveScriptModule"}
+    assert result.eager.observation["types"] == {"Linear": "Linear"}
+    path, line = result.detail.rsplit("(by design: ", 1)[1].rstrip(")").split(":")
+    module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
+    assert "wrap_cpp_module" in Path(module.__file__).read_text().splitlines()[int(line) - 1]

@@ -12,7 +12,7 @@ from test_catalogue import DEPARTURES, SCENARIO, _result
 from helpers import expected
 from repro.catalogue import BUGS
 from repro.cli import main
-from repro.engine.oracle import ScenarioResult
+from repro.engine.oracle import ScenarioResult, Side
 from repro.engine.scenarios import SCENARIOS, public_module_methods, uncovered_module_methods
 from repro.formats.support_table import WIDTH, outcome_of, support_rows
 
@@ -26,30 +26,51 @@ def test_a_method_torch_adds_is_reported_uncovered(monkeypatch):
     assert uncovered_module_methods() == ["a_new_public_method"]
 
 
-def test_each_outcome_names_the_bug_or_the_design_that_decides_it():
-    assert outcome_of(DEPARTURES["attribute-assignment-forwarded"]) == "raises: attribute-assignment-forwarded"
+def test_each_outcome_is_a_code_and_words_naming_the_bug_or_the_source_that_decides_it():
+    departed = DEPARTURES["attribute-assignment-forwarded"]
+    assert outcome_of(departed) == ("attribute-assignment-forwarded", "raises: attribute-assignment-forwarded")
     raised = _result(
         "register_forward_hook: on a submodule (m.linear)",
         "plain_forward",
         "raises",
-        "RuntimeError: ... (by design: torch/jit/_script.py:1027)",
+        "RuntimeError: ... (undocumented: torch/jit/_script.py:1027)",
     )
-    assert outcome_of(replace(raised, verdict="refused")) == "refused by design (torch/jit/_script.py:1027)"
-    key = "register_forward_hook: always_call=True runs when the forward itself raises; the caller gets the error"
+    assert outcome_of(replace(raised, verdict="refused")) == (
+        "undocumented",
+        "refused undocumented (torch/jit/_script.py:1027)",
+    )
     designed = _result(
-        key, "script_method", "refused", "the caller catches: ... (by design: torch/jit/__init__.py:121)"
+        "children: lists what eager lists, in eager's order",
+        "script_method",
+        "refused",
+        "types: ... (by design: torch/jit/_script.py:711)",
     )
-    assert outcome_of(designed) == "differs by design (torch/jit/__init__.py:121)"  # nothing was refused
+    assert outcome_of(replace(designed, script=Side({}, None))) == (
+        "design",
+        "differs by design (torch/jit/_script.py:711)",  # nothing was refused
+    )
+    unexplained = replace(departed, detail="RuntimeError: something new", script=Side({}, "RuntimeError: new"))
+    assert outcome_of(unexplained) == ("unexplained", "raises: unexplained")
     absent = ScenarioResult(
         SCENARIO["cuda: moves every parameter and buffer to the CUDA device"],
         "script_method",
         "not-run",
         "not run: no CUDA",
     )
-    assert outcome_of(absent) == "not run: no CUDA"
+    assert outcome_of(absent) == ("not-run", "not run: no CUDA")
 
 
-def test_an_api_whose_runs_disagree_says_each_outcome_with_its_condition():
+def test_a_cell_lists_codes_in_a_fixed_order_whatever_the_run_order():
+    works = _result(
+        "register_forward_hook: called with input, output; return replaces output", "plain_forward", "match"
+    )
+    child = DEPARTURES["child-hooks-bypassed"]
+    for runs in ([works, child], [child, works]):
+        (row,) = support_rows(runs)
+        assert row.codes == ("ok", "child-hooks-bypassed")
+
+
+def test_a_condition_names_exactly_what_ran_and_narrows_when_a_shape_is_added():
     works = _result(
         "register_forward_hook: called with input, output; return replaces output", "script_method", "match"
     )
@@ -57,7 +78,17 @@ def test_an_api_whose_runs_disagree_says_each_outcome_with_its_condition():
     plain_child = _result(child.scenario.key, "plain_forward", "match")
     (row,) = support_rows([works, _result(works.scenario.key, "plain_forward", "match"), child, plain_child])
     assert row.api == "register_forward_hook"
-    assert row.cell == ("works; differs: child-hooks-bypassed (on a ScriptModule-subclass child, with @script_method)")
+    assert row.cell == (
+        "works (called with input, output; return replaces output, on flat, on a ScriptModule-subclass child, "
+        "on subclass child, with a plain forward); differs: child-hooks-bypassed "
+        "(on a ScriptModule-subclass child, on subclass child, with @script_method)"
+    )
+    deeper = replace(child, scenario=child.scenario.on("two deep"))
+    (row,) = support_rows([works, child, plain_child, deeper, replace(plain_child, scenario=deeper.scenario)])
+    bypassed = next(o for o in row.outcomes if o.code == "child-hooks-bypassed")
+    assert "on two deep, with @script_method" in ", ".join(bypassed.where)
+    ok = next(o for o in row.outcomes if o.code == "ok")
+    assert all("two deep" not in label or "plain forward" in label for label in ok.where)
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -75,7 +106,7 @@ def test_the_cli_table_covers_every_api_within_100_columns(capsys):
     assert code == 0 and {row["api"] for row in rows} == {s.api for s in SCENARIOS}
     assert set(public_module_methods()) <= {api for s in SCENARIOS for api in s.apis}
     cells = " ".join(row["cell"] for row in rows)
-    assert "no catalogued bug explains it" not in cells and "eager fails" not in cells  # every departure attributed
+    assert "unexplained" not in cells and "eager fails" not in cells  # every departure attributed
     for bug_id in BUGS:  # each bug the ledger expects on this torch shows in some row
         assert bug_id in cells or expected(bug_id).outcome != "present"
 

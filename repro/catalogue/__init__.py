@@ -8,10 +8,11 @@ TorchScript refuses on purpose, which is not a bug.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from repro.catalogue import (
+    addition_refused_misleadingly,
     attribute_assignment_forwarded,
     checkpoint_early_stop,
     child_hooks_bypassed,
@@ -19,6 +20,7 @@ from repro.catalogue import (
     full_backward_hook_flag,
     global_backward_hooks_scripted,
     global_hooks_root_only,
+    jit_error_replaces_exception,
     module_compile_noop,
 )
 from repro.catalogue.bug import Bug
@@ -38,6 +40,8 @@ BUGS: dict[str, Bug] = {
         attribute_assignment_forwarded,
         child_hooks_bypassed,
         checkpoint_early_stop,
+        jit_error_replaces_exception,
+        addition_refused_misleadingly,
     )
 }
 
@@ -93,20 +97,38 @@ def select(bug_ids: list[str], slow: bool, also: tuple[str, ...] = ()) -> Select
     chosen = [get(bug_id) for bug_id in bug_ids]
     if chosen:
         return Selection(
-            [s for s in SCENARIOS if in_scope(s, chosen)],
+            [s for s in [*SCENARIOS, *across_scope(chosen)] if in_scope(s, chosen)],
             [],
             {bug.id: "not asked for (--bug)" for bug in BUGS.values() if bug not in chosen},
         )
-    default = [s for s in SCENARIOS if slow or s.tier == "default"]
+    table = [*SCENARIOS, *across_scope(list(BUGS.values()))]
     extra = [get(bug_id) for bug_id in also]
-    runs = [s for s in SCENARIOS if s in default or in_scope(s, extra)]
-    not_run = [s for s in SCENARIOS if s not in runs]
+    runs = [s for s in table if slow or s.tier == "default" or in_scope(s, extra)]
+    not_run = [s for s in table if s not in runs]
     skipped = {
         bug.id: _left_out(bug, [s for s in not_run if in_scope(s, [bug])])
         for bug in BUGS.values()
         if not any(in_scope(s, [bug]) for s in runs)
     }
     return Selection(runs, not_run, skipped)
+
+
+def across_scope(bugs: list[Bug]) -> list[Scenario]:
+    """One scenario of each bug built on each other shape of its scope, so that a run judges a bug on
+    the shapes exploration found it on, not only where its scenarios are built by default."""
+    from repro.engine.scenarios import SCENARIOS
+
+    extra: dict[str, Scenario] = {}
+    for bug in bugs:
+        own = [s for s in SCENARIOS if s.apis & set(bug.apis) and (not bug.cases or s.name in bug.cases)]
+        for shape in dict.fromkeys(shape for shape, _, _ in bug.scope):
+            if any(s.model == shape for s in own):
+                continue
+            candidate = next((s for s in own if shape in s.shapes), None)
+            if candidate:  # never in the default run: the default tier keeps one shape per scenario
+                moved = replace(candidate.on(shape), tier="variant" if candidate.tier == "default" else candidate.tier)
+                extra.setdefault(moved.key, moved)
+    return list(extra.values())
 
 
 def _left_out(bug: Bug, scenarios: list[Scenario]) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, Bug, always_applies, raised
+from repro.catalogue.bug import ROOTS, Bug, always_applies, raised, scope
 from repro.source_checks import SCRIPT, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -55,8 +55,7 @@ BUG = Bug(
     title="Assigning a parameter, buffer or training on a ScriptModule subclass is cast or refused",
     upstream="not reported yet",
     apis=APIS,
-    styles=STYLES,
-    models=("flat", "child"),
+    scope=scope(ROOTS),  # its scenarios are declared on every shape holding the attribute
     symptom="weight = None raises a cast error; a tensor replaces a parameter silently; training = 0 -> False",
     recognise=recognise,
     pieces=(setattr_forwards("training"),),

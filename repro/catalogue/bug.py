@@ -20,7 +20,35 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures with
 STYLES = ("script_method", "plain_forward")  # ScriptModule subclasses: repro.engine.models.STYLES
 # The model shapes a ScriptModule subclass is tested in (repro.engine.models.MODELS); a torch.jit.script-ed
 # child of an eager model is the shape "scripted child", in the style "torch.jit.script".
-SUBCLASS_SHAPES = ("flat", "child", "two inputs", "non-tensor input", "in eager parent", "subclass child", "raising")
+SUBCLASS_SHAPES = (
+    "flat",
+    "child",
+    "child first",
+    "child between",
+    "child last",
+    "several children",
+    "buffers only",
+    "two inputs",
+    "non-tensor input",
+    "in eager parent",
+    "in eager parent, with child",
+    "subclass child",
+    "two deep",
+    "three deep",
+    "raising",
+)
+# Groups of shapes the scopes below are written in (what exploration measured them on).
+WITH_CHILDREN = ("child", "child first", "child between", "child last", "several children")
+NESTED = ("subclass child", "two deep", "three deep")
+# The shapes where the subclass is the model a scenario builds (not a child of an eager parent).
+ROOTS = tuple(shape for shape in SUBCLASS_SHAPES if not shape.startswith("in eager parent"))
+Scope = tuple[tuple[str, str, str], ...]  # (shape, style, scenario name or "" for each of its scenarios)
+
+
+def scope(shapes: tuple[str, ...], styles: tuple[str, ...] = STYLES, case: str = "") -> Scope:
+    """Every pair of these shapes and styles, for one scenario (``case``) or all the bug's: a bug's
+    scope is a sum of such products."""
+    return tuple((shape, style, case) for shape in shapes for style in styles)
 
 
 @dataclass(frozen=True)
@@ -29,8 +57,7 @@ class Bug:
     title: str
     upstream: str  # "pytorch/pytorch#N", or "not reported yet"
     apis: tuple[str, ...]  # a scenario is in scope when it calls one of these
-    styles: tuple[str, ...]  # the styles the bug affects (subclass styles, or "torch.jit.script")
-    models: tuple[str, ...]  # the model shapes it affects, in those styles
+    scope: Scope  # the (shape, style, case) it affects, as exploration over every declared shape measured
     symptom: str  # how it shows, in one line
     recognise: Callable[[ScenarioResult], bool]
     pieces: tuple[Check, ...]  # the static signature: every piece intact means present
@@ -42,14 +69,22 @@ class Bug:
     no_static: str = ""  # why the bug has no static signature (``pieces`` empty): the tracker confirms it dynamically
     cases: tuple[str, ...] = ()  # the scenario names of its APIs it affects, where it affects only some
 
+    @property
+    def styles(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(style for _, style, _ in self.scope))
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(shape for shape, _, _ in self.scope))
+
     def covers(self, result: ScenarioResult) -> bool:
-        """Is this scenario run in the bug's scope (one of its APIs, styles and model shapes; one of its
-        ``cases``, where it names some)?"""
+        """Is this scenario run in the bug's scope (one of its APIs on one of its (shape, style) pairs,
+        for every scenario or this one; one of its ``cases``, where it names some)?"""
+        shape, style, name = result.scenario.model, result.style, result.scenario.name
         return (
-            result.style in self.styles
-            and result.scenario.model in self.models
+            ((shape, style, "") in self.scope or (shape, style, name) in self.scope)
             and bool(result.scenario.apis & set(self.apis))
-            and (not self.cases or result.scenario.name in self.cases)
+            and (not self.cases or name in self.cases)
         )
 
     def static(self, sources: dict[str, str | None], reference: Reference | None = None) -> StaticVerdict:

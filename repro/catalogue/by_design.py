@@ -1,15 +1,25 @@
-"""What TorchScript refuses on purpose: not bugs, but the report names them, with the torch
-source line that refuses each, found in the installed torch at run time (never hard-coded)."""
+"""What TorchScript refuses: not bugs, but the report names them, with the torch source line that
+refuses each, found in the installed torch at run time (never hard-coded).
+
+A refusal is "by design" only where PyTorch's documentation or an upstream test states it as
+intended, and its entry cites that source (``cite``). A clear refusal with no such source is
+"refused (undocumented)": neither works nor a bug, and listed apart. A departure upstream tracks as
+an open issue is a catalogued bug, not an entry here (``torch.jit.Error`` replacing the user's
+exception: ``jit-error-replaces-exception``, pytorch/pytorch#54612)."""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repro.source_checks import installed_torch_root
 
 CPP = "torch._C"  # a refusal raised in C++: no Python line decides it
+DESIGNED = "by design"  # PyTorch's documentation or an upstream test states it as intended (cited)
+UNDOCUMENTED = "undocumented"  # a clear refusal no such source states: neither works nor a bug
 
 
 @dataclass(frozen=True)
@@ -17,6 +27,12 @@ class ByDesign:
     what: str  # the behaviour, as a user meets it
     error: str  # the text of the refusal
     source: str  # the torch file that raises it, as in a wheel
+    cite: str = ""  # PyTorch's documentation or upstream test stating it as intended; "" = undocumented
+    related: str = ""  # the closest upstream threads
+
+    @property
+    def designed(self) -> bool:
+        return bool(self.cite)
 
 
 BY_DESIGN = (
@@ -25,17 +41,21 @@ BY_DESIGN = (
         "on a submodule of a ScriptModule, or on a torch.jit.script(...) result",
         " is not supported on ScriptModules",
         "torch/jit/_script.py",
+        related="pytorch/pytorch#34329 (hook support tracking), #29037 (hooks for TorchScript, closed)",
     ),
     ByDesign(
         "torch.func.functional_call on a ScriptModule",
         "The stateless API can't be used with Jitted modules",
         "torch/nn/utils/stateless.py",
+        cite="upstream test test/test_stateless.py::TestStatelessFunctionalAPI::test_functional_call_with_jit "
+        "(assertRaisesRegex(RuntimeError, 'used with Jitted modules'))",
     ),
     ByDesign(
         "deleting a parameter, buffer or child of a ScriptModule, and what does so: weight_norm, "
         "spectral_norm and parametrizations on a child",
         "cannot delete methods or parameters of a script module",
         "torch/jit/_script.py",
+        related="pytorch/pytorch#21275 (weight_norm is not supported in TorchScript)",
     ),
     ByDesign(
         "adding a parameter after construction: pruning a child's weight",
@@ -46,45 +66,57 @@ BY_DESIGN = (
         "replacing or adding a child with an eager module (setattr, add_module, register_module, set_submodule)",
         "Cannot re-assign modules in a ScriptModule",
         "torch/jit/_script.py",
+        cite="upstream test test/test_jit.py::TestScript::test_script_module_nochange_submodule "
+        "(assertRaisesRegex(RuntimeError, 'Cannot re-assign'): m.sub = nn.Linear(5, 5))",
     ),
     ByDesign(
-        "a non-persistent buffer", "ScriptModule does not support non-persistent buffers", "torch/nn/modules/module.py"
-    ),
-    ByDesign(
-        "register_buffer after construction (the message blames __init__: the wrapper has no _buffers)",
-        "cannot assign buffer before Module.__init__() call",
+        "a non-persistent buffer",
+        "ScriptModule does not support non-persistent buffers",
         "torch/nn/modules/module.py",
+        related="pytorch/pytorch#65398 (non-persistent buffers in TorchScript, open)",
     ),
     ByDesign(
-        "register_parameter after construction (the message blames __init__: the wrapper has no _parameters)",
-        "cannot assign parameter before Module.__init__() call",
-        "torch/nn/modules/module.py",
-    ),
-    ByDesign(
-        "pickling a ScriptModule (torch.jit.save is its serialisation)", "which does not have a __getstate__", CPP
+        "pickling a ScriptModule (torch.jit.save is its serialisation)",
+        "which does not have a __getstate__",
+        CPP,
+        related="pytorch/pytorch#38214 (ScriptModules cannot be saved using torch.save, closed)",
     ),
 )
 
 
+def _children_compiled(script: Any, eager: Any) -> bool:
+    """Every module whose class differs is a ``RecursiveScriptModule`` on the ScriptModule side."""
+    script, eager = script or {}, eager or {}
+    differing = [name for name in {*script, *eager} if script.get(name) != eager.get(name)]
+    return bool(differing) and all(script.get(name) == "RecursiveScriptModule" for name in differing)
+
+
 @dataclass(frozen=True)
 class DesignedDifference:
-    """A difference in what both twins observed that TorchScript makes on purpose (no refusal)."""
+    """A difference in what both twins observed that TorchScript makes on purpose (no refusal), with
+    the documentation that says so (``cite``) and the statement that does it, found at run time."""
 
     what: str
     key: str  # the observation that differs
-    script: str  # its value on the ScriptModule side
+    holds: Callable[[Any, Any], bool]  # (ScriptModule's value, eager's value): is this the designed difference?
     marker: str  # the statement that decides it, as it stands in ``source``
     source: str
+    cite: str  # PyTorch's documentation or upstream test that states it as intended
 
 
 DESIGNED_DIFFERENCES = (
     DesignedDifference(
-        "an exception raised inside a compiled forward reaches the caller as torch.jit.Error "
-        "(TorchScript's documented exception), not as its own class",
-        "the caller catches",
-        "Error",
-        "Error = torch._C.JITException",
-        "torch/jit/__init__.py",
+        "the children of a ScriptModule subclass are RecursiveScriptModules, not their own classes "
+        "(isinstance(m.child, nn.Linear) is False; hooks receive the compiled child)",
+        "types",
+        _children_compiled,
+        "modules[name] = wrap_cpp_module(cpp_module)",
+        "torch/jit/_script.py",
+        "torch.jit.script's documentation: 'Scripting an nn.Module by default will compile the forward "
+        "method and recursively compile any methods, submodules, and functions called by forward' "
+        "(https://docs.pytorch.org/docs/stable/generated/torch.jit.script.html); upstream test "
+        "test/test_jit.py::test_module_copying (isinstance(strong_mod.weak, torch.jit.ScriptModule)); "
+        "pytorch/pytorch#19348 (isinstance(m, nn.Linear) returns False in ScriptModules, closed)",
     ),
 )
 
@@ -95,8 +127,8 @@ def designed_difference(script: dict, eager: dict) -> str | None:
         others_equal = {k: v for k, v in script.items() if k != entry.key} == {
             k: v for k, v in eager.items() if k != entry.key
         }
-        if others_equal and script.get(entry.key) == entry.script != eager.get(entry.key):
-            return _line_of(entry.source, entry.marker)
+        if others_equal and entry.holds(script.get(entry.key), eager.get(entry.key)):
+            return f"{DESIGNED}: {_line_of(entry.source, entry.marker)}"
     return None
 
 
@@ -149,12 +181,18 @@ def refusal(apis: set[str], error: str | None) -> str | None:
 
     by_message = refusal_by_message(error)
     if by_message:
-        return refusal_line(by_message)
+        return f"{label(by_message)}: {refusal_line(by_message)}"
     name = next((api for api in apis if error and f"{api} is not supported on ScriptModules" in error), None)
     stub = getattr(torch.jit.RecursiveScriptModule, name, None) if name else None
     if stub is None or "_make_fail" not in stub.__qualname__:
         return None
-    return f"{_relative(inspect.getsourcefile(stub))}:{inspect.getsourcelines(stub)[1] + 1}"
+    line = f"{_relative(inspect.getsourcefile(stub))}:{inspect.getsourcelines(stub)[1] + 1}"
+    return f"{label(BY_DESIGN[0])}: {line}"
+
+
+def label(entry: ByDesign) -> str:
+    """How the report names a refusal: by design (a source says so) or undocumented."""
+    return DESIGNED if entry.designed else UNDOCUMENTED
 
 
 def _relative(path: str | None) -> str:

@@ -4,8 +4,14 @@ Non-reentrant checkpointing recomputes the forward in backward and, by default (
 the recomputation as soon as it has every tensor it needs, by raising an exception from a
 saved-tensor hook inside the forward. In a compiled ``forward`` that exception crosses the
 TorchScript interpreter, which turns it into "RuntimeError: The following operation failed in the
-TorchScript interpreter", so checkpoint cannot catch it and backward fails. Eager models, and a plain
-Python ``forward``, work; ``set_checkpoint_early_stop(False)`` avoids it. No upstream report was found.
+TorchScript interpreter", so checkpoint cannot catch it and backward fails. A plain Python ``forward``
+fails the same way wherever it calls a compiled child (``child``, ``several children``, nested
+subclasses, a ``torch.jit.script``-ed child); exploring every model shape found that. Without early
+stop (``set_checkpoint_early_stop(False)``) it works in the runs this project makes; one exploration
+run saw it fail there too on shapes whose forward has eager ops around the child, not reproduced in
+a later run, so that is not part of its scope. With a plain forward, the shape ``child between``
+(tanh around the child call) works. No upstream report was found (related: pytorch/pytorch#54612,
+exceptions in the interpreter become RuntimeError).
 It lives in ``torch/utils/checkpoint.py``, which the tracker's wheel probe does not read: there is no
 static signature, and the tracker confirms it dynamically only.
 """
@@ -14,12 +20,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import SUBCLASS_SHAPES, Bug, always_applies, paste_script, raised
+from repro.catalogue.bug import NESTED, ROOTS, Bug, always_applies, paste_script, raised, scope
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
 SIGNATURE = "The following operation failed in the TorchScript interpreter"
+EARLY_STOP = "non-reentrant, with early stop: same gradients"
 
 
 def recognise(result: ScenarioResult) -> bool:
@@ -39,11 +46,17 @@ except RuntimeError as err:  # its message goes on with TorchScript's traceback:
 
 BUG = Bug(
     id="checkpoint-early-stop",
-    title="Non-reentrant torch.utils.checkpoint fails on a script_method forward",
+    title="Non-reentrant torch.utils.checkpoint fails through compiled code",
     upstream="not reported yet",
     apis=("torch.utils.checkpoint.checkpoint",),
-    styles=("script_method",),
-    models=SUBCLASS_SHAPES,
+    # measured by exploring every declared shape (tests/test_scope.py)
+    scope=scope(ROOTS + ("in eager parent", "in eager parent, with child"), ("script_method",), EARLY_STOP)
+    + scope(
+        ("child", "child first", "child last", "several children", "in eager parent, with child", *NESTED),
+        ("plain_forward",),
+        EARLY_STOP,
+    )
+    + scope(("scripted child",), ("torch.jit.script",), EARLY_STOP),
     symptom=f"RuntimeError: {SIGNATURE} (checkpoint's early stop)",
     recognise=recognise,
     pieces=(),
@@ -53,5 +66,5 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     no_static="it lives in torch/utils/checkpoint.py, which the wheel probe does not read",
-    cases=("non-reentrant, with early stop: same gradients",),  # a torch without early stop cannot have it
+    cases=(EARLY_STOP,),  # a torch without early stop cannot have it
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, always_applies, fewer_calls
+from repro.catalogue.bug import NESTED, Bug, always_applies, fewer_calls, scope
 from repro.catalogue.global_hooks_root_only import _call_impl_runs_global_hooks, _script_method_compiles
 from repro.source_checks import MODULE, SCRIPT
 
@@ -30,7 +30,7 @@ APIS = (
 
 def recognise(result: ScenarioResult) -> bool:
     """Hooks on the ScriptModule-subclass child recorded fewer calls than eager's, none other."""
-    return result.scenario.model == "subclass child" and fewer_calls(result)
+    return result.scenario.model in NESTED and bool(result.scenario.apis & set(APIS)) and fewer_calls(result)
 
 
 PASTE = """import torch
@@ -63,8 +63,7 @@ BUG = Bug(
     title="Hooks on a ScriptModule-subclass child never run under a script_method forward",
     upstream="not reported yet",
     apis=APIS,
-    styles=("script_method",),
-    models=("subclass child",),
+    scope=scope(NESTED, ("script_method",)),  # a plain forward calls the child's wrapper: its hooks run
     symptom="the child's hooks register without error and never run (eager runs them)",
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),

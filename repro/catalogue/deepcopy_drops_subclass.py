@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, always_applies, paste_script, raised
+from repro.catalogue.bug import ROOTS, Bug, always_applies, paste_script, raised, scope
 from repro.source_checks import SCRIPT, Trees, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -69,8 +69,7 @@ BUG = Bug(
     title="copy.deepcopy of a ScriptModule subclass returns a RecursiveScriptModule without its hooks",
     upstream="not reported yet",
     apis=APIS,
-    styles=STYLES,
-    models=SUBCLASS_SHAPES,
+    scope=scope(ROOTS),
     symptom="the copy is a RecursiveScriptModule: not the user's class, no hooks, no Python forward",
     recognise=recognise,
     pieces=(_no_copy_of_its_own, _inner_copy_wraps_cpp),

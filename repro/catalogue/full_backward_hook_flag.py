@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, fewer_calls, paste_script, raised
+from repro.catalogue.bug import NESTED, SUBCLASS_SHAPES, Bug, fewer_calls, paste_script, raised, scope
 from repro.source_checks import FLAG, FLAG_PIECES, MODULE, RECURSIVE, SCRIPT, Trees, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -27,7 +27,7 @@ def recognise(result: ScenarioResult) -> bool:
     """Its error, or (where silenced) hooks registered through its two APIs that never run; on a child
     that is itself a ScriptModule subclass under a script_method forward, hooks that never run are
     child-hooks-bypassed's."""
-    bypassed = result.scenario.model == "subclass child" and result.style == "script_method"
+    bypassed = result.scenario.model in NESTED and result.style == "script_method"
     return raised(result, SIGNATURE) or (
         bool(result.scenario.apis & set(APIS)) and fewer_calls(result) and not bypassed
     )
@@ -55,8 +55,7 @@ BUG = Bug(
     title="register_full_backward_hook raises on a ScriptModule subclass",
     upstream="pytorch/pytorch#181473",
     apis=APIS,
-    styles=STYLES,
-    models=SUBCLASS_SHAPES,
+    scope=scope(SUBCLASS_SHAPES),
     symptom=f"RuntimeError: {SIGNATURE} to type NoneType; where silenced, the hook never runs",
     recognise=recognise,
     pieces=FLAG_PIECES,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, paste_script, raised
+from repro.catalogue.bug import WITH_CHILDREN, Bug, paste_script, raised, scope
 from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find, find_assignment, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -73,8 +73,9 @@ BUG = Bug(
         "register_module_backward_hook",
         "register_module_full_backward_pre_hook",
     ),
-    styles=("plain_forward", "torch.jit.script"),
-    models=("child", "scripted child"),
+    # a plain forward calling its compiled child from Python, wherever the subclass sits
+    scope=scope((*WITH_CHILDREN, "in eager parent, with child"), ("plain_forward",))
+    + scope(("scripted child",), ("torch.jit.script",)),
     symptom="RuntimeError: _get_backward_hooks is not supported on ScriptModules (from Module._call_impl)",
     recognise=recognise,
     pieces=(_call_impl_asks, _stubs_raise),

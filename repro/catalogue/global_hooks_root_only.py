@@ -1,9 +1,13 @@
-"""Global module hooks fire on the root only when ``forward`` is a ``@torch.jit.script_method``.
+"""Global module hooks skip every module that a compiled forward calls.
 
 Eager ``Module._call_impl`` runs the global hooks (``register_module_forward_hook`` and friends)
 for every module it calls: the model and each child. A compiled ``script_method`` forward calls
 its children inside TorchScript, never through ``Module.__call__``, so only the root's Python
-call runs them: hooks on children are silently skipped.
+call runs them: hooks on children are silently skipped. The same holds with a plain ``forward``
+whose child is itself a ScriptModule subclass with a compiled forward (the shapes ``two deep`` and
+``three deep``): that child's own children are skipped. Found by exploring the bug over every model
+shape; first seen on a script_method forward with one child. Related upstream: PR #38972 (its
+author noted that global hooks never run for the internal modules of a jitted module).
 """
 
 from __future__ import annotations
@@ -11,13 +15,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, calls, paste_script
+from repro.catalogue.bug import NESTED, WITH_CHILDREN, Bug, fewer_calls, paste_script, scope
 from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
-ROOT = "<the module itself>"
 GLOBAL_APIS = (
     "register_module_forward_pre_hook",
     "register_module_forward_hook",
@@ -28,15 +31,10 @@ GLOBAL_APIS = (
 
 
 def recognise(result: ScenarioResult) -> bool:
-    """The ScriptModule recorded exactly eager's calls on the root, and none of those on children."""
-    script, eager = calls(result.script), calls(result.eager)
-    return (
-        result.verdict == "differs"
-        and result.style == "script_method"
-        and bool(result.scenario.apis & set(GLOBAL_APIS))
-        and len(script) < len(eager)
-        and script == [call for call in eager if call[1:] == [ROOT]]
-    )
+    """Global hooks ran for only some of the modules eager runs them for, in eager's order: those a
+    compiled forward calls are skipped (the root's under a script_method forward; a nested subclass's
+    children under a plain one)."""
+    return bool(result.scenario.apis & set(GLOBAL_APIS)) and fewer_calls(result)
 
 
 def applies(trees: Trees) -> str | None:
@@ -71,11 +69,13 @@ assert seen == ["Linear", "Net"], f"global forward hooks ran for {seen}, eager r
 
 BUG = Bug(
     id="global-hooks-root-only",
-    title="Global module hooks skip the children of a script_method forward",
+    title="Global module hooks skip the modules a compiled forward calls",
     upstream="not reported yet",
     apis=GLOBAL_APIS,
-    styles=("script_method",),
-    models=("child",),
+    # modules called from compiled code: a script_method forward's children, and with a plain forward
+    # the children of a nested subclass whose own forward is compiled
+    scope=scope((*WITH_CHILDREN, "in eager parent, with child", *NESTED), ("script_method",))
+    + scope(("two deep", "three deep"), ("plain_forward",)),
     symptom="global hooks run for the model but never for its children (eager runs both)",
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, calls, paste_script
+from repro.catalogue.bug import ROOTS, Bug, calls, paste_script, scope
 from repro.source_checks import MODULE, SCRIPT, Trees, assigns, method, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -57,8 +57,7 @@ BUG = Bug(
     title="Module.compile() on a ScriptModule subclass compiles nothing",
     upstream="not reported yet",
     apis=("compile",),
-    styles=STYLES,
-    models=SUBCLASS_SHAPES,
+    scope=scope(ROOTS),
     symptom="no error, but later calls never go through torch.compile (the wrapper reads None)",
     recognise=recognise,
     pieces=(_compile_assigns, setattr_forwards(ATTRIBUTE)),

@@ -90,11 +90,17 @@ class Raising(Flat):
         return F.linear(x, self.weight, self.bias)
 
 
-def _subclass_child(module: nn.Module) -> None:
-    """A ``Flat`` child: on the ScriptModule side itself a ScriptModule subclass (``script_method``
-    style), made before the parent is compiled, as users nest their own ScriptModule classes."""
+def _scripted_if(module: nn.Module, shape: str) -> nn.Module:
+    """A ``shape`` model as a child of ``module``: on the ScriptModule side itself a ScriptModule
+    subclass (``script_method`` style), made before the parent is compiled, as users nest their own
+    ScriptModule classes; on the eager side the eager class."""
     scripted = isinstance(module, torch.jit.ScriptModule)
-    module.inner = subject_class("flat", "script_method")() if scripted else Flat()
+    return subject_class(shape, "script_method")() if scripted else MODELS[shape].eager()
+
+
+def _subclass_child(module: nn.Module) -> None:
+    """A ``Flat`` child, a ScriptModule subclass on the ScriptModule side."""
+    module.inner = _scripted_if(module, "flat")
 
 
 class WithSubclassChild(_Built):
@@ -102,6 +108,81 @@ class WithSubclassChild(_Built):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.inner(x)
+
+
+class ChildFirst(WithChild):
+    """A forward that calls its child first, then eager ops."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(x) * 2.0 + 1.0
+
+
+class ChildBetween(WithChild):
+    """A forward that calls its child between eager ops."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.linear(x * 0.5)) + 1.0
+
+
+class ChildLast(WithChild):
+    """A forward that calls its child last, after eager ops."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(x * 2.0 - 1.0)
+
+
+def _several_children(module: nn.Module) -> None:
+    """Two ``nn.Linear`` children around an ``nn.ReLU``: hooks per child, in call order."""
+    _child_layer(module)
+    module.act = nn.ReLU()
+    module.head = nn.Linear(2, 2)
+    with torch.no_grad():
+        module.head.weight.copy_(torch.tensor(WEIGHT).t())
+        module.head.bias.copy_(torch.tensor(BIAS))
+
+
+class SeveralChildren(_Built):
+    parts = staticmethod(_several_children)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.act(self.linear(x)))
+
+
+def _middle(module: nn.Module) -> None:
+    """The second level of ``Nested``: a ScriptModule subclass holding a ``WithChild`` subclass."""
+    module.inner = _scripted_if(module, "child")
+
+
+class Middle(_Built):
+    parts = staticmethod(_middle)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(x)
+
+
+def _nested(module: nn.Module) -> None:
+    """Three ScriptModule subclasses deep (on the ScriptModule side): root -> middle -> child -> Linear."""
+    module.inner = _scripted_if(module, "two deep")
+
+
+class Nested(_Built):
+    parts = staticmethod(_nested)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(x)
+
+
+def _buffers_only(module: nn.Module) -> None:
+    """Buffers and no parameters: the only gradient is the input's."""
+    module.register_buffer("scale", torch.tensor(WEIGHT))
+    module.register_buffer("steps", torch.zeros(1))
+
+
+class BuffersOnly(_Built):
+    parts = staticmethod(_buffers_only)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.scale + self.steps
 
 
 class EagerParent(nn.Module):
@@ -117,25 +198,58 @@ class EagerParent(nn.Module):
 
 @dataclass(frozen=True)
 class Model:
-    """One shape: its eager class, the further forward arguments after ``x``, and where the model
-    under test sits (``""``: it is the model; ``"in eager parent"``: ``m.inner`` of an eager parent;
-    ``"scripted child"``: ``m.inner`` is ``torch.jit.script`` of the eager class, in style ``SCRIPTED``)."""
+    """One shape: its eager class, what it offers a scenario (``traits``), the further forward
+    arguments after ``x``, and where the model under test sits (``""``: it is the model; ``"in eager
+    parent"``: ``m.inner`` of an eager parent; ``"scripted child"``: ``m.inner`` is ``torch.jit.script``
+    of the eager class, in style ``SCRIPTED``)."""
 
     eager: type[_Built]
+    traits: frozenset[str]
     extra: Callable[[str], tuple] = lambda device: ()
     placement: str = ""
 
 
-MODELS: dict[str, Model] = {
-    "flat": Model(Flat),
-    "child": Model(WithChild),
-    "two inputs": Model(TwoInputs, lambda device: (torch.tensor([[2.0, -1.0]], device=device, requires_grad=True),)),
-    "non-tensor input": Model(NonTensorInput, lambda device: (0.5,)),
-    "in eager parent": Model(Flat, placement="in eager parent"),
-    "scripted child": Model(Flat, placement="scripted child"),
-    "subclass child": Model(WithSubclassChild),
-    "raising": Model(Raising),
+# What a shape offers a scenario body; a scenario ``requires`` some, and runs on every shape offering them.
+TRAITS = {
+    "x only": "its forward takes the input alone",
+    "params": "it has parameters",
+    "own params": "its weight and bias are its own parameters (m.weight)",
+    "own buffer": "its buffer steps is its own (m.steps)",
+    "linear": "an nn.Linear child named linear (m.linear)",
+    "inner": "a child named inner that holds the model's layers (m.inner)",
+    "root": "the model under test is the root the scenario builds",
+    "raises": "its forward raises for an input summing below -100",
 }
+_FLAT = frozenset({"x only", "params", "own params", "own buffer", "root"})
+_CHILD = frozenset({"x only", "params", "own buffer", "linear", "root"})
+_INNER = frozenset({"x only", "params", "inner"})
+_TWO = lambda device: (torch.tensor([[2.0, -1.0]], device=device, requires_grad=True),)  # noqa: E731
+
+MODELS: dict[str, Model] = {
+    "flat": Model(Flat, _FLAT),
+    "child": Model(WithChild, _CHILD),
+    "child first": Model(ChildFirst, _CHILD),
+    "child between": Model(ChildBetween, _CHILD),
+    "child last": Model(ChildLast, _CHILD),
+    "several children": Model(SeveralChildren, _CHILD),
+    "buffers only": Model(BuffersOnly, frozenset({"x only", "own buffer", "root"})),
+    "two inputs": Model(TwoInputs, _FLAT - {"x only"}, _TWO),
+    "non-tensor input": Model(NonTensorInput, _FLAT - {"x only"}, lambda device: (0.5,)),
+    "in eager parent": Model(Flat, _INNER, placement="in eager parent"),
+    "in eager parent, with child": Model(WithChild, _INNER, placement="in eager parent"),
+    "scripted child": Model(Flat, _INNER, placement="scripted child"),
+    "subclass child": Model(WithSubclassChild, _INNER | {"root"}),
+    "two deep": Model(Middle, _INNER | {"root"}),
+    "three deep": Model(Nested, _INNER | {"root"}),
+    "raising": Model(Raising, _FLAT | {"raises"}),
+}
+
+
+def shapes_offering(traits: tuple[str, ...]) -> tuple[str, ...]:
+    """Every shape a scenario that ``requires`` these traits can be built on."""
+    assert set(traits) <= set(TRAITS), traits
+    return tuple(shape for shape, model in MODELS.items() if model.traits >= set(traits))
+
 
 _STUBS: dict[type, object] = {}
 _SERIAL = itertools.count()

@@ -143,6 +143,7 @@ def run_scenario(
 ) -> ScenarioResult:
     """One scenario on a ScriptModule subclass (the ``first`` instance of a fresh class, or a
     ``later`` one) and on the eager twin (``eager``: its observation, when already made)."""
+    from repro.catalogue import cause_of
     from repro.catalogue.by_design import designed_difference, refusal
 
     missing = missing_needs(scenario)
@@ -156,11 +157,14 @@ def run_scenario(
     script = observe(lambda: build_script(scenario.model, style, instance, device), scenario, device)
     eager = eager or observe_eager(scenario, device)
     verdict, detail = judge(script, eager)
+    result = ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
+    if verdict not in ("raises", "differs") or cause_of(result):  # a catalogued bug's departure is its own
+        return result
     where = refusal(scenario.apis, script.error) if verdict == "raises" else None
     if verdict == "differs":
         where = designed_difference(script.observation, eager.observation)
     if where:
-        verdict, detail = "refused", f"{detail} (by design: {where})"
+        verdict, detail = "refused", f"{detail} ({where})"
     return ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
 
 

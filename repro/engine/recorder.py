@@ -2,8 +2,10 @@
 
 A hook "works" only if its calls, their arguments and their effects match the eager
 twin, so everything a hook sees or changes is written down here in a comparable form:
-tensors as shape and rounded values, the module argument as whether it is the model
-itself, state dicts as key -> tensor summary.
+tensors as class, shape and rounded values, the module argument as whether it is the model
+itself, state dicts as key -> tensor summary. The class of every other module met (a hook's
+argument, a child returned) is kept apart, under ``types``: a ScriptModule subclass's children are
+``RecursiveScriptModule``s, which the oracle names as TorchScript's design, not as the same thing.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class Recorder:
         self.extra = extra  # the forward arguments after the input, made anew for each call
         self.events: list[list[Any]] = []
         self.facts: dict[str, Any] = {}
+        self.types: dict[str, str] = {}  # module name -> the class of the object met under that name
         self._backwards = 0
 
     def hook(self, label: str, returns: Callable[..., Any] | None = None) -> Callable[..., Any]:
@@ -89,15 +92,18 @@ class Recorder:
             param.grad = None
 
     def observation(self) -> dict[str, Any]:
-        return {"hook calls": self.events, **self.facts}
+        return {"hook calls": self.events, **self.facts, **({"types": self.types} if self.types else {})}
 
     def summary(self, value: Any) -> Any:
         if value is self.model:
             return "<the module itself>"
-        if isinstance(value, nn.Module):  # a scripted child is still the Linear it was made from
-            return f"<another module: {getattr(value, 'original_name', type(value).__name__)}>"
+        if isinstance(value, nn.Module):  # a scripted child is still the Linear it was made from; its class apart
+            name = getattr(value, "original_name", type(value).__name__)
+            self.types[name] = type(value).__name__
+            return f"<another module: {name}>"
         if isinstance(value, torch.Tensor):
             return {
+                "class": type(value).__name__,
                 "shape": list(value.shape),
                 "values": [round(v, 4) for v in value.detach().cpu().flatten().tolist()],
                 "requires_grad": value.requires_grad,

@@ -16,8 +16,9 @@ import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 
-from repro.catalogue import cause_of
-from repro.engine.oracle import ScenarioResult
+from repro.catalogue import BUGS, cause_of
+from repro.catalogue.by_design import DESIGNED
+from repro.engine.oracle import ScenarioResult, resolve
 from repro.environment import Environment
 
 WIDTH = 100
@@ -29,11 +30,17 @@ STYLE_WORDS = {
 }
 
 
+# The codes a cell is made of, in the order a cell lists them (bug ids, in catalogue order, where BUG is).
+CODES = ("ok", "BUG", "design", "undocumented", "unexplained", "absent", "not-run", "eager-fails")
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """One way an API behaved, and under which conditions (empty: in every run of the API)."""
+    """One way an API behaved (``code``, and ``what`` in words), and exactly the runs it holds for
+    (``where``; empty: every run of the API that this release could run)."""
 
-    what: str  # works | raises: BUG | differs: BUG | refused by design (FILE:LINE) | unavailable | ...
+    code: str  # one of CODES, or a catalogued bug's id
+    what: str  # works | raises: BUG | differs: BUG | refused by design (FILE:LINE) | ...
     where: tuple[str, ...] = ()
 
 
@@ -41,53 +48,88 @@ class Outcome:
 class SupportRow:
     api: str
     outcomes: tuple[Outcome, ...]
+    left_out: int = 0  # runs of scenarios needing a feature (a keyword, a function) this release lacks
 
     @property
     def cell(self) -> str:
-        """The outcomes in one line: the commonest first, each other one with its conditions."""
+        """The outcomes in one line, in code order, each with the runs it holds for where they differ."""
         return "; ".join(o.what + (f" ({', '.join(o.where)})" if o.where else "") for o in self.outcomes)
 
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(o.code for o in self.outcomes)
 
-def outcome_of(result: ScenarioResult) -> str:
-    """What one scenario run says about its API."""
+
+def outcome_of(result: ScenarioResult) -> tuple[str, str]:
+    """What one scenario run says about its API: (code, words)."""
     if result.verdict == "match":
-        return "works"
+        return "ok", "works"
     if result.verdict == "refused":
-        where = result.detail.rsplit("(by design: ", 1)[-1].rstrip(")")
+        kind, _, where = result.detail.rpartition("(")[2].rstrip(")").partition(": ")
         raised = result.script is None or result.script.error  # a difference by design raises nothing
-        return f"{'refused' if raised else 'differs'} by design ({where})"
+        code = "design" if kind == DESIGNED else "undocumented"
+        return (
+            code,
+            f"{'refused' if raised else 'differs'} {'by design' if code == 'design' else 'undocumented'} ({where})",
+        )
     if result.verdict in ("raises", "differs"):
-        return f"{result.verdict}: {cause_of(result) or 'no catalogued bug explains it'}"
-    return {"unavailable": "unavailable", "error": "eager fails"}.get(result.verdict, result.detail)
+        cause = cause_of(result)
+        return (cause, f"{result.verdict}: {cause}") if cause else ("unexplained", f"{result.verdict}: unexplained")
+    if result.verdict == "not-run":
+        return "not-run", result.detail
+    return {"unavailable": ("absent", "absent"), "error": ("eager-fails", "eager fails")}.get(
+        result.verdict, ("unexplained", result.detail)
+    )
 
 
 def support_rows(results: list[ScenarioResult]) -> list[SupportRow]:
-    """One row per API, in the order the scenario table first names them."""
+    """One row per API, sorted by name. A run whose scenario needs a feature this torch lacks while the
+    API itself exists is left out of the cell and counted (``left_out``): ``absent`` means the API."""
     by_api: dict[str, list[ScenarioResult]] = defaultdict(list)
     for result in results:
         by_api[result.scenario.api].append(result)
-    return [SupportRow(api, _outcomes(runs)) for api, runs in by_api.items()]
+    rows = []
+    for api, runs in sorted(by_api.items()):
+        kept = [r for r in runs if r.verdict != "unavailable" or resolve(api) is None]
+        rows.append(SupportRow(api, _outcomes(kept), len(runs) - len(kept)))
+    return rows
+
+
+def _order(code: str) -> tuple[int, int]:
+    bugs = list(BUGS)
+    return (1, bugs.index(code)) if code in BUGS else (CODES.index(code), 0)
 
 
 def _outcomes(runs: list[ScenarioResult]) -> tuple[Outcome, ...]:
-    seen: dict[str, list[ScenarioResult]] = defaultdict(list)
+    seen: dict[tuple[str, str], list[ScenarioResult]] = defaultdict(list)
     for run in runs:
         seen[outcome_of(run)].append(run)
-    if len(seen) == 1:
-        return (Outcome(next(iter(seen))),)
-    ordered = sorted(seen.items(), key=lambda item: -len(item[1]))
-    return tuple(Outcome(what, () if i == 0 else _conditions(these, runs)) for i, (what, these) in enumerate(ordered))
+    ordered = sorted(seen.items(), key=lambda item: _order(item[0][0]))
+    if len(ordered) == 1:
+        (code, what), _ = ordered[0]
+        return (Outcome(code, what),)
+    return tuple(Outcome(code, what, _conditions(these, runs)) for (code, what), these in ordered)
 
 
 def _conditions(these: list[ScenarioResult], runs: list[ScenarioResult]) -> tuple[str, ...]:
-    """Where an outcome holds: its scenarios' ``where`` (or names) where the API has several scenarios,
-    narrowed to a style where the same scenario behaves otherwise in another style."""
-    several = len({r.scenario.key for r in runs}) > 1
+    """Exactly the runs an outcome holds for: the scenario (its ``where``, or name) where the API has
+    several, the shape where it ran on several, and the style and instance where the same scenario on
+    the same shape behaves otherwise in another."""
+    several = len({(r.scenario.name, r.scenario.where) for r in runs}) > 1
+    shapes = len({r.scenario.model for r in runs}) > 1
     labels = []
     for result in these:
         parts = [result.scenario.where or result.scenario.name] if several else []
-        if any(r.scenario is result.scenario and outcome_of(r) != outcome_of(result) for r in runs):
+        if shapes:
+            parts.append(f"on {result.scenario.model}")
+        same = [r for r in runs if r.scenario.key == result.scenario.key]
+        if any(r.style != result.style and outcome_of(r) != outcome_of(result) for r in same):
             parts.append(STYLE_WORDS.get(result.style, result.style))
+        if any(
+            r.style == result.style and r.instance != result.instance and outcome_of(r) != outcome_of(result)
+            for r in same
+        ):
+            parts.append(f"{result.instance} instance")
         labels.append(", ".join(parts))
     return tuple(label for label in dict.fromkeys(labels) if label)
 
@@ -116,6 +158,12 @@ def render(environment: Environment, rows: list[SupportRow]) -> str:
 
 def as_dicts(rows: list[SupportRow]) -> list[dict]:
     return [
-        {"api": r.api, "cell": r.cell, "outcomes": [{"what": o.what, "where": list(o.where)} for o in r.outcomes]}
+        {
+            "api": r.api,
+            "cell": r.cell,
+            "codes": list(r.codes),
+            "left_out": r.left_out,
+            "outcomes": [{"code": o.code, "what": o.what, "where": list(o.where)} for o in r.outcomes],
+        }
         for r in rows
     ]

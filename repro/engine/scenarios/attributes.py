@@ -13,6 +13,9 @@ from torch import nn
 
 from repro.engine.scenarios.table import scenario
 
+# What a scenario touching each attribute needs of a shape (repro.engine.models.TRAITS).
+_NEEDS = {"weight": ("own params",), "steps": ("own buffer",), "linear": ("linear",)}
+
 
 def _assigned(m, rec, name: str, value_of) -> None:
     setattr(m, name, value_of())
@@ -41,6 +44,7 @@ for _name, _what, _value, _model in (
         model=_model,
         called=False,
         where=_what.split(" (")[0],
+        requires=_NEEDS.get(_name, ()),
     )(_set)
 
 
@@ -50,6 +54,7 @@ for _name, _what, _value, _model in (
     tier="variant",
     called=False,
     where="a plain tensor to a parameter",
+    requires=_NEEDS["weight"],
 )
 def _(m, rec):
     rec.attempt("weight = torch.ones(2, 2)", lambda: setattr(m, "weight", torch.ones(2, 2)))
@@ -65,9 +70,15 @@ for _name, _what, _model in (
         delattr(m, name)
         rec.note("left", [n for n, _ in [*m.named_parameters(), *m.named_buffers(), *m.named_children()]])
 
-    scenario("delattr", f"deletes {_what}", tier="variant", model=_model, called=False, where=f"deleting {_what}")(
-        _deleted
-    )
+    scenario(
+        "delattr",
+        f"deletes {_what}",
+        tier="variant",
+        model=_model,
+        called=False,
+        where=f"deleting {_what}",
+        requires=_NEEDS[_name],
+    )(_deleted)
 
 
 @scenario(

@@ -26,7 +26,13 @@ scenario("copy.deepcopy", "keeps the class and the hooks; the copy runs")(_copie
 scenario("copy.copy", "keeps the class and the hooks; the copy runs")(_copied(copy.copy))
 
 
-@scenario("pickle.dumps", "round-trips through pickle; the copy runs", "pickle.loads", tier="variant")
+@scenario(
+    "pickle.dumps",
+    "round-trips through pickle; the copy runs",
+    "pickle.loads",
+    tier="variant",
+    requires=("root", "x only"),
+)
 def _(m, rec):
     duplicate = pickle.loads(pickle.dumps(m))
     rec.note("the copy's output", duplicate(rec.input()))

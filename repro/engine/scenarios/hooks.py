@@ -47,7 +47,12 @@ def _(m, rec):
     rec.backward()
 
 
-@scenario("register_full_backward_hook", "returned grad_input replaces the input gradient", tier="variant")
+@scenario(
+    "register_full_backward_hook",
+    "returned grad_input replaces the input gradient",
+    tier="variant",
+    requires=("root", "x only"),
+)
 def _(m, rec):
     m.register_full_backward_hook(rec.hook("backward", returns=_times(0.0)))
     rec.backward()
@@ -195,6 +200,7 @@ def _(m, rec):
     "can rewrite the incoming state dict",
     "register_load_state_dict_post_hook",
     downstream=True,
+    requires=("own params",),
 )
 def _(m, rec):
     m.register_load_state_dict_post_hook(lambda mod, keys: rec.note("weight in post hook", mod.weight))
@@ -310,7 +316,12 @@ def _(m, rec):
     m.state_dict()
 
 
-@scenario("register_state_dict_post_hook", "can edit the returned state dict in place", tier="variant")
+@scenario(
+    "register_state_dict_post_hook",
+    "can edit the returned state dict in place",
+    tier="variant",
+    requires=("own params",),
+)
 def _(m, rec):
     def edit(module, state_dict, prefix, local_metadata):
         state_dict["bias"] = state_dict["bias"] + 1
@@ -382,7 +393,12 @@ def _(m, rec):
     out.backward()
 
 
-@scenario("register_full_backward_hook", "input without requires_grad: grad_input is None", tier="variant")
+@scenario(
+    "register_full_backward_hook",
+    "input without requires_grad: grad_input is None",
+    tier="variant",
+    requires=("root", "params"),
+)
 def _(m, rec):
     m.register_full_backward_hook(rec.hook("backward"))
     rec.forward(torch.tensor(INPUT, device=rec.device)).sum().backward()
@@ -426,7 +442,9 @@ def _(m, rec):
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_forward_hook", "on a submodule (m.linear)", model="child", where="on a submodule")
+@scenario(
+    "register_forward_hook", "on a submodule (m.linear)", model="child", where="on a submodule", requires=("linear",)
+)
 def _(m, rec):
     m.linear.register_forward_hook(rec.mark("child forward"))
     rec.backward()
@@ -456,6 +474,7 @@ for _api, _label, _name, _model in (
     "on a ScriptModule subclass inside an eager parent",
     tier="variant",
     model="in eager parent",
+    requires=("inner",),
 )
 def _(m, rec):
     m.inner.register_full_backward_hook(rec.hook("inner backward"))
@@ -467,6 +486,7 @@ def _(m, rec):
     "on a ScriptModule subclass inside an eager parent",
     tier="variant",
     model="in eager parent",
+    requires=("inner",),
 )
 def _(m, rec):
     m.inner.register_forward_hook(rec.hook("inner forward"))
@@ -493,7 +513,7 @@ def _global_hook(register_name: str, hook: Callable) -> Iterator[None]:
 
 
 def _global_scenario(register_name: str, label: str, name: str, model: str, tier: str = "default") -> None:
-    @scenario(register_name, name, tier=tier, model=model)
+    @scenario(register_name, name, tier=tier, model=model, requires=())
     def _(m, rec):
         with _global_hook(register_name, rec.module_hook(label)):
             rec.backward()
@@ -528,7 +548,7 @@ def _(m, rec):
 
 
 def _registration_scenario(register_name: str, label: str, model: str) -> None:
-    @scenario(register_name, "runs while a new model is built, with each name", model=model)
+    @scenario(register_name, "runs while a new model is built, with each name", model=model, requires=("root",))
     def _(m, rec):
         def hook(module, name, value):
             rec.events.append([label, name, type(value).__name__])
@@ -565,6 +585,7 @@ for _register, _hook in (
         tier="default" if _register == "register_forward_hook" else "variant",
         model="subclass child",
         where="on a ScriptModule-subclass child",
+        requires=("inner",),
     )(_child_hooked)
 
 for _register in (
@@ -579,17 +600,23 @@ for _register in (
         rec.backward()
         m.state_dict()  # for the state_dict hook
 
-    scenario(_register, "on a submodule (m.linear)", tier="variant", model="child", where="on a submodule")(
-        _submodule_hooked
-    )
+    scenario(
+        _register,
+        "on a submodule (m.linear)",
+        tier="variant",
+        model="child",
+        where="on a submodule",
+        requires=("linear",),
+    )(_submodule_hooked)
 
 
 @scenario(
     "register_forward_hook(always_call)",
-    "always_call=True runs when the forward itself raises; the caller gets the error",
-    tier="variant",
+    "always_call: the forward itself raises; the caller catches",
+    tier="default",  # its bug's one scenario
     model="raising",
     where="the forward itself raises",
+    requires=("raises",),
 )
 def _(m, rec):
     m.register_forward_hook(rec.mark("forward (always_call)"), always_call=True)

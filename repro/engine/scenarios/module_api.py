@@ -35,7 +35,12 @@ for _method, _args in (
         rec.note("returns the module itself", getattr(m, method)(*args) is m)
         _forward_and_state(m, rec)
 
-    scenario(_method, "converts every parameter and buffer; the model still runs", tier="variant")(_converted)
+    scenario(
+        _method,
+        "converts every parameter and buffer; the model still runs",
+        tier="variant",
+        requires=("root", "params"),
+    )(_converted)
 
 for _device in ("cuda", "xpu", "ipu", "mtia"):
 
@@ -65,7 +70,7 @@ def _(m, rec):
     rec.facts["after eval()"] = [mod.training for mod in m.modules()]
 
 
-@scenario("zero_grad", "after backward, every gradient is None again", tier="variant")
+@scenario("zero_grad", "after backward, every gradient is None again", tier="variant", requires=("root", "x only"))
 def _(m, rec):
     rec.model(rec.input()).sum().backward()
     m.zero_grad()
@@ -96,6 +101,7 @@ for _method in (
     "get_submodule",
     tier="variant",
     model="child",
+    requires=("linear",),
 )
 def _(m, rec):
     rec.note("get_parameter('linear.weight')", m.get_parameter("linear.weight"))
@@ -108,7 +114,8 @@ for _method in ("get_buffer", "get_submodule"):
     def _found(m, rec, method=_method, target="steps" if _method == "get_buffer" else ""):
         rec.note(f"{method}({target!r})", getattr(m, method)(target))
 
-    scenario(_method, "finds its target by name", tier="variant", model="child")(_found)
+    needs = ("own buffer",) if _method == "get_buffer" else ()
+    scenario(_method, "finds its target by name", tier="variant", model="child", requires=needs)(_found)
 
 
 @scenario("apply", "calls the function on every module, children first", tier="variant", model="child")
@@ -121,13 +128,15 @@ def _(m, rec):
     rec.note("state_dict", m.state_dict())
 
 
-@scenario("load_state_dict", "loads new values; the model computes with them", tier="variant")
+@scenario(
+    "load_state_dict", "loads new values; the model computes with them", tier="variant", requires=("root", "params")
+)
 def _(m, rec):
     rec.note("incompatible keys", list(m.load_state_dict({k: v * 2 for k, v in m.state_dict().items()})))
     _forward_and_state(m, rec)
 
 
-@scenario("forward", "calling forward directly gives the output", tier="variant")
+@scenario("forward", "calling forward directly gives the output", tier="variant", requires=("root", "x only"))
 def _(m, rec):
     rec.note("output", m.forward(rec.input()))
 
@@ -165,7 +174,7 @@ def _(m, rec):
     rec.note("parameters", [name for name, _ in m.named_parameters()])
 
 
-@scenario("register_buffer", "adds a buffer after __init__", tier="variant", where="after __init__")
+@scenario("register_buffer", "adds a buffer after __init__", where="after __init__")  # its bug's default
 def _(m, rec):
     m.register_buffer("extra", torch.ones(1))
     rec.note("state_dict", m.state_dict())
@@ -188,6 +197,7 @@ def _(m, rec):
     tier="variant",
     model="child",
     where="replacing a child",
+    requires=("linear",),
 )
 def _(m, rec):
     m.set_submodule("linear", nn.Linear(2, 2))

@@ -15,11 +15,12 @@ outcome holds when the API's scenarios disagree ("on a submodule").
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
+from repro.engine.models import shapes_offering
 from repro.engine.recorder import Recorder
 
 Body = Callable[[Any, Recorder], None]
@@ -36,10 +37,18 @@ class Scenario:
     model: str = "flat"  # the shape it runs on (repro.engine.models.MODELS)
     device: str = ""  # an accelerator it needs ("cuda"); without one the scenario is not run
     where: str = ""  # the condition its outcome holds under, where the API's scenarios disagree
+    shapes: tuple[str, ...] = ()  # every shape it can be built on, ``model`` (its own) first
 
     @property
     def key(self) -> str:
-        return f"{self.api}: {self.name}"
+        """Its name, and the shape it runs on where that is not its own."""
+        own = not self.shapes or self.model == self.shapes[0]
+        return f"{self.api}: {self.name}" + ("" if own else f" [on {self.model}]")
+
+    def on(self, shape: str) -> Scenario:
+        """The same scenario built on another of its declared shapes."""
+        assert shape in self.shapes, (self.key, shape)
+        return replace(self, model=shape)
 
     @property
     def apis(self) -> set[str]:
@@ -74,14 +83,21 @@ def scenario(
     called: bool = True,
     device: str = "",
     where: str = "",
+    requires: tuple[str, ...] = ("root",),
 ) -> Callable[[Body], Body]:
     """Add the decorated body to the table under ``api``; ``also`` lists further needs. ``called=False``
-    for a row that names no callable (``setattr``: a protocol every torch has)."""
+    for a row that names no callable (``setattr``: a protocol every torch has). ``model`` is its own
+    shape; ``requires`` names what the body needs of a shape (``repro.engine.models.TRAITS``), and the
+    scenario is declared on every shape that offers it (exploration runs it on each). By default it
+    needs ``root``: a method called on ``m`` tests the subclass only where ``m`` is the subclass."""
     assert tier in TIERS, tier
 
     def add(body: Body) -> Body:
         needs = (api, *also) if called else also
-        SCENARIOS.append(Scenario(api.split("(")[0], name, body, needs, downstream, tier, model, device, where))
+        declared = (model, *(shape for shape in shapes_offering(requires) if shape != model))
+        SCENARIOS.append(
+            Scenario(api.split("(")[0], name, body, needs, downstream, tier, model, device, where, declared)
+        )
         return body
 
     return add

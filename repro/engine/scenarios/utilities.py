@@ -9,7 +9,13 @@ import torch
 from repro.engine.scenarios.table import scenario
 
 
-@scenario("torch.nn.utils.prune.l1_unstructured", "prunes half of a child's weight", tier="variant", model="child")
+@scenario(
+    "torch.nn.utils.prune.l1_unstructured",
+    "prunes half of a child's weight",
+    tier="variant",
+    model="child",
+    requires=("linear",),
+)
 def _(m, rec):
     from torch.nn.utils import prune
 
@@ -25,7 +31,7 @@ for _norm in ("torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.par
         resolve(norm)(m.linear)
         rec.facts["parameters"] = sorted(name for name, _ in m.named_parameters())
 
-    scenario(_norm, "reparametrises a child's weight", tier="variant", model="child")(_normed)
+    scenario(_norm, "reparametrises a child's weight", tier="variant", model="child", requires=("linear",))(_normed)
 
 
 @scenario(
@@ -33,6 +39,7 @@ for _norm in ("torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.par
     "a parametrization on a child's weight",
     tier="variant",
     model="child",
+    requires=("linear",),
 )
 def _(m, rec):
     from torch.nn.utils import parametrize
@@ -45,14 +52,14 @@ def _(m, rec):
     rec.note("output", rec.forward(rec.input()))
 
 
-@scenario("torch.nn.utils.clip_grad_norm_", "clips the gradients of parameters()", tier="variant")
+@scenario("torch.nn.utils.clip_grad_norm_", "clips the gradients of parameters()", tier="variant", requires=("x only",))
 def _(m, rec):
     rec.model(rec.input()).sum().backward()
     rec.note("total norm", torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0))
     rec.facts["grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
 
 
-@scenario("torch.func.functional_call", "calls the model with other parameters", tier="variant")
+@scenario("torch.func.functional_call", "calls the model with other parameters", tier="variant", requires=("x only",))
 def _(m, rec):
     params = {name: torch.zeros_like(p) for name, p in m.named_parameters()}
     rec.note("output", torch.func.functional_call(m, params, (rec.input(),)))
@@ -67,7 +74,12 @@ def _checkpointed(m, rec) -> None:
     rec.facts["grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
 
 
-@scenario("torch.utils.checkpoint.checkpoint", "non-reentrant, without early stop: same gradients", tier="variant")
+@scenario(
+    "torch.utils.checkpoint.checkpoint",
+    "non-reentrant, without early stop: same gradients",
+    tier="variant",
+    requires=("x only",),
+)
 def _(m, rec):
     from contextlib import nullcontext
 
@@ -86,10 +98,16 @@ scenario(
     "torch.utils.checkpoint.set_checkpoint_early_stop",
     tier="seconds",
     where="with early stop",
+    requires=("x only",),
 )(_checkpointed)
 
 
-@scenario("torch.optim.SGD", "one step over parameters() changes them as on eager", tier="variant")
+@scenario(
+    "torch.optim.SGD",
+    "one step over parameters() changes them as on eager",
+    tier="variant",
+    requires=("x only", "params"),
+)
 def _(m, rec):
     optimizer = torch.optim.SGD(m.parameters(), lr=0.5)
     rec.model(rec.input()).sum().backward()

@@ -1,0 +1,75 @@
+"""Adding a child, parameter or buffer to a ScriptModule subclass after ``__init__`` is refused with a
+message that blames something else.
+
+``nn.Module`` lets a model grow after construction (``add_module``, ``register_module``,
+``register_parameter``, ``register_buffer`` with a new name). On a ScriptModule subclass each is
+refused, and none of the messages says why:
+- a new child: "Cannot re-assign modules in a ScriptModule with non-scripted module, tried to replace
+  existing module 'extra'": no module of that name exists (``OrderedModuleDict.__setitem__`` in
+  ``torch/jit/_script.py`` raises for any key). Replacing an existing child is refused on purpose
+  (upstream test ``test_script_module_nochange_submodule``); adding one is nowhere documented.
+- a new parameter or buffer: "cannot assign parameter (buffer) before Module.__init__() call", raised
+  by ``Module.register_parameter`` (``register_buffer``) because the wrapper's ``__dict__`` lost
+  ``_parameters`` (``_buffers``) when ``init_then_script`` moved them to the compiled module; the
+  model's ``__init__`` did run.
+Found by trying each refusal in every variant of its operation (new and existing names, method and
+assignment, root and child). No upstream report was found (related: pytorch/pytorch#27475,
+script::Module API parity with nn.Module).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import ROOTS, Bug, always_applies, raised, scope
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+MESSAGES = (
+    "cannot assign parameter before Module.__init__() call",
+    "cannot assign buffer before Module.__init__() call",
+    "tried to replace existing module 'extra'",  # the new child every adding scenario names ``extra``
+)
+CASES = ("adds a child after __init__", "adds a parameter after __init__", "adds a buffer after __init__")
+
+
+def recognise(result: ScenarioResult) -> bool:
+    return result.scenario.name in CASES and raised(result, *MESSAGES)
+
+
+PASTE = """import torch
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+model = Net()  # its __init__ ran
+try:
+    model.register_buffer("extra", torch.ones(1))  # nn.Module accepts a new buffer
+except AttributeError as err:
+    raise AssertionError(f"refused with a message about __init__: {err}") from None
+"""
+
+BUG = Bug(
+    id="addition-refused-misleadingly",
+    title="Adding a child, parameter or buffer after __init__ is refused with a misleading message",
+    upstream="not reported yet",
+    apis=("add_module", "register_module", "register_parameter", "register_buffer"),
+    scope=scope(ROOTS),
+    symptom="'tried to replace existing module' for a new name; 'before Module.__init__() call' after it",
+    recognise=recognise,
+    pieces=(),
+    fingerprinted=(),
+    applies=always_applies,
+    script="repro/addition_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+    no_static="its refusals are ordinary Python; their texts, not a structure, make it: judged at run time",
+    cases=CASES,
+)

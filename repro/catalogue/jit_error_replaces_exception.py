@@ -1,0 +1,70 @@
+"""An exception raised inside a compiled forward reaches the caller as ``torch.jit.Error``.
+
+A ``script_method`` forward runs in the TorchScript interpreter. When TorchScript code raises
+(``raise ValueError(...)``), the interpreter does not rethrow the user's exception: the caller gets
+``torch.jit.Error`` (``torch._C.JITException``, a ``RuntimeError``) whose message holds the
+original text. Code that catches ``ValueError`` around the model, as it does around the eager
+model, misses it. With a plain ``forward`` the Python code raises the user's own class. Upstream
+tracks the loss as an open problem: pytorch/pytorch#54612 ("Exceptions thrown in JIT interpreter
+always are translated into RuntimeError"); PR #77093 tried to rethrow the original class and was
+closed. The cause is in C++ (the interpreter's exception handling), which wheels do not ship as
+source, so the bug has no static signature.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import Bug, always_applies, scope
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+CAUGHT = "the caller catches"
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """Both ran; the caller caught ``Error`` from the ScriptModule and another class from eager."""
+    script = result.script.observation.get(CAUGHT) if result.script else None
+    eager = result.eager.observation.get(CAUGHT) if result.eager else None
+    return result.verdict == "differs" and script == "Error" and eager not in (None, "Error")
+
+
+PASTE = """import torch
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        if bool(x.sum() < 0):
+            raise ValueError("negative input")
+        return self.linear(x)
+
+try:
+    Net()(-torch.ones(1, 2))
+except ValueError:
+    pass  # what eager nn.Module raises
+except Exception as err:
+    raise AssertionError(f"the caller got {type(err).__name__}, not ValueError") from err
+"""
+
+BUG = Bug(
+    id="jit-error-replaces-exception",
+    title="An exception raised in a script_method forward reaches the caller as torch.jit.Error",
+    upstream="pytorch/pytorch#54612",
+    apis=("register_forward_hook",),
+    scope=scope(("raising",), ("script_method",)),
+    symptom="except ValueError around the model misses it: the caller gets torch.jit.Error",
+    recognise=recognise,
+    pieces=(),
+    fingerprinted=(),
+    applies=always_applies,
+    script="repro/jit_error_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+    no_static="the interpreter's exception handling is C++ (torch/csrc/jit/runtime/interpreter.cpp)",
+    cases=("always_call: the forward itself raises; the caller catches",),
+)
