@@ -16,6 +16,7 @@ from repro.catalogue import (
     attribute_assignment_forwarded,
     checkpoint_early_stop,
     child_hooks_bypassed,
+    copy_shares_training,
     deepcopy_drops_subclass,
     full_backward_hook_flag,
     global_backward_hooks_scripted,
@@ -42,6 +43,7 @@ BUGS: dict[str, Bug] = {
         checkpoint_early_stop,
         jit_error_replaces_exception,
         addition_refused_misleadingly,
+        copy_shares_training,
     )
 }
 

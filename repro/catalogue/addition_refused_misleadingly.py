@@ -8,10 +8,12 @@ refused, and none of the messages says why:
   existing module 'extra'": no module of that name exists (``OrderedModuleDict.__setitem__`` in
   ``torch/jit/_script.py`` raises for any key). Replacing an existing child is refused on purpose
   (upstream test ``test_script_module_nochange_submodule``); adding one is nowhere documented.
-- a new parameter or buffer: "cannot assign parameter (buffer) before Module.__init__() call", raised
-  by ``Module.register_parameter`` (``register_buffer``) because the wrapper's ``__dict__`` lost
-  ``_parameters`` (``_buffers``) when ``init_then_script`` moved them to the compiled module; the
-  model's ``__init__`` did run.
+- a new parameter or buffer, or one under an existing name: "cannot assign parameter (buffer) before
+  Module.__init__() call", raised by ``Module.register_parameter`` (``register_buffer``) because the
+  wrapper's ``__dict__`` lost ``_parameters`` (``_buffers``) when ``init_then_script`` moved them to
+  the compiled module; the model's ``__init__`` did run. Assigning an existing parameter works.
+- a buffer on a child: "Can't add a new parameter after ScriptModule construction", for a buffer;
+  a child on a child: "tried to replace existing module".
 Found by trying each refusal in every variant of its operation (new and existing names, method and
 assignment, root and child). No upstream report was found (related: pytorch/pytorch#27475,
 script::Module API parity with nn.Module).
@@ -26,16 +28,25 @@ from repro.catalogue.bug import ROOTS, Bug, always_applies, raised, scope
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
-MESSAGES = (
-    "cannot assign parameter before Module.__init__() call",
-    "cannot assign buffer before Module.__init__() call",
-    "tried to replace existing module 'extra'",  # the new child every adding scenario names ``extra``
-)
-CASES = ("adds a child after __init__", "adds a parameter after __init__", "adds a buffer after __init__")
+NEW_CHILD = "tried to replace existing module 'extra'"  # the new child every adding scenario names ``extra``
+PARAMETER = "cannot assign parameter before Module.__init__() call"
+BUFFER = "cannot assign buffer before Module.__init__() call"
+# Each addition, in each variant where its refusal misleads, with the misleading text.
+MISLEADS = {
+    "adds a child after __init__": NEW_CHILD,
+    "adds a child to a child after __init__": NEW_CHILD,
+    "assigns a new eager child under a new name": NEW_CHILD,
+    "adds a parameter after __init__": PARAMETER,
+    "adds a parameter under an existing name": PARAMETER,
+    "adds a buffer after __init__": BUFFER,
+    "adds a buffer under an existing name": BUFFER,
+    "adds a buffer to a child after __init__": "Can't add a new parameter after ScriptModule construction",
+}
+CASES = tuple(MISLEADS)
 
 
 def recognise(result: ScenarioResult) -> bool:
-    return result.scenario.name in CASES and raised(result, *MESSAGES)
+    return result.scenario.name in MISLEADS and raised(result, MISLEADS[result.scenario.name])
 
 
 PASTE = """import torch
@@ -60,7 +71,7 @@ BUG = Bug(
     id="addition-refused-misleadingly",
     title="Adding a child, parameter or buffer after __init__ is refused with a misleading message",
     upstream="not reported yet",
-    apis=("add_module", "register_module", "register_parameter", "register_buffer"),
+    apis=("add_module", "register_module", "register_parameter", "register_buffer", "setattr"),
     scope=scope(ROOTS),
     symptom="'tried to replace existing module' for a new name; 'before Module.__init__() call' after it",
     recognise=recognise,

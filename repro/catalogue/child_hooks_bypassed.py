@@ -64,6 +64,7 @@ BUG = Bug(
     upstream="not reported yet",
     apis=APIS,
     scope=scope(NESTED, ("script_method",)),  # a plain forward calls the child's wrapper: its hooks run
+    cases=("on a child that is itself a ScriptModule subclass", "on a ScriptModule subclass inside an eager parent"),
     symptom="the child's hooks register without error and never run (eager runs them)",
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),

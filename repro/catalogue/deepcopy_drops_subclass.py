@@ -2,11 +2,12 @@
 
 ``copy.deepcopy`` looks ``__deepcopy__`` up on the instance (``copy.copy`` looks on the class, and
 works). ``ScriptModule`` defines none, so its ``__getattr__`` forwards the lookup to the inner
-``RecursiveScriptModule``, whose
-``__deepcopy__`` wraps a copy of the C++ module alone: the copy is no longer the user's class, has
-none of the wrapper's hooks (registered hooks silently stop running) and, where ``forward`` is a plain
-Python method, no ``forward`` at all. Related upstream: pytorch/pytorch#18106 (``copy.copy`` of a
-ScriptModule, 2019); no report of the lost class and hooks was found.
+``RecursiveScriptModule``, whose ``__deepcopy__`` wraps a copy of the C++ module alone: the copy is
+no longer the user's class, has none of the wrapper's hooks (registered hooks silently stop running)
+and, where ``forward`` is a plain Python method, no ``forward`` at all; with a script_method forward,
+backward through the copy leaves the copy's parameters without gradients (measured on every shape
+with parameters). Related upstream: pytorch/pytorch#18106 (``copy.copy`` of a ScriptModule, 2019),
+#44951 (deepcopy of a traced module); no report of the lost class and hooks was found.
 """
 
 from __future__ import annotations

@@ -50,6 +50,30 @@ for _name, _what, _value, _model in (
 
 @scenario(
     "setattr",
+    "assigns a new nn.Parameter under a new name",
+    tier="variant",
+    called=False,
+    where="a new parameter",
+)
+def _(m, rec):
+    m.extra = nn.Parameter(torch.ones(1))
+    rec.note("parameters", [name for name, _ in m.named_parameters()])
+
+
+@scenario(
+    "setattr",
+    "assigns a new eager child under a new name",
+    tier="variant",
+    called=False,
+    where="a new child",
+)
+def _(m, rec):
+    m.extra = nn.Identity()
+    rec.note("children", [name for name, _ in m.named_children()])
+
+
+@scenario(
+    "setattr",
     "assigns a plain tensor to a parameter (eager refuses)",
     tier="variant",
     called=False,

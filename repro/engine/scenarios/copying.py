@@ -36,3 +36,22 @@ scenario("copy.copy", "keeps the class and the hooks; the copy runs")(_copied(co
 def _(m, rec):
     duplicate = pickle.loads(pickle.dumps(m))
     rec.note("the copy's output", duplicate(rec.input()))
+
+
+@scenario("copy.copy", "eval() on the copy leaves the original in training mode", tier="variant")
+def _(m, rec):
+    duplicate = copy.copy(m)
+    duplicate.eval()
+    rec.facts["original training"] = m.training
+    rec.facts["copy training"] = duplicate.training
+
+
+@scenario(
+    "copy.deepcopy", "backward through the copy fills the copy's gradients", tier="variant", requires=("root", "params")
+)
+def _(m, rec):
+    duplicate = copy.deepcopy(m)
+    rec.facts["the copy's class"] = type(duplicate).__name__
+    duplicate(rec.input(), *rec.extra(rec.device)).sum().backward()
+    rec.facts["copy's grads set"] = sorted(name for name, p in duplicate.named_parameters() if p.grad is not None)
+    rec.facts["original's grads set"] = sorted(name for name, p in m.named_parameters() if p.grad is not None)

@@ -180,6 +180,71 @@ def _(m, rec):
     rec.note("state_dict", m.state_dict())
 
 
+# Each addition in its other variants: an existing name, and on a child (a refusal is judged in every
+# variant of its operation, not only the one it was found with).
+@scenario(
+    "register_parameter",
+    "adds a parameter under an existing name",
+    tier="variant",
+    where="an existing name",
+    requires=("own params",),
+)
+def _(m, rec):
+    m.register_parameter("weight", nn.Parameter(torch.ones(2, 2)))
+    rec.note("output", rec.forward(rec.input()))
+
+
+@scenario(
+    "register_buffer",
+    "adds a buffer under an existing name",
+    tier="variant",
+    where="an existing name",
+    requires=("own buffer",),
+)
+def _(m, rec):
+    m.register_buffer("steps", torch.full((1,), 3.0))
+    rec.note("state_dict", m.state_dict())
+
+
+@scenario(
+    "register_buffer",
+    "adds a buffer to a child after __init__",
+    tier="variant",
+    model="child",
+    where="on a child",
+    requires=("linear",),
+)
+def _(m, rec):
+    m.linear.register_buffer("extra", torch.ones(1))
+    rec.note("state_dict", m.state_dict())
+
+
+@scenario(
+    "register_parameter",
+    "adds a parameter to a child after __init__",
+    tier="variant",
+    model="child",
+    where="on a child",
+    requires=("linear",),
+)
+def _(m, rec):
+    m.linear.register_parameter("extra", nn.Parameter(torch.ones(1)))
+    rec.note("parameters", [name for name, _ in m.named_parameters()])
+
+
+@scenario(
+    "add_module",
+    "adds a child to a child after __init__",
+    tier="variant",
+    model="child",
+    where="on a child",
+    requires=("linear",),
+)
+def _(m, rec):
+    m.linear.add_module("extra", nn.Identity())
+    rec.note("modules", [name for name, _ in m.named_modules()])
+
+
 @scenario(
     "register_buffer(persistent)",
     "persistent=False keeps a buffer out of state_dict",

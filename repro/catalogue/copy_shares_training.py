@@ -1,0 +1,55 @@
+"""``copy.copy`` of a ScriptModule subclass shares its training mode with the original.
+
+``copy.copy`` of an ``nn.Module`` copies the instance's ``__dict__``: ``training`` is a plain attribute
+of each copy, so ``copy.eval()`` leaves the original in training mode (the children, shared, do
+follow). A ScriptModule subclass keeps ``training`` in the compiled module (``ScriptModule.__setattr__``
+forwards it, the mechanism of ``full-backward-hook-flag``), and the shallow copy shares that module:
+``eval()`` on the copy switches the original to eval mode too, so dropout and batch norm in the
+original silently stop training. Related upstream: pytorch/pytorch#18106 ("copy.copy not working for
+ScriptModule", open); no report of the shared training mode was found.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import ROOTS, Bug, always_applies, paste_script, scope
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+MODE = "original training"
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """After ``eval()`` on the copy, the original is in eval mode where eager's stays in training."""
+    script, eager = (side.observation.get(MODE) if side else None for side in (result.script, result.eager))
+    return result.verdict == "differs" and "copy.copy" in result.scenario.apis and script is False and eager is True
+
+
+PASTE = paste_script(
+    "import copy\n\nimport torch",
+    """\
+model = Net()
+copy.copy(model).eval()
+assert model.training, "eval() on a copy.copy of the model put the original in eval mode too"
+""",
+)
+
+BUG = Bug(
+    id="copy-shares-training",
+    title="copy.copy of a ScriptModule subclass shares its training mode with the original",
+    upstream="not reported yet (related: pytorch/pytorch#18106)",
+    apis=("copy.copy",),
+    scope=scope(ROOTS),
+    symptom="eval() on the copy puts the original in eval mode (eager's original stays in training)",
+    recognise=recognise,
+    pieces=(),
+    fingerprinted=(),
+    applies=always_applies,
+    script="repro/copy_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+    no_static="the shared state is the compiled C++ module: judged at run time",
+    cases=("eval() on the copy leaves the original in training mode",),
+)
