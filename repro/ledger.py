@@ -16,11 +16,8 @@ was killed is removed by the next one.
 from __future__ import annotations
 
 import fcntl
-import glob
 import json
 import os
-import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
+
+from repro import atomic
 
 DEFAULT_PATH = Path(__file__).with_name("ledger.json")
 SCHEMA = 2
@@ -41,7 +40,6 @@ TEXT_CAP = 500  # characters of one string from outside (URL, evidence, error, p
 CUT = "…[cut]"
 ORIGINAL = "full-backward-hook-flag"  # the one bug a schema-1 ledger knows
 MAX_BYTES = 16 * 1024 * 1024  # read and write: the committed ledger is ~1.3 MB; a runaway one is refused
-TMP_PATTERN = ".????????.tmp"  # what tempfile.mkstemp(prefix=name + ".", suffix=".tmp") creates
 PROBE_KEYS = ("wheel", "wheel_size", "bytes_fetched", "requests")  # what reading a wheel cost, per release
 
 
@@ -258,18 +256,11 @@ def _locked(path: Path) -> Iterator[None]:
     with open(lock, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            for stale in path.parent.glob(glob.escape(path.name) + TMP_PATTERN):
+            for stale in atomic.leftovers(path):  # only names this writer makes: never a user's file
                 stale.unlink(missing_ok=True)
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _new_file_mode() -> int:
-    """The mode ``open`` gives a new file here (0666 less the umask), not ``mkstemp``'s 0600."""
-    umask = os.umask(0o077)  # reading the umask means setting it: briefly a stricter one, never a looser
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 def capped(value: Any, limit: int | None = None) -> Any:
@@ -302,19 +293,10 @@ def serialise(path: Path, data: dict[str, Any]) -> str:
 def write_atomic(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` with ``data`` in one rename, keeping the file's mode (call with the symlink
     resolved: the rename replaces what it names)."""
-    text = serialise(path, data)
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else _new_file_mode()
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            os.fchmod(out.fileno(), mode)
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        atomic.replace(path, serialise(path, data))
+    except atomic.WriteError as err:  # a full disk, say: the old ledger is intact
+        raise LedgerError(f"the ledger {err}") from None
 
 
 def update(path: Path, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
