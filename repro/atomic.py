@@ -19,7 +19,12 @@ _SUFFIX = re.compile(r"[a-z0-9_]{8}")  # tempfile's random part
 
 
 class WriteError(OSError):
-    """A write failed and the old file is intact (one sentence; exit 2 where a tool writes it)."""
+    """A write failed and the old file is intact (one sentence; exit 2 where a tool writes it); ``why``
+    is the cause alone, for a line that names the file otherwise."""
+
+    def __init__(self, message: str, why: str = "") -> None:
+        super().__init__(message)
+        self.why = why or message
 
 
 def _prefix(path: Path) -> str:
@@ -76,9 +81,10 @@ def append(path: str | Path, text: str) -> None:
     failure leaves no half of it there. Raises ``WriteError`` in one sentence."""
     data = text.encode("utf-8", "replace")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        # non-blocking: a FIFO nobody reads is refused (ENXIO) instead of hanging the run
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
     except OSError as err:
-        raise WriteError(f"{path} cannot be written ({err.strerror or err}).") from None
+        raise WriteError(f"{path} cannot be written ({err.strerror or err}).", str(err.strerror or err)) from None
     size = None
     try:
         size = os.fstat(fd).st_size
@@ -91,6 +97,6 @@ def append(path: str | Path, text: str) -> None:
                 os.ftruncate(fd, size)
             except OSError:
                 pass
-        raise WriteError(f"{path} cannot be written ({err.strerror or err}).") from None
+        raise WriteError(f"{path} cannot be written ({err.strerror or err}).", str(err.strerror or err)) from None
     finally:
         os.close(fd)
