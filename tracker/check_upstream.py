@@ -338,6 +338,7 @@ def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[str]) -> dict:
         "changes": found,
         "errors": outcome.errors,
         "unmeasurable": outcome.unmeasurable,
+        "not_installable": outcome.not_installable,
         "upstream_issues": ledger.get("upstream_issues", {}),
     }
 
