@@ -18,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ TEXT_CAP = 500  # characters of one string from outside (URL, evidence, error, p
 CUT = "…[cut]"
 ORIGINAL = "full-backward-hook-flag"  # the one bug a schema-1 ledger knows
 MAX_BYTES = 16 * 1024 * 1024  # read and write: the committed ledger is ~1.3 MB; a runaway one is refused
+BUG_ID = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")  # a catalogue id: no markup, no control
+MAX_CELL = 2000  # characters of one support-table cell read (written ones are cut to TEXT_CAP, 500)
 PROBE_KEYS = ("wheel", "wheel_size", "bytes_fetched", "requests")  # what reading a wheel cost, per release
 
 
@@ -74,14 +77,48 @@ def load(path: Path) -> dict[str, Any]:
             )
         if path.stat().st_size > MAX_BYTES:
             raise LedgerError(f"the ledger {path} is larger than {MAX_BYTES} bytes.")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse(path, path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:
         raise LedgerError(f"the ledger {path} cannot be read: {err}.") from None
+    return validate(path, migrate(path, data))
+
+
+MAX_DIGITS = 18  # of one integer: a size or a count (the largest, a wheel's size, has 10)
+MAX_DEPTH = 12  # of nested objects and lists: a ledger has 6 (releases, release, bugs, bug, dynamic, evidence)
+
+
+def parse(path: Path | str, text: str) -> Any:
+    """JSON text of a ledger, bounded: an integer of more than ``MAX_DIGITS`` digits, a non-finite number
+    or nesting deeper than ``MAX_DEPTH`` is malformed, in one sentence (``LedgerError``)."""
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_DIGITS:
+            raise LedgerError(f"the ledger {path} has an integer of {len(digits.lstrip('-'))} digits.")
+        return int(digits)
+
+    def constant(name: str) -> float:
+        raise LedgerError(f"the ledger {path} has the number {name}, which JSON does not allow.")
+
+    try:
+        data = json.loads(text, parse_int=integer, parse_constant=constant)
     except json.JSONDecodeError as err:
         raise LedgerError(f"the ledger {path} is not valid JSON ({err}).") from None
     except RecursionError:
         raise LedgerError(f"the ledger {path} is nested too deeply to be a ledger.") from None
-    return validate(path, migrate(path, data))
+    if _depth(data) > MAX_DEPTH:
+        raise LedgerError(f"the ledger {path} is nested deeper than {MAX_DEPTH} levels.")
+    return data
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests objects and lists, without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            todo += [(child, level + 1) for child in (item.values() if isinstance(item, dict) else item)]
+    return deepest
 
 
 def migrate(path: Path, data: Any) -> dict[str, Any]:
@@ -159,6 +196,8 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(data.get("bugs"), dict) or not all(isinstance(b, dict) for b in data["bugs"].values()):
         raise bad("no 'bugs' object of bug objects")
     for bug_id, bug in data["bugs"].items():
+        if not BUG_ID.fullmatch(bug_id):
+            raise bad(f"a bug id {bug_id[:80]!r} that is not an id (lower-case words and hyphens)")
         _version_or_none(bug.get("fixed_in"), bad(f"an invalid fixed_in {bug.get('fixed_in')!r} for {bug_id}"))
         if not isinstance(bug.get("regressions", []), list):
             raise bad(f"regressions for {bug_id} that are not a list")
@@ -168,7 +207,15 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
             raise bad(f"a release key {version!r} that is not in its normal form {release_key(version)!r}")
         if not isinstance(entry, dict) or not isinstance(entry.get("bugs", {}), dict):
             raise bad(f"a release {version} that is not an object with a 'bugs' object")
+        support = entry.get("support", {})
+        if not isinstance(support, dict) or not all(
+            isinstance(api, str) and isinstance(c, str) and len(api) <= TEXT_CAP and len(c) <= MAX_CELL
+            for api, c in support.items()
+        ):
+            raise bad(f"support cells in {version} that are not API names mapped to strings of {MAX_CELL} at most")
         for bug_id, verdicts in entry.get("bugs", {}).items():
+            if not BUG_ID.fullmatch(bug_id):
+                raise bad(f"a bug id {bug_id[:80]!r} in {version} that is not an id (lower-case words and hyphens)")
             if not isinstance(verdicts, dict) or not all(
                 isinstance(verdicts.get(kind) or {}, dict) for kind in ("static", "dynamic")
             ):
