@@ -42,7 +42,8 @@ def test_the_cli_writes_hostile_cells_and_keeps_the_page_when_a_write_fails(tmp_
     assert support_doc.main(["--out", str(out)]) == 0
     old = out.read_bytes()
     assert unseen(old.decode("utf-8")) == []
-    monkeypatch.setenv("REPRO_LEDGER", str(ledger_with(tmp_path, {"setattr": "works " * 2000})))
+    bigger = {f"api_{n}": "works; " * 60 for n in range(40)}
+    monkeypatch.setenv("REPRO_LEDGER", str(ledger_with(tmp_path, bigger)))
     with file_size_limit(len(old) + 100):  # a disk that fills while the new page is written
         assert support_doc.main(["--out", str(out)]) == 2
     err = capsys.readouterr().err
@@ -59,3 +60,17 @@ def test_a_lone_surrogate_in_a_cell_never_empties_the_page(tmp_path, monkeypatch
     assert support_doc.main(["--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert "\\ud" in text and unseen(text) == []
+
+
+def test_a_matrix_result_is_replaced_whole_or_not_at_all(tmp_path, capsys):
+    """``tracker.matrix run --out``: a disk that fills mid-write left a partial JSON file before."""
+    from tracker.matrix import write_result
+
+    out = tmp_path / "results" / "result.json"
+    assert write_result(out, {"torch": "2.13.0", "stderr": []}) == 0
+    old = out.read_bytes()
+    with file_size_limit(len(old) + 100):
+        assert write_result(out, {"torch": "2.13.0", "stderr": ["x" * 100] * 100}) == 2
+    err = capsys.readouterr().err
+    assert out.read_bytes() == old and "was not written" in err and len(err.strip().splitlines()) == 1
+    assert [p.name for p in out.parent.iterdir()] == ["result.json"]
