@@ -16,11 +16,9 @@ was killed is removed by the next one.
 from __future__ import annotations
 
 import fcntl
-import glob
 import json
 import os
-import stat
-import tempfile
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
+
+from repro import atomic
 
 DEFAULT_PATH = Path(__file__).with_name("ledger.json")
 SCHEMA = 2
@@ -41,7 +41,8 @@ TEXT_CAP = 500  # characters of one string from outside (URL, evidence, error, p
 CUT = "…[cut]"
 ORIGINAL = "full-backward-hook-flag"  # the one bug a schema-1 ledger knows
 MAX_BYTES = 16 * 1024 * 1024  # read and write: the committed ledger is ~1.3 MB; a runaway one is refused
-TMP_PATTERN = ".????????.tmp"  # what tempfile.mkstemp(prefix=name + ".", suffix=".tmp") creates
+BUG_ID = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")  # a catalogue id: no markup, no control
+MAX_CELL = 2000  # characters of one support-table cell read (written ones are cut to TEXT_CAP, 500)
 PROBE_KEYS = ("wheel", "wheel_size", "bytes_fetched", "requests")  # what reading a wheel cost, per release
 
 
@@ -76,14 +77,48 @@ def load(path: Path) -> dict[str, Any]:
             )
         if path.stat().st_size > MAX_BYTES:
             raise LedgerError(f"the ledger {path} is larger than {MAX_BYTES} bytes.")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse(path, path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as err:
         raise LedgerError(f"the ledger {path} cannot be read: {err}.") from None
+    return validate(path, migrate(path, data))
+
+
+MAX_DIGITS = 18  # of one integer: a size or a count (the largest, a wheel's size, has 10)
+MAX_DEPTH = 12  # of nested objects and lists: a ledger has 6 (releases, release, bugs, bug, dynamic, evidence)
+
+
+def parse(path: Path | str, text: str) -> Any:
+    """JSON text of a ledger, bounded: an integer of more than ``MAX_DIGITS`` digits, a non-finite number
+    or nesting deeper than ``MAX_DEPTH`` is malformed, in one sentence (``LedgerError``)."""
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_DIGITS:
+            raise LedgerError(f"the ledger {path} has an integer of {len(digits.lstrip('-'))} digits.")
+        return int(digits)
+
+    def constant(name: str) -> float:
+        raise LedgerError(f"the ledger {path} has the number {name}, which JSON does not allow.")
+
+    try:
+        data = json.loads(text, parse_int=integer, parse_constant=constant)
     except json.JSONDecodeError as err:
         raise LedgerError(f"the ledger {path} is not valid JSON ({err}).") from None
     except RecursionError:
         raise LedgerError(f"the ledger {path} is nested too deeply to be a ledger.") from None
-    return validate(path, migrate(path, data))
+    if _depth(data) > MAX_DEPTH:
+        raise LedgerError(f"the ledger {path} is nested deeper than {MAX_DEPTH} levels.")
+    return data
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests objects and lists, without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            todo += [(child, level + 1) for child in (item.values() if isinstance(item, dict) else item)]
+    return deepest
 
 
 def migrate(path: Path, data: Any) -> dict[str, Any]:
@@ -161,6 +196,8 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(data.get("bugs"), dict) or not all(isinstance(b, dict) for b in data["bugs"].values()):
         raise bad("no 'bugs' object of bug objects")
     for bug_id, bug in data["bugs"].items():
+        if not BUG_ID.fullmatch(bug_id):
+            raise bad(f"a bug id {bug_id[:80]!r} that is not an id (lower-case words and hyphens)")
         _version_or_none(bug.get("fixed_in"), bad(f"an invalid fixed_in {bug.get('fixed_in')!r} for {bug_id}"))
         if not isinstance(bug.get("regressions", []), list):
             raise bad(f"regressions for {bug_id} that are not a list")
@@ -170,7 +207,15 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
             raise bad(f"a release key {version!r} that is not in its normal form {release_key(version)!r}")
         if not isinstance(entry, dict) or not isinstance(entry.get("bugs", {}), dict):
             raise bad(f"a release {version} that is not an object with a 'bugs' object")
+        support = entry.get("support", {})
+        if not isinstance(support, dict) or not all(
+            isinstance(api, str) and isinstance(c, str) and len(api) <= TEXT_CAP and len(c) <= MAX_CELL
+            for api, c in support.items()
+        ):
+            raise bad(f"support cells in {version} that are not API names mapped to strings of {MAX_CELL} at most")
         for bug_id, verdicts in entry.get("bugs", {}).items():
+            if not BUG_ID.fullmatch(bug_id):
+                raise bad(f"a bug id {bug_id[:80]!r} in {version} that is not an id (lower-case words and hyphens)")
             if not isinstance(verdicts, dict) or not all(
                 isinstance(verdicts.get(kind) or {}, dict) for kind in ("static", "dynamic")
             ):
@@ -258,18 +303,11 @@ def _locked(path: Path) -> Iterator[None]:
     with open(lock, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            for stale in path.parent.glob(glob.escape(path.name) + TMP_PATTERN):
+            for stale in atomic.leftovers(path):  # only names this writer makes: never a user's file
                 stale.unlink(missing_ok=True)
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _new_file_mode() -> int:
-    """The mode ``open`` gives a new file here (0666 less the umask), not ``mkstemp``'s 0600."""
-    umask = os.umask(0o077)  # reading the umask means setting it: briefly a stricter one, never a looser
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 def capped(value: Any, limit: int | None = None) -> Any:
@@ -302,19 +340,10 @@ def serialise(path: Path, data: dict[str, Any]) -> str:
 def write_atomic(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` with ``data`` in one rename, keeping the file's mode (call with the symlink
     resolved: the rename replaces what it names)."""
-    text = serialise(path, data)
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else _new_file_mode()
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            os.fchmod(out.fileno(), mode)
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        atomic.replace(path, serialise(path, data))
+    except atomic.WriteError as err:  # a full disk, say: the old ledger is intact
+        raise LedgerError(f"the ledger {err}") from None
 
 
 def update(path: Path, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:

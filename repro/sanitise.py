@@ -1,40 +1,59 @@
 """Text from outside (wheels, indexes, pip, PyTorch's sources, GitHub's API) made inert where it is shown.
 
 Applied where text is rendered, never where it is read: the ledger and ``--json`` keep the raw text.
+One policy, by Unicode category, for every renderer (the terminal, Markdown documents, release notes,
+pull request bodies, step summaries and the pytest summary):
 
-* ``for_terminal``: control characters (C0, DEL, C1, ESC above all) and the bidirectional overrides
-  are shown as visible escapes (``\\x1b``, ``\\u202e``); newline and tab survive only in a block that
-  is meant to span lines (``multiline=True``).
-* Markdown (step summaries, pull request title and body, issue bodies): ``code_span`` puts the text
-  in a code span whose fence is longer than any backtick run inside (HTML, links and @-mentions are
-  inert there); ``code_block`` does the same for a fenced block; ``plain`` escapes what Markdown and
-  HTML would act on and breaks @-mentions with a zero-width joiner; ``cell`` escapes a table cell's
-  ``|`` and line breaks.
+* ``for_terminal``: every character of the categories a reader cannot see or that steer the display
+  (control ``Cc``, format ``Cf`` with the bidirectional controls, surrogate ``Cs``, private use
+  ``Co``, line and paragraph separators ``Zl``/``Zp``) is shown as a visible escape (``\\x1b``,
+  ``\\u202e``, ``\\udc9b``); newline and tab survive only in a block that is meant to span lines
+  (``multiline=True``). No surrogate is ever written, so a raw 8-bit byte can never reach the terminal.
+* Markdown: ``code_span`` puts the text in a code span whose fence is longer than any backtick run
+  inside (HTML, links and @-mentions are inert there); ``code_block`` does the same for a fenced
+  block; ``plain`` escapes what Markdown and HTML would act on (emphasis, links, autolinks, bare URLs,
+  a leading list or heading marker) and breaks @-mentions with a zero-width joiner, the only format
+  character it writes; ``cell`` escapes a table cell's ``|`` and line breaks.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"  # all of category Cf
 SEPARATORS = "\u2028\u2029\x85"  # Unicode line and paragraph separators: lines the reader does not see
-_SHOWN = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI}{SEPARATORS}]")
+UNSEEN = ("Cc", "Cf", "Cs", "Co", "Zl", "Zp")  # categories shown as escapes
+_ASCII_SHOWN = re.compile("[\x00-\x1f\x7f]")
 ZWJ = "\u200d"
 _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")  # @user, @org/team
 _MARKDOWN = re.compile(r"([\\`*_\[\]#!|~])")  # what could start emphasis, a link, an image, a heading
+_URL = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|\b(www)(\.)")  # what GitHub's autolinker starts a link at
+_LEADING = re.compile(r"^(\s*)(?:([-+=])|(\d{1,9})([.)])(?=\s|$))")  # a list item, a rule, a setext underline
 _BACKTICKS = re.compile(r"`+")
 ELLIPSIS = "…"
 
 
 def _escape(char: str) -> str:
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def unseen(char: str) -> bool:
+    """A character the policy shows as an escape: one a reader cannot see, or one that steers the display."""
+    return unicodedata.category(char) in UNSEEN
 
 
 def for_terminal(text: str, *, multiline: bool = False) -> str:
-    """``text`` with every control character shown as an escape; ``multiline`` keeps newlines and tabs."""
+    """``text`` with every unseen character (``UNSEEN``) shown as an escape; ``multiline`` keeps newlines
+    and tabs."""
+    text = str(text)
     keep = "\n\t" if multiline else ""
-    return _SHOWN.sub(lambda m: m.group() if m.group() in keep else _escape(m.group()), str(text))
+    if text.isascii():
+        return _ASCII_SHOWN.sub(lambda m: m.group() if m.group() in keep else _escape(m.group()), text)
+    return "".join(_escape(c) if c not in keep and unseen(c) else c for c in text)
 
 
 def one_line(text: str, limit: int | None = None) -> str:
@@ -71,7 +90,15 @@ def plain(text: str, limit: int | None = None) -> str:
     shown = for_terminal(text)
     shown = shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     shown = _MENTION.sub("@" + ZWJ, _MARKDOWN.sub(r"\\\1", shown))
+    shown = _URL.sub(lambda m: "\\:" if m.group(1) else "www\\.", shown)  # no bare URL becomes a link
+    shown = _LEADING.sub(_escape_marker, shown)
     return shown if limit is None else capped(shown, limit)
+
+
+def _escape_marker(match: re.Match[str]) -> str:
+    """A leading list, rule or heading marker as literal text."""
+    indent, sign, number, end = match.groups()
+    return f"{indent}\\{sign}" if sign else f"{indent}{number}\\{end}"
 
 
 def cell(text: str) -> str:

@@ -117,3 +117,20 @@ def run_here(script: Path) -> tuple[int, str]:
     finally:
         sys.argv, module._global_is_full_backward_hook = argv, mode
     return 0, out.getvalue()
+
+
+@contextlib.contextmanager
+def file_size_limit(limit: int) -> Any:
+    """A full disk, as this process sees it: writes past ``limit`` bytes fail with EFBIG (RLIMIT_FSIZE,
+    with SIGXFSZ ignored so that the write raises rather than killing the process)."""
+    import resource
+    import signal
+
+    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old_limit[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
+        signal.signal(signal.SIGXFSZ, old_handler)

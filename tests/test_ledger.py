@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import file_size_limit
 from repro.ledger import ORIGINAL, LedgerError, check_writable, expectation_for, load, new_ledger, update
 
 
@@ -198,16 +199,41 @@ def test_a_symlinked_ledger_is_written_through_the_link(tmp_path):
 
 
 def test_a_killed_writers_temporary_files_are_removed_by_the_next_write(tmp_path):
-    """kill -9 between mkstemp and the rename leaves ``ledger.json.XXXXXXXX.tmp``; the next writer holds
-    the exclusive lock, so any such file is a dead writer's."""
+    """kill -9 between mkstemp and the rename leaves ``.ledger.json.repro-write-XXXXXXXX``; the next writer
+    holds the exclusive lock, so any such file is a dead writer's."""
     path = tmp_path / "ledger.json"
     path.write_text(json.dumps(new_ledger()))
-    stale = [tmp_path / "ledger.json.k1ll3d_9.tmp", tmp_path / "ledger.json.abcdefgh.tmp"]
-    others = [tmp_path / "ledger.json.notes.tmp", tmp_path / "other.json.abcdefgh.tmp"]
+    stale = [tmp_path / ".ledger.json.repro-write-k1ll3d_9", tmp_path / ".ledger.json.repro-write-abcdefgh"]
+    others = [tmp_path / "ledger.json.notes.tmp", tmp_path / ".other.json.repro-write-abcdefgh"]
     for leftover in stale + others:
         leftover.write_text('{"half": ')
     update(path, lambda d: None)
     assert [p for p in stale if p.exists()] == [] and all(p.exists() for p in others)
+
+
+def test_a_users_own_file_that_looks_temporary_is_never_removed(tmp_path):
+    """The old writer globbed ``ledger.json.????????.tmp`` and deleted a user's ``ledger.json.backup01.tmp``."""
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps(new_ledger()))
+    mine = [tmp_path / "ledger.json.backup01.tmp", tmp_path / "ledger.json.abcdefgh.tmp"]
+    for file in mine:
+        file.write_text("my notes")
+    update(path, lambda d: d["releases"].update({"2.13.0": {}}))
+    assert [file.read_text() for file in mine] == ["my notes", "my notes"]
+    assert [p.name for p in tmp_path.iterdir() if "repro-write" in p.name] == []
+
+
+def test_a_write_that_fails_leaves_the_old_ledger_whole(tmp_path):
+    """A disk that fills mid-write (a file-size limit, as the kernel enforces it) is one sentence, the old
+    ledger intact and no temporary file left."""
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps(new_ledger()))
+    before = path.read_bytes()
+    big = {f"9.{n}.0": {"error": "x" * 400} for n in range(50)}
+    with file_size_limit(len(before) + 1000), pytest.raises(LedgerError, match="was not written.*stays as it was"):
+        update(path, lambda d: d["releases"].update(big))
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name != "ledger.json.lock"] == ["ledger.json"]
 
 
 def test_a_missing_or_read_only_place_is_refused_before_any_write(tmp_path):

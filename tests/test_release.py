@@ -176,7 +176,7 @@ def test_notes_name_a_newly_tracked_bug_and_code_span_outside_text(two_ledgers):
     before, after = two_ledgers
     after["bugs"]["new`bug\nx"] = {"fixed_in": None, "regressions": []}
     text = notes(before, after, "1.0", "0.9")
-    assert "### `new'bug x`\n- `newly tracked`" in text
+    assert "### ``new`bug\\x0ax``\n- `newly tracked`" in text
 
 
 def test_notes_of_the_first_release_say_each_bugs_fixed_in(two_ledgers):

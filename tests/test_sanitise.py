@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from markdown_render import live, render, table_widths, unseen
 
 from repro.sanitise import ZWJ, cell, code_block, code_span, for_terminal, one_line, plain
 from tracker.summary import markdown, text
@@ -27,6 +28,11 @@ HOSTILE = {
     "emphasis-heading": "# heading *bold* _it_ ~~s~~",
     "wheel-error": "E('@octocat <img src=//e.x/p> [x](//e.x)')",
     "backslash-escapes": "\\`not code\\` \\<b\\>",
+    "surrogate-csi": "\udc9b31mred \ud800",
+    "format-private": "in\u200bvis\u2060ible\u00ad \ufeff\ue000\U000f0000 \U000e0041tag",
+    "bare-urls": "see https://e.x/p and www.e.x, mail a@b.co",
+    "list-heading": "- item",
+    "ordered-list": "1. first",
 }
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 MENTION = re.compile(r"(?<![\w`])@[A-Za-z0-9]")
@@ -119,6 +125,34 @@ def test_one_line_and_caps_never_exceed_the_limit(limit):
 def test_mentions_are_broken_with_a_zero_width_joiner_and_html_is_entities():
     assert plain("@octocat <b>&") == f"@{ZWJ}octocat &lt;b&gt;&amp;"
     assert code_span("a`b") == "``a`b``" and code_span("`x") == "`` `x ``" and code_span("") == ""
+
+
+@pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
+def test_nothing_unseen_is_ever_written(raw):
+    """By category: control, format (bidi included), surrogate, private use, line and paragraph separators;
+    the mention breaker is the only format character written, and no surrogate at all (a lone surrogate
+    written with surrogateescape is a raw 8-bit byte: 0x9b is a C1 CSI)."""
+    for shown in (for_terminal(raw), one_line(raw), code_span(raw), plain(raw), cell(raw), code_block(raw)):
+        assert unseen(shown) == [], (raw, shown)
+        shown.encode("utf-8")  # strict: no surrogate left to encode
+    assert for_terminal("\udc9b") == "\\udc9b" and for_terminal("\U000e0041") == "\\U000e0041"
+
+
+@pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
+def test_plain_text_renders_as_literal_text_with_githubs_parser(raw):
+    """cmark-gfm, as GitHub runs it: no link (bare URLs and e-mail addresses included), image, HTML, heading,
+    list or quote, at the start of a line or after a paragraph; and a cell keeps its table's shape."""
+    for where in (f"{plain(raw)}\n", f"para\n{plain(raw)}\n", f"- {plain(raw)}\n"):
+        assert live(where, own=("li",) if where.startswith("- ") else ()) == [], (raw, render(where))
+    row = f"| {cell(plain(raw))} | {cell(code_span(raw))} |"
+    assert set(table_widths(f"| a | b |\n|---|---|\n{row}\n")) == {2}, render(f"| a | b |\n|---|---|\n{row}\n")
+
+
+def test_bare_urls_and_leading_markers_are_escaped_as_rules_say():
+    """cmark-gfm does not link @-mentions or #123; GitHub does: those stay rule tests."""
+    assert plain("https://e.x www.e.x") == "https\\://e.x www\\.e.x"
+    assert plain("- a") == "\\- a" and plain("12) b") == "12\\) b" and plain("+ c") == "\\+ c"
+    assert plain("#123 @me") == f"\\#123 @{ZWJ}me"
 
 
 # --- the tracker's summaries --------------------------------------------------------------------

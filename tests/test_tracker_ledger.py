@@ -69,7 +69,6 @@ CONFIRMED = {
     "detail": "14 of 14 scenario runs in its scope show it",
     "checked_at": "2026-12-02T19:46:49+00:00",
 }
-UNREACHABLE = "http://127.0.0.1:9/simple/"  # nothing listens on the discard port
 
 
 def _confirmed_ledger(path: Path) -> Path:
@@ -91,25 +90,27 @@ def _confirmed_ledger(path: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_a_failed_install_is_an_error_never_a_status(tmp_path):
-    """``--versions 2.13`` with an unreachable install index: no verdict of 2.13.0 changes (the confirmed
-    present stays, the never-confirmed bugs get no dynamic verdict), the release has an error and its
-    attempt (exit 1, no status change); the next run retries it and says the same."""
+def test_a_failed_install_is_an_error_never_a_status(index, tmp_path):
+    """``--versions 2.13`` whose install fails (the index's wheel is no installable wheel): no verdict
+    of 2.13.0 changes (the confirmed present stays, the never-confirmed bugs get no dynamic verdict), the
+    release has an error and its attempt (exit 1, no status change); the next run retries it and says the
+    same. (An install index that does not answer is no attempt at all: test_tracker_installable.py.)"""
     ledger = _confirmed_ledger(tmp_path / "ledger.json")
-    args = ["-m", "tracker.check_upstream", "--versions", "2.13", "--install-index-url", UNREACHABLE, "--json"]
+    install = f"{index.url}/simple/"
+    args = ["-m", "tracker.check_upstream", "--versions", "2.13", "--install-index-url", install, "--json"]
     for attempt in (1, 2):
         proc = run(args, ledger=ledger)
-        report, data = json.loads(proc.stdout), load(ledger)
+        report, data_ = json.loads(proc.stdout), load(ledger)
         assert proc.returncode == 1 and "Traceback" not in proc.stderr and report["status_changed"] is False
-        assert list(data["releases"]) == ["2.13.0"]  # "2.13" is 2.13.0's key, as an installed torch reads it
-        release = data["releases"]["2.13.0"]
+        assert list(data_["releases"]) == ["2.13.0"]  # "2.13" is 2.13.0's key, as an installed torch reads it
+        release = data_["releases"]["2.13.0"]
         assert release["bugs"][ORIGINAL] == {"static": {"verdict": "present", "evidence": []}, "dynamic": CONFIRMED}
         assert not any("dynamic" in release["bugs"].get(b, {}) for b in BUGS if b != ORIGINAL)
         assert len(release["failed_attempts"]) == attempt
         assert release["failed_attempts"][-1]["detail"].startswith("installing torch 2.13 failed")
         assert report["errors"] == [f"2.13.0: {release['error']}"]
         assert f"({attempt} of {sweep.ATTEMPTS} attempts)" in release["error"]
-        assert expectation_for(data, "2.13.0+cpu", ORIGINAL).outcome == "present"
+        assert expectation_for(data_, "2.13.0+cpu", ORIGINAL).outcome == "present"
 
 
 def _attempt(verdict: str, detail: str) -> dict[str, dict]:

@@ -3,7 +3,10 @@
     python -m tracker.check_upstream [--since 1.8] [--pre] [--recheck] [--install | --confirm]
     python -m tracker.check_upstream --index-url https://download.pytorch.org/whl/nightly/cpu --pre
     python -m tracker.check_upstream --versions 2.7.1,2.8.0 [--install-extra-index-url URL] [--use-pip-config]
+    python -m tracker.check_upstream --ledger PATH [--init] [--dry-run]
 
+The ledger is ``--ledger PATH``, else ``REPRO_LEDGER``, else the checkout's ``repro/ledger.json``; a
+missing one is refused unless ``--init``, and one inside an installed package is never written.
 Exit codes: 0 nothing changed; 3 the bug's status changed (fixed, changed, removed,
 regressed: time to flip the tests), even if other releases failed: their errors are listed
 too, so a failing release never hides a change; 1 errors and no change (every result obtained
@@ -17,8 +20,13 @@ import argparse
 import json
 import math
 import os
+import shutil
+import site
 import sys
-from collections.abc import Callable
+import sysconfig
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as `python tracker/check_upstream.py`
@@ -26,9 +34,10 @@ if __package__ in (None, ""):  # run as `python tracker/check_upstream.py`
 
 from packaging.version import InvalidVersion, Version
 
+from repro import atomic
 from repro import ledger as ledger_io
 from repro.output import emit
-from repro.sanitise import for_terminal
+from repro.sanitise import for_terminal, one_line
 from tracker import sweep
 from tracker.confirm import Installer
 from tracker.index import INDEX_KINDS, discover
@@ -101,6 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="check only this catalogued bug (repeatable; default: every one)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--ledger",
+        type=Path,
+        metavar="PATH",
+        help="the ledger to read and write (default: $REPRO_LEDGER, else the checkout's repro/ledger.json)",
+    )
+    parser.add_argument("--init", action="store_true", help="start a new ledger at that path if there is none")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="write neither the ledger nor a step summary (a copy is updated and thrown away); "
+        "installs only with --install, --confirm or --versions",
+    )
     parser.add_argument(
         "--upstream-issue",
         type=_issue_ref,
@@ -183,7 +205,59 @@ def _versions(text: str) -> list[Version]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    path = ledger_io.ledger_path()
+    path = args.ledger or ledger_io.ledger_path()
+    try:
+        for url in (args.index_url, args.github_api_url, args.install_index_url, args.install_extra_index_url):
+            if url is not None:
+                check_url(url)
+        if not args.dry_run:
+            refuse_installed(path)
+            ledger_io.check_writable(path)  # now, not at the first write after minutes of probing
+        if not path.exists() and not args.init:
+            raise ledger_io.LedgerError(f"the ledger {path} does not exist (--init starts a new one there).")
+        before = ledger_io.load(path) if path.exists() else ledger_io.new_ledger()
+    except (FetchError, ledger_io.LedgerError) as problem:
+        print(for_terminal(f"check_upstream: error: {problem}"), file=sys.stderr)
+        return EXIT_USAGE
+    with _workspace(path, args.dry_run) as work:
+        return check(args, work, before)
+
+
+def installed_package_dirs() -> list[Path]:
+    """Where this interpreter installs packages: a ledger there belongs to pip, not to the tracker."""
+    dirs = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    dirs.update(site.getsitepackages())
+    if site.ENABLE_USER_SITE and site.getusersitepackages():
+        dirs.add(site.getusersitepackages())
+    return [Path(d) for d in dirs]
+
+
+def refuse_installed(path: Path) -> None:
+    """Refuse a ledger inside an installed package (``site-packages``): pip owns that file, and an
+    upgrade would silently undo what the tracker wrote."""
+    target = path.resolve()
+    inside = any(part in ("site-packages", "dist-packages") for part in target.parts[:-1]) or any(
+        target.is_relative_to(d.resolve()) for d in installed_package_dirs()
+    )
+    if inside:
+        raise ledger_io.LedgerError(f"the ledger {path} is in an installed package: give --ledger PATH, or --dry-run.")
+
+
+@contextmanager
+def _workspace(path: Path, dry_run: bool) -> Iterator[Path]:
+    """The ledger this run writes: ``path`` itself, or for ``--dry-run`` a copy thrown away at the end."""
+    if not dry_run:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="check-upstream-dry-run-") as tmp:
+        copy = Path(tmp) / "ledger.json"
+        if path.exists():
+            shutil.copyfile(path, copy)
+        yield copy
+
+
+def check(args: argparse.Namespace, path: Path, before: dict) -> int:
+    """The run itself, over the ledger at ``path`` (the real one, or a dry run's copy)."""
     options = sweep.Options(
         ledger=path,
         pre=args.pre,
@@ -200,16 +274,6 @@ def main(argv: list[str] | None = None) -> int:
 
     def progress(line: str) -> None:
         print("\n".join(wrap(for_terminal(line))), file=sys.stderr, flush=True)
-
-    try:
-        for url in (args.index_url, args.github_api_url, args.install_index_url, args.install_extra_index_url):
-            if url is not None:
-                check_url(url)
-        ledger_io.check_writable(path)  # now, not at the first write after minutes of probing
-        before = ledger_io.load(path) if path.exists() else ledger_io.new_ledger()
-    except (FetchError, ledger_io.LedgerError) as problem:
-        print(for_terminal(f"check_upstream: error: {problem}"), file=sys.stderr)
-        return EXIT_USAGE
 
     if args.upstream_issue:
         state = issue_state(make_session(), args.github_api_url, args.upstream_issue, sweep.now())
@@ -239,22 +303,21 @@ def main(argv: list[str] | None = None) -> int:
     found = sweep.changes(before, after, outcome)
     emit(json.dumps(_as_json(outcome, after, found), indent=2) if args.json else text(outcome, after, found))
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_file:
-        _append_summary(summary_file, markdown(outcome, after, found))
+    if summary_file and not args.dry_run:
+        _append_summary(summary_file, lambda: markdown(outcome, after, found))
     if found:  # a change wins, so the workflow opens its pull request; the errors are listed in it
         return EXIT_CHANGED
     return EXIT_ERRORS if outcome.errors else EXIT_OK
 
 
-def _append_summary(path: str, body: str) -> None:
-    """Append to the CI step summary: one that cannot be written costs a warning, never the exit code."""
+def _append_summary(path: str, body: Callable[[], str]) -> None:
+    """Append to the CI step summary in one write: one that cannot be made or written costs a warning,
+    never the verdict's exit code."""
     try:
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(body + "\n")
-    except OSError as err:
-        print(
-            f"check_upstream: warning: GITHUB_STEP_SUMMARY {path!r} cannot be written: {err.strerror}", file=sys.stderr
-        )
+        atomic.append(path, body() + "\n")
+    except (OSError, ValueError) as err:  # WriteError, or a summary that could not be made
+        why = err.why if isinstance(err, atomic.WriteError) else str(err)
+        print(one_line(f"check_upstream: warning: GITHUB_STEP_SUMMARY not written: {why}", 100), file=sys.stderr)
 
 
 def _record_issue(ref: str, state: dict) -> Callable[[dict], None]:
@@ -275,6 +338,7 @@ def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[str]) -> dict:
         "changes": found,
         "errors": outcome.errors,
         "unmeasurable": outcome.unmeasurable,
+        "not_installable": outcome.not_installable,
         "upstream_issues": ledger.get("upstream_issues", {}),
     }
 

@@ -71,6 +71,10 @@ class ReportError(Exception):
     an error of that release, retried on the next run, never a verdict."""
 
 
+class TimedOut(ReportError):
+    """The install or the run took longer than ``--timeout``."""
+
+
 def confirm(version: str, installer: Installer, timeout: float) -> Measurement:
     """Install ``torch==version`` as ``installer`` says and run ``python -m repro --json --slow``:
     a verdict per catalogued bug, or ``ReportError``."""
@@ -87,7 +91,7 @@ def confirm(version: str, installer: Installer, timeout: float) -> Measurement:
                 env={**allowed_env(RUN_ENV), "PYTHONPATH": str(PROJECT)},
             )
         except subprocess.TimeoutExpired:
-            raise ReportError(f"timed out after {timeout:.0f} s") from None
+            raise TimedOut(f"timed out after {timeout:.0f} s") from None
         except subprocess.CalledProcessError as err:
             tail = (err.stderr or err.stdout or "").strip().splitlines()[-1:] or ["no output"]
             raise ReportError(f"installing torch {version} failed: {tail[0]}") from None

@@ -14,6 +14,7 @@ from html.parser import HTMLParser
 from urllib.parse import urljoin
 
 import requests
+from packaging.tags import Tag, sys_tags
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
@@ -72,6 +73,41 @@ def discover(
             continue
         by_version.setdefault(Version(release_key(version)), []).append(file)
     return [Release(v, tuple(by_version[v])) for v in sorted(by_version)]
+
+
+@dataclass(frozen=True)
+class Installability:
+    """Whether the install index has a wheel of one release for the interpreter that will run it."""
+
+    tag: str  # the runner's most specific tag (``cp311-cp311-manylinux_2_39_x86_64``): what it was decided for
+    installable: bool
+    wheel_tags: tuple[str, ...]  # the interpreter-abi pairs the release does have wheels for (``cp37-cp37m``)
+
+
+def runner_tag() -> str:
+    """This interpreter's most specific wheel tag: the throwaway environments run this interpreter."""
+    return str(next(iter(sys_tags())))
+
+
+def installability(session: requests.Session, install_index_url: str, version: str, traffic: Traffic) -> Installability:
+    """Read the install index's file list for torch (a simple index: PEP 691 or 503) and match the
+    release's wheels with ``packaging.tags.sys_tags()``: a release whose wheels are all for other
+    interpreters or platforms is known before any install is tried. A ``FetchError`` means the index
+    did not answer (an error of the run, never a try)."""
+    files = _simple(session, f"{install_index_url.rstrip('/')}/torch/", traffic)
+    key = release_key(version)
+    supported = set(sys_tags())
+    tags: set[Tag] = set()
+    for file in files:
+        try:
+            _, wheel_version, _, wheel_tags = parse_wheel_filename(file.filename)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue
+        if release_key(wheel_version) == key:  # a yanked file still installs when pinned (PEP 592)
+            tags |= set(wheel_tags)
+    pairs = tuple(sorted({f"{t.interpreter}-{t.abi}" for t in tags}))
+    # no file at all (not published there yet, say) decides nothing: the installer is asked, as before
+    return Installability(runner_tag(), not tags or bool(tags & supported), pairs)
 
 
 def _sdist_version(filename: str) -> Version | None:

@@ -36,6 +36,7 @@ from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from repro import atomic
 from repro.sanitise import capped, cell, code_span, for_terminal, plain
 from tracker.index import Release, discover
 from tracker.remote import FetchError, Traffic, check_url, make_session
@@ -113,6 +114,17 @@ def run_repro(torch: str) -> dict[str, Any]:
         "stderr": proc.stderr.strip().splitlines()[-STDERR_LINES:],
         "support": support,
     }
+
+
+def write_result(out: Path, result: dict[str, Any]) -> int:
+    """Write one pair's result in one rename: exit 0, or 2 with one sentence and the old file intact."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic.replace(out.resolve(), json.dumps(result, indent=2))
+    except OSError as err:  # atomic.WriteError says which file and that it stays as it was
+        print(for_terminal(f"matrix: error: {err}"), file=sys.stderr)
+        return 2
+    return 0
 
 
 def support_section(results: list[dict[str, Any]]) -> str:
@@ -218,9 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "run":
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(run_repro(args.torch), indent=2), encoding="utf-8")
-        return 0
+        return write_result(args.out, run_repro(args.torch))
     if args.command == "table":
         if not args.results.is_dir():
             parser.error(f"{args.results} is not a folder")

@@ -29,7 +29,9 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from repro import atomic
 from repro import ledger as ledger_io
+from repro.sanitise import code_span, for_terminal
 
 TAG_PREFIX = "v"
 LEDGER = "repro/ledger.json"
@@ -172,11 +174,6 @@ def decide(
 # --- release notes -------------------------------------------------------------------------------
 
 
-def code_span(text: str) -> str:
-    """Outside text (versions, statuses, ids) as one Markdown code span: no backtick or line break in it."""
-    return "`" + " ".join(str(text).replace("`", "'").split()) + "`"
-
-
 def status_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[str]]:
     """Per bug, the status changes ``after`` holds over ``before`` (two schema-2 ledgers), as the
     tracker's sweep reports them: fixed_in moves, new regressions, a release whose status changed
@@ -185,12 +182,13 @@ def status_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, l
 
     entries = {v: e for v, e in after["releases"].items() if e != before["releases"].get(v)}
     found = sweep.changes(before, after, sweep.Outcome(entries=entries))
-    ids = sorted({*before["bugs"], *after["bugs"]}, key=len, reverse=True)
+    named = {b for ledger in (before, after) for e in ledger["releases"].values() for b in e.get("bugs") or {}}
+    ids = sorted({*before["bugs"], *after["bugs"], *named}, key=len, reverse=True)  # a release may name any
     grouped: dict[str, list[str]] = {bug_id: [] for bug_id in sorted(after["bugs"]) if bug_id not in before["bugs"]}
     for bug_id in grouped:
         grouped[bug_id].append("newly tracked")
     for line in found:
-        bug_id = next(b for b in ids if line.startswith(f"{b}: "))
+        bug_id = next((b for b in ids if line.startswith(f"{b}: ")), line.split(": ", 1)[0])
         grouped.setdefault(bug_id, []).append(line[len(bug_id) + 2 :])
     return {bug_id: grouped[bug_id] for bug_id in sorted(grouped)}
 
@@ -242,26 +240,35 @@ def notes(
             )
             + "\n"
         )
-    for shown in range(total, -1, -1):  # the most changes that fit, in order; then the upgrade line goes first
-        body, budget = [], shown
-        for bug_id, lines in found.items():
-            if budget > 0:
-                body += ["", f"### {code_span(bug_id)}", *(f"- {code_span(line)}" for line in lines[:budget])]
-                budget -= len(lines[:budget])
-        left = total - shown
-        tail = (
-            upgrade
-            if not left
-            else [
-                "",
-                f"... and {left} more change{'s' if left != 1 else ''}, left out to keep these notes within "
-                f"{limit} characters: compare `{LEDGER}` between the tags.",
-            ]
-        )
-        text = "\n".join([*head, *body, *tail]) + "\n"
-        if len(text) <= limit:
-            return text
-    return text[:limit]  # a limit too small for the head and the count of what was left out
+    entries = [(bug_id, line) for bug_id, lines in found.items() for line in lines]
+    sizes, previous = [0], None  # sizes[k]: characters the first k changes add, their bug headings included
+    for bug_id, line in entries:
+        heading = ["", f"### {code_span(bug_id)}"] if bug_id != previous else []
+        sizes.append(sizes[-1] + sum(len(part) + 1 for part in [*heading, f"- {code_span(line)}"]))
+        previous = bug_id
+
+    def tail(left: int) -> list[str]:
+        if not left:
+            return upgrade
+        return [
+            "",
+            f"... and {left} more change{'s' if left != 1 else ''}, left out to keep these notes within "
+            f"{limit} characters: compare `{LEDGER}` between the tags.",
+        ]
+
+    head_size = sum(len(part) + 1 for part in head)
+    shown = next(  # the most changes that fit, in order (one sum per candidate: linear in the changes)
+        (k for k in range(total, -1, -1) if head_size + sizes[k] + sum(len(p) + 1 for p in tail(total - k)) <= limit),
+        0,
+    )
+    body, previous = [], None
+    for bug_id, line in entries[:shown]:
+        if bug_id != previous:
+            body += ["", f"### {code_span(bug_id)}"]
+            previous = bug_id
+        body.append(f"- {code_span(line)}")
+    text = "\n".join([*head, *body, *tail(total - shown)]) + "\n"
+    return text[:limit]  # cut only where the limit is too small for the head and the count of what was left out
 
 
 # --- the build's version -------------------------------------------------------------------------
@@ -296,7 +303,10 @@ def set_version(root: Path, version: Version | str) -> list[Path]:
     changed = []
     for path, new in texts.items():
         if new != path.read_text(encoding="utf-8"):
-            path.write_text(new, encoding="utf-8")
+            try:  # each file replaced in one rename: a failed write leaves it as it was
+                atomic.replace(path.resolve(), new)
+            except atomic.WriteError as err:
+                raise ReleaseError(f"set-version: {err}") from None
             changed.append(path)
     return changed
 
@@ -312,8 +322,16 @@ def git(root: Path, *args: str) -> str:
 
 
 def commit_day(root: Path, commit: str) -> date:
-    """The commit's committer date, in UTC: the same commit always gets the same day."""
-    return datetime.fromtimestamp(int(git(root, "show", "-s", "--format=%ct", commit)), timezone.utc).date()
+    """The commit's committer date, in UTC: the same commit always gets the same day. A date before 2000 or
+    after 9999 would not make the eight digits of ``YYYYMMDD``: refused in one sentence."""
+    stamp = git(root, "show", "-s", "--format=%ct", commit).strip()
+    try:
+        day = datetime.fromtimestamp(int(stamp), timezone.utc).date()
+    except (ValueError, OverflowError, OSError):
+        raise ReleaseError(f"the commit {commit} has a committer date git shows as {stamp[:40]!r}.") from None
+    if not date(2000, 1, 1) <= day <= date(9999, 12, 31):
+        raise ReleaseError(f"the commit {commit} is dated {day}: a release needs a date from 2000 to 9999.")
+    return day
 
 
 def ledger_at(root: Path, ref: str) -> dict[str, Any]:
@@ -336,15 +354,34 @@ def load_ledger(path: Path) -> dict[str, Any]:
         raise ReleaseError(str(err)) from None
 
 
+MAX_PUBLISHED_BYTES = 16 * 1024 * 1024  # a PyPI JSON answer for this project: a few kB per release
+
+
 def published_versions(path: Path | None) -> list[Version]:
-    """The versions a saved PyPI JSON answer (``https://pypi.org/pypi/NAME/json``) lists; none without one."""
-    if path is None or not path.exists():
+    """The versions a saved PyPI JSON answer (``https://pypi.org/pypi/NAME/json``) lists; none without
+    ``--published``. A file that is missing, too large, not JSON or not such an answer (an object with a
+    ``releases`` object keyed by versions) is one sentence (``ReleaseError``)."""
+    if path is None:
         return []
     try:
-        releases = json.loads(path.read_text(encoding="utf-8")).get("releases") or {}
-    except (OSError, ValueError, AttributeError) as err:
-        raise ReleaseError(f"{path} is not PyPI's JSON answer ({err}).") from None
-    return tag_versions(TAG_PREFIX + str(key) for key in releases)
+        if not path.is_file():
+            raise ReleaseError(f"--published {path}: no such file (save PyPI's JSON answer there first).")
+        if path.stat().st_size > MAX_PUBLISHED_BYTES:
+            raise ReleaseError(f"--published {path}: larger than {MAX_PUBLISHED_BYTES} bytes.")
+        data = ledger_io.parse(path, path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ledger_io.LedgerError) as err:
+        why = str(err).replace(f"the ledger {path} ", "it ") if isinstance(err, ledger_io.LedgerError) else err
+        raise ReleaseError(f"--published {path} is not PyPI's JSON answer: {why}") from None
+    releases = data.get("releases") if isinstance(data, dict) else None
+    if not isinstance(releases, dict):
+        raise ReleaseError(f"--published {path} is not PyPI's JSON answer: it has no 'releases' object.")
+    versions = []
+    for key in releases:
+        try:
+            versions.append(Version(key))
+        except InvalidVersion:
+            raise ReleaseError(f"--published {path} lists {key[:40]!r}, which is not a version.") from None
+    return versions
 
 
 def plan_for(root: Path, commit: str, published: Path | None) -> Plan:
@@ -364,6 +401,22 @@ def plan_for(root: Path, commit: str, published: Path | None) -> Plan:
     return decide(code, day, existing, tagged, merged, changed)
 
 
+def _version(text: str) -> Version:
+    """A PEP 440 version from the command line, or a usage error in one sentence."""
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise argparse.ArgumentTypeError(f"not a PEP 440 version: {text[:60]!r}") from None
+
+
+def _limit(text: str) -> int:
+    """A limit of characters: a positive whole number up to GitHub's own."""
+    number = int(text) if text.isdigit() and len(text) <= 7 else 0
+    if not 1 <= number <= NOTES_LIMIT:
+        raise argparse.ArgumentTypeError(f"not a whole number from 1 to {NOTES_LIMIT}: {text[:20]!r}")
+    return number
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tracker.release", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the git checkout (default: this one)")
@@ -379,14 +432,14 @@ def build_parser() -> argparse.ArgumentParser:
         )
     cmd = sub.add_parser("notes", help="the release notes (Markdown)")
     cmd.add_argument("--commit", default="HEAD")
-    cmd.add_argument("--version", help="the release's version (default: next-version's)")
+    cmd.add_argument("--version", type=_version, help="the release's version (default: next-version's)")
     cmd.add_argument("--since", metavar="TAG", help="the previous release's tag (default: the latest before it)")
     cmd.add_argument("--before", type=Path, metavar="LEDGER", help="compare this ledger file ...")
     cmd.add_argument("--after", type=Path, metavar="LEDGER", help="... with this one, instead of git's")
-    cmd.add_argument("--limit", type=int, default=NOTES_LIMIT, help=f"characters at most (default {NOTES_LIMIT})")
+    cmd.add_argument("--limit", type=_limit, default=NOTES_LIMIT, help=f"characters at most (default {NOTES_LIMIT})")
     cmd.add_argument("--published", type=Path, metavar="PYPI_JSON", help=argparse.SUPPRESS)
     cmd = sub.add_parser("set-version", help="write VERSION into pyproject.toml and repro/__init__.py under --root")
-    cmd.add_argument("version")
+    cmd.add_argument("version", type=_version)
     return parser
 
 
@@ -398,11 +451,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n".join(plan.lines()) if args.command == "plan" else plan.version)
         elif args.command == "set-version":
             for path in set_version(args.root, args.version):
-                print(f"{path}: {Version(args.version)}", file=sys.stderr)
+                print(for_terminal(f"{path}: {args.version}"), file=sys.stderr)
         else:
             print(notes_command(args), end="")
     except ReleaseError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(for_terminal(f"error: {err}"), file=sys.stderr)
         return 2
     return 0
 
@@ -415,7 +468,7 @@ def notes_command(args: argparse.Namespace) -> str:
         return notes(
             load_ledger(args.before), load_ledger(args.after), args.version or "unreleased", previous, args.limit
         )
-    version = Version(args.version) if args.version else plan_for(args.root, args.commit, args.published).version
+    version = args.version or plan_for(args.root, args.commit, args.published).version
     if args.since:
         previous = tag_versions([args.since])
         if not previous:

@@ -19,6 +19,7 @@ import ipaddress
 import json
 import os
 import re
+import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -242,6 +243,49 @@ class _Deadline:
             raise FetchError(f"{what} did not finish within {self.seconds:g} s")
 
 
+def _causes(err: BaseException) -> list[BaseException]:
+    """``err`` and what it wraps: the chain, urllib3's ``reason`` and exceptions passed as arguments."""
+    found: list[BaseException] = []
+    todo: list[BaseException] = [err]
+    while todo and len(found) < 20:
+        link = todo.pop(0)
+        if link in found:
+            continue
+        found.append(link)
+        todo += [e for e in (link.__cause__, link.__context__, getattr(link, "reason", None)) if e is not None]
+        todo += [a for a in link.args if isinstance(a, BaseException)]
+    return found
+
+
+# What the innermost failure means, for one sentence (first match wins: the most specific cause first).
+_CAUSES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    (socket.gaierror, "its name does not resolve"),
+    (ConnectionRefusedError, "the connection was refused"),
+    (ConnectionResetError, "the connection was reset"),
+    ((urllib3.exceptions.ConnectTimeoutError, requests.exceptions.ConnectTimeout), "connecting timed out"),
+    ((urllib3.exceptions.ReadTimeoutError, requests.exceptions.ReadTimeout), "it stopped answering (read timeout)"),
+    ((urllib3.exceptions.SSLError, requests.exceptions.SSLError), "the TLS handshake failed"),
+    (urllib3.exceptions.ProxyError, "the proxy refused or failed"),
+    ((urllib3.exceptions.ProtocolError, requests.exceptions.ChunkedEncodingError), "the answer broke off"),
+    (OSError, "the network failed"),
+)
+
+
+def network_error(url: str, err: BaseException) -> str:
+    """One sentence within 100 columns naming the host and the cause (not urllib3's repr of its pool)."""
+    parsed = parse_url(url)
+    host = f"{parsed.host}:{parsed.port}" if parsed.host and parsed.port else parsed.host or "the server"
+    chain = _causes(err)
+    cause = next(
+        (what for kind, what in _CAUSES if any(isinstance(link, kind) for link in chain)),
+        type(chain[-1]).__name__,
+    )
+    retried = " after retries" if any(isinstance(link, urllib3.exceptions.MaxRetryError) for link in chain) else ""
+    room = 100 - len("check_upstream: error: cannot reach : ") - len(cause) - len(retried)
+    shown = host if len(host) <= room else host[: max(1, room - 1)] + "…"
+    return f"cannot reach {shown}: {cause}{retried}"
+
+
 def _origin(url: str) -> tuple[str, str | None, int | None]:
     parsed = parse_url(url)
     return parsed.scheme or "", parsed.host, parsed.port
@@ -262,7 +306,7 @@ def _request(
         except _WaitTooLong as err:
             raise FetchError(f"GET {url} {err}") from None
         except requests.RequestException as err:
-            raise FetchError(f"GET {url} failed: {err}") from None
+            raise FetchError(network_error(url, err)) from None
         if not response.is_redirect:
             return response
         response.close()

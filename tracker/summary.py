@@ -57,6 +57,7 @@ def _footer(ledger: dict[str, Any], found: list[str], outcome: Outcome, markdown
     if markdown and len(errors) > ERRORS_SHOWN:
         errors[ERRORS_SHOWN:] = [f"{len(errors) - ERRORS_SHOWN} more errors: see the run's log"]
     given_up = [f"unmeasurable here (final, not retried): {outside(str(u))}" for u in outcome.unmeasurable]
+    given_up += [f"not installable here (final for this tag): {outside(str(n))}" for n in outcome.not_installable]
     return lines + errors + given_up[:ERRORS_SHOWN] if markdown else lines + errors + given_up
 
 

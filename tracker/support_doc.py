@@ -23,9 +23,12 @@ if __package__ in (None, ""):  # run as `python tracker/support_doc.py`
 
 from packaging.version import Version
 
+from repro import atomic
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from repro.catalogue.by_design import BY_DESIGN, DESIGNED_DIFFERENCES
+from repro.sanitise import cell as table_cell
+from repro.sanitise import code_span, for_terminal, plain
 
 WIDTH = 100
 API_WIDTH = 36
@@ -92,7 +95,7 @@ def overview(releases: dict[str, dict[str, str]]) -> list[str]:
         rule = "|" + "-" * (API_WIDTH + 2) + "|" + "|".join("-" * (w + 2) for w in widths) + "|"
         lines += [head, rule]
         for api in apis:
-            name = f"`{api}`" if len(api) + 2 <= API_WIDTH else f"`…{api[-(API_WIDTH - 3) :]}`"
+            name = _api_span(api)
             cells = [code(releases[v][api]) if api in releases[v] else "" for v in group]
             lines.append(
                 "| " + name.ljust(API_WIDTH) + " | " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
@@ -109,13 +112,38 @@ def detail(version: str, cells: dict[str, str]) -> list[str]:
         f"|{'-' * (API_WIDTH + 2)}|{'-' * (room + 2)}|",
     ]
     for api, cell in cells.items():
-        name = f"`{api}`"
+        name = table_cell(code_span(api))
         if len(name) > API_WIDTH:
             lines.append(f"| {name} | |")
             name = ""
-        for part in textwrap.wrap(cell.replace("|", "\\|"), room, break_on_hyphens=False) or [""]:
+        for part in _inert_lines(cell, room):
             lines.append(f"| {name.ljust(API_WIDTH)} | {part.ljust(room)} |")
             name = ""
+    return lines
+
+
+def _api_span(api: str) -> str:
+    """An API name from the ledger as an inert code span within ``API_WIDTH``, its tail kept when cut."""
+    shown = for_terminal(api)
+    span = table_cell(code_span(shown))
+    for keep in range(len(shown) - 1, 0, -1):
+        if len(span) <= API_WIDTH:
+            break
+        span = table_cell(code_span("…" + shown[-keep:]))
+    return span
+
+
+def _inert_lines(text: str, room: int) -> list[str]:
+    """A cell's text from the ledger as literal Markdown (no HTML, link, code span breakout or ``|``),
+    wrapped so that each line fits ``room`` columns after escaping."""
+    lines = []
+    for part in textwrap.wrap(for_terminal(text), room, break_on_hyphens=False) or [""]:
+        for width in range(room, 0, -1):
+            pieces = textwrap.wrap(part, width, break_on_hyphens=False) or [""]
+            shown = [table_cell(plain(piece)) for piece in pieces]
+            if all(len(line) <= room for line in shown):
+                break
+        lines += shown
     return lines
 
 
@@ -193,7 +221,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     today = datetime.now(timezone.utc).date().isoformat()
-    args.out.write_text(document(releases, today), encoding="utf-8")
+    try:  # a failed write leaves the page as it was
+        atomic.replace(args.out.resolve(), document(releases, today))
+    except atomic.WriteError as problem:
+        print(for_terminal(f"support_doc: error: {problem}"), file=sys.stderr)
+        return 2
     print(f"{args.out}: {len(releases)} releases, {len(next(iter(releases.values())))} APIs")
     return 0
 

@@ -24,12 +24,13 @@ from packaging.version import Version
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from repro.source_checks import Reference
-from tracker.confirm import Installer, ReportError, confirm
-from tracker.index import Release
+from tracker.confirm import Installer, ReportError, TimedOut, confirm
+from tracker.index import Installability, Release, installability, runner_tag
 from tracker.probe import choose_wheel, fetch_sources, judge
 from tracker.remote import FetchError, Traffic, make_session
 
 ATTEMPTS = 3  # dynamic runs without a report, on separate runs, after which a release is unmeasurable here
+DEFAULT_TIMEOUT = 900.0  # seconds per dynamic run; a run timed out under a shorter --timeout is not a try
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Options:
     installer: Installer = Installer("")
     full_download: bool = False
     jobs: int = 4
-    timeout: float = 900.0
+    timeout: float = DEFAULT_TIMEOUT
     bugs: tuple[str, ...] = ()  # --bug: the catalogued bugs to check (empty: every one)
 
 
@@ -52,6 +53,8 @@ class Outcome:
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     unmeasurable: list[str] = field(default_factory=list)  # given up on this run: final, not an error
+    not_installable: list[str] = field(default_factory=list)  # no wheel for this interpreter: final for its tag
+    tried: set[str] = field(default_factory=set)  # ledger keys whose failed run counted as a try this run
 
 
 def now() -> str:
@@ -116,10 +119,17 @@ def select(
         if options.since and release.version < options.since:
             continue
         entry = known.get(str(release.version))
-        if entry and not entry.get("error") and not options.recheck:
+        redecide = (options.install or options.confirm) and _not_installable_elsewhere(entry)
+        if entry and not entry.get("error") and not options.recheck and not redecide:
             continue
         chosen.append(release)
     return chosen
+
+
+def _not_installable_elsewhere(entry: dict[str, Any] | None) -> bool:
+    """The release was found not installable for another interpreter tag: decided again for this one."""
+    found = (entry or {}).get("not_installable")
+    return isinstance(found, dict) and found.get("tag") != runner_tag()
 
 
 PROCESSES_FROM = 8  # releases in one sweep from which probing runs in processes: their startup then pays off
@@ -258,7 +268,7 @@ def _record_dynamic(
     cell, for docs/support-table.md): the release's error and failed attempts end."""
 
     def change(existing: dict[str, Any]) -> None:
-        for key in ("error", "failed_attempts", "unmeasurable"):
+        for key in ("error", "failed_attempts", "unmeasurable", "not_installable"):
             existing.pop(key, None)
         if support:
             existing["support"] = support
@@ -280,6 +290,28 @@ def _record_failure(detail: str, checked_at: str) -> Callable[[dict[str, Any]], 
             existing["unmeasurable"] = f"no report in {len(attempts)} attempts; the last: {detail}"
         else:
             existing["error"] = f"no report ({len(attempts)} of {ATTEMPTS} attempts): {detail}"
+
+    return change
+
+
+def _record_not_installable(found: Installability, checked_at: str) -> Callable[[dict[str, Any]], None]:
+    """No wheel for the runner's interpreter: final for its tag (no error, no try), with the tags that
+    do have wheels; the release's earlier failed attempts end."""
+
+    def change(existing: dict[str, Any]) -> None:
+        for key in ("error", "failed_attempts"):
+            existing.pop(key, None)
+        existing["not_installable"] = {"tag": found.tag, "wheel_tags": list(found.wheel_tags), "checked_at": checked_at}
+
+    return change
+
+
+def _record_run_error(detail: str) -> Callable[[dict[str, Any]], None]:
+    """A failure of this run, not of the release (the index did not answer, a second local variant, a
+    short ``--timeout``): an error, retried next run, that counts no attempt."""
+
+    def change(existing: dict[str, Any]) -> None:
+        existing["error"] = detail
 
     return change
 
@@ -329,22 +361,28 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
 
 
 def confirm_and_record(version: str, options: Options, outcome: Outcome, progress: Callable[[str], None]) -> None:
-    """Install ``torch==version``, record the reproducer's verdict per bug under the release's ledger key;
-    a run that gives no report is an error of that release (``_record_failure``), never a verdict."""
+    """Install ``torch==version``, record the reproducer's verdict per bug under the release's ledger key.
+    A release with no wheel for this interpreter is recorded as not installable, before any install. A
+    run that gives no report is an error of that release (``_record_failure``), never a verdict, and
+    counts as a try only when the index still lists a wheel for this interpreter, once per release per
+    run, and not when a ``--timeout`` shorter than the default cut it."""
     key = ledger_io.release_key(version)
-    progress(f"confirming {version} in a throwaway environment...")
     entry = outcome.entries.setdefault(key, {"bugs": {}})
+    if not _installable(version, key, options, outcome, entry, progress):
+        return
+    progress(f"confirming {version} in a throwaway environment...")
     try:
         measured = confirm(version, options.installer, options.timeout)
     except ReportError as err:
-        release = record(options.ledger, key, _record_failure(str(err), now()))["releases"][key]
-        if "unmeasurable" in release:
-            entry["unmeasurable"] = release["unmeasurable"]
-            outcome.unmeasurable.append(f"{key}: {release['unmeasurable']}")
-            progress(f"{key}: unmeasurable here: {release['unmeasurable']}")
+        if not _installable(version, key, options, outcome, entry, progress):  # asked again before it counts
+            return
+        if key in outcome.tried:
+            _run_error(key, f"{err} (a second local variant of {key} in one run: not another try)", options, outcome)
+        elif isinstance(err, TimedOut) and options.timeout < DEFAULT_TIMEOUT:
+            _run_error(key, f"{err}, under --timeout {options.timeout:g} (not a try)", options, outcome)
         else:
-            outcome.errors.append(f"{key}: {release['error']}")
-            progress(f"{key}: error: {release['error']}")
+            outcome.tried.add(key)
+            _failed_try(key, str(err), options, outcome, entry, progress)
         return
     checked_at = now()
     results = {bug_id: r for bug_id, r in measured.verdicts.items() if not options.bugs or bug_id in options.bugs}
@@ -355,6 +393,47 @@ def confirm_and_record(version: str, options: Options, outcome: Outcome, progres
     for bug_id in verdicts:
         entry.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = release["bugs"][bug_id]["dynamic"]
     progress(f"{key}: " + ", ".join(f"{b}: {v['verdict']}" for b, v in verdicts.items()))
+
+
+def _installable(
+    version: str, key: str, options: Options, outcome: Outcome, entry: dict[str, Any], progress: Callable[[str], None]
+) -> bool:
+    """Whether the install index has a wheel of ``version`` for this interpreter; recorded when it has
+    none (final for this tag), an error of the run when the index does not answer. With
+    ``--use-pip-config`` pip may take torch from elsewhere (find-links): pip alone decides."""
+    if options.installer.use_pip_config:
+        return True
+    try:
+        found = installability(make_session(), options.installer.index_url, version, Traffic())
+    except FetchError as err:
+        _run_error(key, f"the install index did not answer, so nothing was tried: {err}", options, outcome)
+        return False
+    if found.installable:
+        return True
+    release = record(options.ledger, key, _record_not_installable(found, now()))["releases"][key]
+    entry["not_installable"] = release["not_installable"]
+    having = ", ".join(found.wheel_tags) or "none"
+    outcome.not_installable.append(f"{key}: no wheel for {found.tag} (wheels for: {having})")
+    progress(f"{key}: not installable here: no wheel for {found.tag} (wheels for: {having})")
+    return False
+
+
+def _run_error(key: str, detail: str, options: Options, outcome: Outcome) -> None:
+    record(options.ledger, key, _record_run_error(detail))
+    outcome.errors.append(f"{key}: {detail}")
+
+
+def _failed_try(
+    key: str, detail: str, options: Options, outcome: Outcome, entry: dict[str, Any], progress: Callable[[str], None]
+) -> None:
+    release = record(options.ledger, key, _record_failure(detail, now()))["releases"][key]
+    if "unmeasurable" in release:
+        entry["unmeasurable"] = release["unmeasurable"]
+        outcome.unmeasurable.append(f"{key}: {release['unmeasurable']}")
+        progress(f"{key}: unmeasurable here: {release['unmeasurable']}")
+    else:
+        outcome.errors.append(f"{key}: {release['error']}")
+        progress(f"{key}: error: {release['error']}")
 
 
 def status(verdicts: dict[str, Any]) -> str | None:

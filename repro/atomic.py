@@ -1,0 +1,102 @@
+"""Files this project owns are replaced in one rename, and files it appends to get one ``write``.
+
+A reader (or a crash, or a full disk) then sees the old file or the new one, never a truncated or
+partial one. The temporary file lies in the target's folder, so the rename stays on one file system,
+and its name (``.NAME.repro-write-XXXXXXXX``) is one only these writers use: a writer removes only
+such leftovers, never a user's own ``NAME.something.tmp``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+
+MARK = ".repro-write-"  # in every temporary file's name: what makes a leftover ours
+_SUFFIX = re.compile(r"[a-z0-9_]{8}")  # tempfile's random part
+
+
+class WriteError(OSError):
+    """A write failed and the old file is intact (one sentence; exit 2 where a tool writes it); ``why``
+    is the cause alone, for a line that names the file otherwise."""
+
+    def __init__(self, message: str, why: str = "") -> None:
+        super().__init__(message)
+        self.why = why or message
+
+
+def _prefix(path: Path) -> str:
+    return f".{path.name}{MARK}"
+
+
+def leftovers(path: Path) -> list[Path]:
+    """The temporary files a killed writer of ``path`` left behind: only names this module makes."""
+    prefix = _prefix(path)
+    return [
+        p
+        for p in path.parent.glob(f".{path.name}*")
+        if p.name.startswith(prefix) and _SUFFIX.fullmatch(p.name[len(prefix) :])
+    ]
+
+
+def new_file_mode() -> int:
+    """The mode ``open`` gives a new file here (0666 less the umask), not ``mkstemp``'s 0600."""
+    umask = os.umask(0o077)  # reading the umask means setting it: briefly a stricter one, never a looser
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def replace(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) in one rename, keeping an existing file's mode; a failure
+    (a full disk, an unencodable string, a read-only folder) leaves the old file as it was and raises
+    ``WriteError`` in one sentence. Call with a symlink resolved: the rename replaces what it names."""
+    path = Path(path)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        problem = f"its text cannot be encoded ({err.reason})"
+        raise WriteError(f"{path} was not written: {problem}; it stays as it was.") from None
+    tmp = None
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else new_file_mode()
+        fd, tmp = tempfile.mkstemp(prefix=_prefix(path), dir=path.parent)
+        with os.fdopen(fd, "wb") as out:
+            os.fchmod(out.fileno(), mode)
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as err:
+        raise WriteError(f"{path} was not written ({err.strerror or err}); it stays as it was.") from None
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def append(path: str | Path, text: str) -> None:
+    """Append ``text`` to ``path`` in one ``write`` (``$GITHUB_STEP_SUMMARY``, ``$GITHUB_OUTPUT``): a
+    failure leaves no half of it there. Raises ``WriteError`` in one sentence."""
+    data = text.encode("utf-8", "replace")
+    try:
+        # non-blocking: a FIFO nobody reads is refused (ENXIO) instead of hanging the run
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+    except OSError as err:
+        raise WriteError(f"{path} cannot be written ({err.strerror or err}).", str(err.strerror or err)) from None
+    size = None
+    try:
+        size = os.fstat(fd).st_size
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(28, f"only {written} of {len(data)} bytes were written")
+    except OSError as err:
+        if size is not None:  # no half of a summary: what was appended is taken back
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                pass
+        raise WriteError(f"{path} cannot be written ({err.strerror or err}).", str(err.strerror or err)) from None
+    finally:
+        os.close(fd)

@@ -1,0 +1,123 @@
+"""``python -m tracker.release`` fed bad input (issue 27, item 6): every input validated, with bounds, in
+one sentence (exit 2); release notes fitted in linear time and written inert; set-version atomic."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from markdown_render import live, unseen
+from test_release import PYPROJECT, commit, git
+
+from helpers import file_size_limit
+from tracker import release
+from tracker.release import notes
+
+
+def one_sentence(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err and captured.out == "", captured.err
+    return lines[0]
+
+
+def repo_at(tmp_path, when: str):
+    repo = tmp_path / "repo"
+    (repo / "repro").mkdir(parents=True)
+    git(repo, "init", "-q")
+    commit(repo, when, code="0.1.0", data={"schema": 2, "bugs": {}, "releases": {}})
+    return repo
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "no such file"),
+        ("[1, 2]", "no 'releases' object"),
+        ('{"releases": {"not a version": []}}', "not a version"),
+        ('{"releases": {"0.1.0": ' + "[" * 5000 + "]" * 5000 + "}}", "nested"),
+        ('{"releases": {}, "n": 1' + "0" * 5000 + "}", "digits"),
+        ("\xff\xfe", "not PyPI's JSON answer"),
+    ],
+    ids=["missing", "a-list", "bad-key", "deep", "huge-number", "not-utf8"],
+)
+def test_a_malformed_or_missing_published_file_is_one_sentence(tmp_path, capsys, content, says):
+    """Before: a missing file was silently no release at all; deep nesting and huge numbers a traceback."""
+    repo = repo_at(tmp_path, "2026-12-03T10:00:00+00:00")
+    published = tmp_path / "pypi.json"
+    if content is not None:
+        published.write_bytes(content.encode("latin-1"))
+    assert release.main(["--root", str(repo), "plan", "--published", str(published)]) == 2
+    line = one_sentence(capsys)
+    assert line.startswith(f"error: --published {published}") and says in line, line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["notes", "--version", "not a version"], ["set-version", "1.0.0-final!"], ["notes", "--limit", "0"]],
+    ids=["notes-version", "set-version", "limit"],
+)
+def test_bad_versions_and_limits_are_usage_errors(tmp_path, capsys, args):
+    """Before: ``notes --version x`` and ``set-version x`` raised InvalidVersion with a traceback."""
+    with pytest.raises(SystemExit) as exit_:
+        release.main(["--root", str(tmp_path), *args])
+    assert exit_.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]  # argparse: the usage, then one sentence
+    assert last.startswith("python -m tracker.release ") and ("not a PEP 440 version" in last or "from 1" in last)
+
+
+@pytest.mark.parametrize(
+    ("when", "says"),
+    [("@253402300800 +0000", "has a committer date git shows as"), ("@0 +0000", "is dated 1970-01-01")],
+    ids=["year-10000", "1970"],
+)
+def test_a_commit_with_an_odd_date_is_one_sentence(tmp_path, capsys, when, says):
+    """A committer date past 9999 raised ValueError in datetime; one in 1970 made a post-release of 1970."""
+    repo = repo_at(tmp_path, when)
+    git(repo, "tag", "v0.1.0", when=when)
+    commit(repo, when, data={"schema": 2, "bugs": {"bug-a": {"fixed_in": None, "regressions": []}}, "releases": {}})
+    assert release.main(["--root", str(repo), "plan"]) == 2
+    assert says in one_sentence(capsys)
+
+
+def many_changes(n: int) -> tuple[dict, dict]:
+    before = {"schema": 2, "bugs": {"bug-a": {"fixed_in": None, "regressions": []}}, "releases": {}}
+    after = copy.deepcopy(before)
+    for i in range(n):
+        before["releases"][f"3.{i}.0"] = {"bugs": {"bug-a": {"dynamic": {"verdict": "present"}}}}
+        after["releases"][f"3.{i}.0"] = {"bugs": {"bug-a": {"dynamic": {"verdict": "fixed"}}}}
+    return before, after
+
+
+def test_notes_are_fitted_in_linear_time(monkeypatch):
+    """Counted, not timed: each change is put in a code span a bounded number of times. Before, every
+    candidate count rebuilt the whole body: n changes cut to a few cost about n * n / 2 spans."""
+    spans = []
+    original = release.code_span
+    monkeypatch.setattr(release, "code_span", lambda text, *a: spans.append(text) or original(text, *a))
+    before, after = many_changes(600)
+    text = notes(before, after, "0.2.0", "0.1.0", limit=2000)
+    assert len(text) <= 2000 and "more changes, left out" in text
+    assert len(spans) <= 3 * 600 + 20, len(spans)
+
+
+def test_notes_render_ledger_ids_and_lines_inert():
+    before, after = many_changes(1)
+    evil = "evil` ![x](https://e.x/p.png)\n# heading \u202e\udc9b"
+    after["bugs"][evil] = {"fixed_in": None, "regressions": []}
+    after["releases"]["3.0.0"]["bugs"][evil] = {"dynamic": {"verdict": "fixed"}}  # a release naming it
+    text = notes(before, after, "0.2.0", "0.1.0")
+    assert live(text, own=("h3", "li")) == [] and unseen(text) == []
+    assert "### ``evil`" in text
+
+
+def test_set_version_replaces_each_file_whole_or_not_at_all(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT.format("0.1.0") + "# padding\n" * 200)
+    (tmp_path / "repro").mkdir()
+    (tmp_path / "repro" / "__init__.py").write_text('__version__ = "0.1.0"\n')
+    old = (tmp_path / "pyproject.toml").read_bytes()
+    with file_size_limit(len(old) - 10):  # a disk that fills while pyproject.toml is rewritten
+        assert release.main(["--root", str(tmp_path), "set-version", "0.2.0"]) == 2
+    assert "was not written" in one_sentence(capsys)
+    assert (tmp_path / "pyproject.toml").read_bytes() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pyproject.toml", "repro"]  # no temporary file left

@@ -1,0 +1,76 @@
+"""docs/support-table.md is outside text made inert (issue 27): ledger cells and API names render as
+literal text on GitHub, and the page is replaced in one rename or left as it was."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from markdown_render import live, render, table_widths, unseen
+
+from helpers import file_size_limit
+from tracker import support_doc
+from tracker.support_doc import document
+
+HOSTILE_CELL = (
+    "works`\n![x](https://e.x/p.png)\n# Heading\n[click](javascript:alert(1)) <img src=x> "
+    "a | b || c \x1b[2J\u202eevil\u2066 \udc9b https://e.x/bare www.e.x @octocat"
+)
+HOSTILE_API = "evil` <b>x</b> | [y](javascript:z) \x1b]8;;\x07"
+
+
+def ledger_with(tmp_path, cells):
+    ledger = tmp_path / "ledger.json"
+    ledger.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {"2.14.0": {"support": cells}}}))
+    return ledger
+
+
+def test_hostile_cells_render_as_literal_text_on_github():
+    text = document({"2.14.0": {HOSTILE_API: HOSTILE_CELL, "copy.copy": "works"}}, "2026-12-03")
+    body = text[text.index("## Overview") : text.index("## Every departure")]
+    assert live(body, own=("h2",)) == [], live(body, own=("h2",))
+    assert unseen(text) == []
+    assert set(table_widths(body)) == {2}  # every row of every table keeps its two cells
+    assert all(len(line) <= 100 for line in text.splitlines()), max(text.splitlines(), key=len)
+    shown = render(body)
+    assert "javascript:alert(1)" in shown and "\\x1b[2J" in shown  # still there, as text
+
+
+def test_the_cli_writes_hostile_cells_and_keeps_the_page_when_a_write_fails(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("REPRO_LEDGER", str(ledger_with(tmp_path, {"setattr": HOSTILE_CELL})))
+    out = tmp_path / "support-table.md"
+    assert support_doc.main(["--out", str(out)]) == 0
+    old = out.read_bytes()
+    assert unseen(old.decode("utf-8")) == []
+    bigger = {f"api_{n}": "works; " * 60 for n in range(40)}
+    monkeypatch.setenv("REPRO_LEDGER", str(ledger_with(tmp_path, bigger)))
+    with file_size_limit(len(old) + 100):  # a disk that fills while the new page is written
+        assert support_doc.main(["--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert out.read_bytes() == old and "was not written" in err and len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.json", "support-table.md"]
+
+
+@pytest.mark.parametrize("cell", ["\udc9b", "a\ud800b"])
+def test_a_lone_surrogate_in_a_cell_never_empties_the_page(tmp_path, monkeypatch, cell):
+    """Before: write_text truncated the page, then failed to encode the surrogate: 0 bytes left."""
+    out = tmp_path / "support-table.md"
+    out.write_text("the page as it was\n")
+    monkeypatch.setenv("REPRO_LEDGER", str(ledger_with(tmp_path, {"setattr": cell})))
+    assert support_doc.main(["--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "\\ud" in text and unseen(text) == []
+
+
+def test_a_matrix_result_is_replaced_whole_or_not_at_all(tmp_path, capsys):
+    """``tracker.matrix run --out``: a disk that fills mid-write left a partial JSON file before."""
+    from tracker.matrix import write_result
+
+    out = tmp_path / "results" / "result.json"
+    assert write_result(out, {"torch": "2.13.0", "stderr": []}) == 0
+    old = out.read_bytes()
+    with file_size_limit(len(old) + 100):
+        assert write_result(out, {"torch": "2.13.0", "stderr": ["x" * 100] * 100}) == 2
+    err = capsys.readouterr().err
+    assert out.read_bytes() == old and "was not written" in err and len(err.strip().splitlines()) == 1
+    assert [p.name for p in out.parent.iterdir()] == ["result.json"]
