@@ -217,6 +217,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
 def _support_table(environment: Environment, as_json: bool, fail: Callable[[object], int]) -> int:
     """Every scenario, every tier, summarised per API (repro.formats.support_table)."""
     import json
+    import sysconfig
 
     from repro.catalogue import select
     from repro.engine.oracle import run_all
@@ -229,8 +230,12 @@ def _support_table(environment: Environment, as_json: bool, fail: Callable[[obje
     emit(
         json.dumps(
             {
+                "schema": support_table.SCHEMA,
                 "torch_version": environment.torch_version,
+                "python_version": environment.python_version,
+                "platform": sysconfig.get_platform(),
                 "device": environment.device,
+                "codes": list(support_table.CODES),
                 "rows": support_table.as_dicts(rows),
             },
             indent=2,

@@ -1,9 +1,11 @@
 """The ledger: one JSON file recording what is known about each catalogued bug per torch release.
 
-Schema 2: ``bugs[id]`` holds ``fixed_in`` and ``regressions``; ``releases[version]`` holds when it
-was checked, whether its wheel is yanked, what reading the wheel cost (``probe``) and, under
-``bugs[id]``, the static and dynamic verdicts. A schema-1 ledger (the original bug only) is
-migrated on read and written back only as schema 2.
+Schema 3: ``bugs[id]`` holds ``fixed_in`` and ``regressions``; ``releases[version]`` holds when it
+was checked, whether its wheel is yanked, what reading the wheel cost (``probe``), under
+``bugs[id]`` the static and dynamic verdicts, and under ``support[device]`` the measured support
+table (where: ``python``, ``platform``; per API: ``codes``, ``cell``, ``left_out``). Schema 1 (the
+original bug only) and 2 (support cells as text, kept as ``support_legacy``) are migrated on read
+and written back only as schema 3.
 
 The CLI and the tests read it to know what to expect from the installed torch; the
 upstream tracker writes it. ``REPRO_LEDGER=/path`` points both at another file. Writes go
@@ -30,7 +32,10 @@ from packaging.version import InvalidVersion, Version
 from repro import atomic
 
 DEFAULT_PATH = Path(__file__).with_name("ledger.json")
-SCHEMA = 2
+SCHEMA = 3
+# The codes a support cell is made of (repro.formats.support_table.CODES, a bug id where BUG is).
+SUPPORT_CODES = ("ok", "design", "undocumented", "unexplained", "absent", "not-run", "eager-fails")
+DEVICE = re.compile(r"[a-z][a-z0-9_]{0,15}")  # a support column's device: cpu, cuda, npu
 OUTCOMES = ("present", "fixed", "different", "cannot-test")  # a report's outcome (python -m repro --json)
 # A bug's status on one release, as a dynamic run measured it: ``incomplete-fix`` is a bug whose own
 # symptom is gone while its APIs still depart from nn.Module in ways no catalogued bug explains.
@@ -67,7 +72,7 @@ def new_ledger() -> dict[str, Any]:
 
 
 def load(path: Path) -> dict[str, Any]:
-    """Read, validate and (from schema 1) migrate the ledger at ``path``: always schema 2 in memory."""
+    """Read, validate and (from schemas 1 and 2) migrate the ledger at ``path``: always schema 3 in memory."""
     try:
         if not path.is_file():
             raise LedgerError(
@@ -122,7 +127,7 @@ def _depth(value: Any) -> int:
 
 
 def migrate(path: Path, data: Any) -> dict[str, Any]:
-    """Schema 1 (one bug: top-level ``fixed_in``, ``releases[v].static/dynamic``) to schema 2 (per bug)."""
+    """Schema 1 (one bug: top-level ``fixed_in``, ``releases[v].static/dynamic``) to 2 (per bug), then to 3."""
     if not isinstance(data, dict):
         raise LedgerError(f"the ledger {path} is not a JSON object.")
     schema = data.get("schema")
@@ -130,18 +135,32 @@ def migrate(path: Path, data: Any) -> dict[str, Any]:
         raise LedgerError(f"the ledger {path} has no schema number.")
     if schema == SCHEMA:
         return _failed_installs_to_errors(data)
+    if schema == 2:
+        return _failed_installs_to_errors(_support_per_device(data))
     if schema != 1:
-        raise LedgerError(f"the ledger {path} has schema {schema!r}; this version reads 1 and 2.")
+        raise LedgerError(f"the ledger {path} has schema {schema!r}; this version reads 1, 2 and 3.")
     releases = data.get("releases")
     if not isinstance(releases, dict) or not all(isinstance(e, dict) for e in releases.values()):
         raise LedgerError(f"the ledger {path} has no 'releases' object of release objects.")
     migrated = {
         **{k: v for k, v in data.items() if k not in ("fixed_in", "regressions")},
-        "schema": SCHEMA,
+        "schema": 2,
         "bugs": {ORIGINAL: {"fixed_in": data.get("fixed_in"), "regressions": data.get("regressions", [])}},
         "releases": {version: _migrate_release(entry) for version, entry in releases.items()},
     }
-    return _failed_installs_to_errors(migrated)
+    return _failed_installs_to_errors(_support_per_device(migrated))
+
+
+def _support_per_device(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 to 3: a release's support cells were one text per API, measured with the scenario table
+    before shapes were explored and before refusals needed a source. Schema 3 keeps columns per device,
+    each cell with its codes; the old cells are kept verbatim under ``support_legacy`` (not shown as
+    measured by this table), never dropped."""
+    releases = data.get("releases")
+    for entry in releases.values() if isinstance(releases, dict) else ():
+        if isinstance(entry, dict) and "support" in entry:
+            entry["support_legacy"] = entry.pop("support")
+    return {**data, "schema": SCHEMA}
 
 
 # How the tracker once stored a run that produced no report as a ``cannot-test`` verdict; such a run
@@ -207,12 +226,18 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
             raise bad(f"a release key {version!r} that is not in its normal form {release_key(version)!r}")
         if not isinstance(entry, dict) or not isinstance(entry.get("bugs", {}), dict):
             raise bad(f"a release {version} that is not an object with a 'bugs' object")
-        support = entry.get("support", {})
-        if not isinstance(support, dict) or not all(
+        legacy = entry.get("support_legacy", {})
+        if not isinstance(legacy, dict) or not all(
             isinstance(api, str) and isinstance(c, str) and len(api) <= TEXT_CAP and len(c) <= MAX_CELL
-            for api, c in support.items()
+            for api, c in legacy.items()
         ):
             raise bad(f"support cells in {version} that are not API names mapped to strings of {MAX_CELL} at most")
+        support = entry.get("support", {})
+        if not isinstance(support, dict) or not all(
+            isinstance(device, str) and DEVICE.fullmatch(device) and valid_column(column)
+            for device, column in support.items()
+        ):
+            raise bad(f"a support table in {version} that is not one column per device of rows with codes")
         for bug_id, verdicts in entry.get("bugs", {}).items():
             if not BUG_ID.fullmatch(bug_id):
                 raise bad(f"a bug id {bug_id[:80]!r} in {version} that is not an id (lower-case words and hyphens)")
@@ -230,6 +255,28 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(data.get("upstream_issues", {}), dict):
         raise bad("'upstream_issues' that is not an object")
     return data
+
+
+def valid_column(column: Any) -> bool:
+    """One device's support column: where it was measured, and per API its codes, cell and left-out runs."""
+    if not isinstance(column, dict) or not isinstance(column.get("rows"), dict):
+        return False
+    for key in ("python", "platform"):
+        if not isinstance(column.get(key), str) or len(column[key]) > 64:
+            return False
+    return all(
+        isinstance(api, str)
+        and len(api) <= TEXT_CAP
+        and isinstance(row, dict)
+        and isinstance(row.get("cell"), str)
+        and len(row["cell"]) <= MAX_CELL
+        and isinstance(row.get("codes"), list)
+        and 0 < len(row["codes"]) <= 32
+        and all(isinstance(c, str) and (c in SUPPORT_CODES or BUG_ID.fullmatch(c)) for c in row["codes"])
+        and type(row.get("left_out", 0)) is int
+        and 0 <= row.get("left_out", 0) <= 100_000
+        for api, row in column["rows"].items()
+    )
 
 
 def _version_or_none(value: Any, problem: LedgerError) -> None:

@@ -25,7 +25,7 @@ from repro.engine.scenarios import Scenario
 from repro.environment import Environment
 from repro.ledger import Expectation
 
-SCHEMA = 2
+SCHEMA = 3
 DEPARTURES = ("raises", "differs", "error")
 NOT_JUDGED = ("unavailable", "not-run")  # this torch lacks the API, or this machine the accelerator
 

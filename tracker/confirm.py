@@ -24,7 +24,9 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from repro import ledger as ledger_io
 from repro.ledger import OUTCOMES, STATUSES  # a report's outcome; a bug's status, recorded (not "skipped")
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -50,10 +52,12 @@ class Dynamic:
 
 @dataclass(frozen=True)
 class Measurement:
-    """What one dynamic run measured: a verdict per bug, and the support table's cell per API."""
+    """What one dynamic run measured: a verdict per bug, and the support table's column for its device
+    (``{device: {"python", "platform", "rows": {api: {"codes", "cell", "left_out"}}}}``; empty where the
+    reproducer made none)."""
 
     verdicts: dict[str, Dynamic]
-    support: dict[str, str]
+    support: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -122,19 +126,27 @@ def read_report(stdout: str, stderr: str) -> dict[str, Dynamic]:
     return {b["id"]: Dynamic(b["status"], b["detail"]) for b in report["bugs"] if b["status"] in STATUSES}
 
 
-def read_support(stdout: str) -> dict[str, str]:
-    """API -> support-table cell from a report ``read_report`` accepted; rows that are not (an older
-    reproducer's report has none) are left out."""
-    rows = json.loads(stdout).get("support")
-    return (
-        {
-            row["api"]: row["cell"]
-            for row in rows
-            if isinstance(row, dict) and isinstance(row.get("api"), str) and isinstance(row.get("cell"), str)
-        }
-        if isinstance(rows, list)
-        else {}
-    )
+def read_support(stdout: str) -> dict[str, Any]:
+    """The support column of a report ``read_report`` accepted, keyed by its device, with rows that carry
+    codes; an older reproducer's report (no codes, no platform) gives none, and a row that is not such
+    is left out. The ledger validates the column again when it is written."""
+    report = json.loads(stdout)
+    rows, device = report.get("support"), report.get("device")
+    python, platform = report.get("python_version"), report.get("platform")
+    if not (
+        isinstance(rows, list) and isinstance(device, str) and isinstance(python, str) and isinstance(platform, str)
+    ):
+        return {}
+    kept = {
+        row["api"]: {"codes": row["codes"], "cell": row["cell"], "left_out": row.get("left_out", 0)}
+        for row in rows
+        if isinstance(row, dict)
+        and isinstance(row.get("api"), str)
+        and isinstance(row.get("cell"), str)
+        and isinstance(row.get("codes"), list)
+    }
+    column = {"python": python, "platform": platform, "rows": kept}
+    return {device.split(":")[0]: column} if kept and ledger_io.valid_column(column) else {}
 
 
 def _is_bug_status(entry: object) -> bool:

@@ -2,11 +2,14 @@
 
     python -m tracker.support_doc [--out docs/support-table.md]
 
-The cells come from the ledger (``REPRO_LEDGER``, else the shipped one): each release the tracker
-measured dynamically (``check_upstream --versions``, which runs ``python -m repro --json --slow``)
-carries one cell per API under ``support``. The overview gives each cell as a short code, in tables of
-as many releases as fit 100 columns; the newest measured release follows in full, conditions and torch
-lines included. Exit codes: 0 written; 2 a ledger that cannot be read, or no release measured.
+The page says only what was measured. Its columns come from the ledger (``REPRO_LEDGER``, else the
+shipped one): each release the tracker measured dynamically (``check_upstream --versions``, which runs
+``python -m repro --json --slow``) carries one support column per device under ``support``. The newest
+measured release is given as lists a backend's documentation can paste ("works as on nn.Module",
+"departs"); each older release lists only the APIs whose codes differ from the newest; one note per
+distinct cell names the releases it applies to; releases the ledger holds without a column say why.
+Markdown tables may be wider than 100 columns; prose is wrapped within 100. Exit codes: 0 written;
+2 a ledger that cannot be read, no release measured, or a page that cannot be written.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -31,178 +35,202 @@ from repro.sanitise import cell as table_cell
 from repro.sanitise import code_span, for_terminal, plain
 
 WIDTH = 100
-API_WIDTH = 36
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "support-table.md"
-BUG_CODES = {bug_id: f"B{n}" for n, bug_id in enumerate(BUGS, start=1)}
+DEVICES = ("cpu", "cuda", "npu")  # the columns a backend's page has; one not measured says so
+MEASURE = "python -m tracker.check_upstream --versions {}"
+CODE_WORDS = {
+    "ok": "works as on `nn.Module` in every run",
+    "design": "refused or different by design: PyTorch's documentation or an upstream test says so (cited below)",
+    "undocumented": "refused with a clear error that no PyTorch document or upstream test states as intended",
+    "unexplained": "departs in a way no catalogued bug explains yet",
+    "absent": "this torch lacks the API",
+    "not-run": "needs an accelerator the measuring machine lacks",
+    "eager-fails": "the eager twin itself fails (the scenario is not valid on that torch)",
+}
 
 
-def measured(ledger: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """Release -> API -> cell, for every release with a measured support table, oldest first."""
-    releases = {v: e["support"] for v, e in ledger["releases"].items() if isinstance(e.get("support"), dict)}
-    return {v: releases[v] for v in sorted(releases, key=Version)}
+def columns(ledger: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Release -> the CPU column measured with this scenario table, oldest first."""
+    found = {
+        v: e["support"]["cpu"]
+        for v, e in ledger["releases"].items()
+        if isinstance(e.get("support"), dict) and "cpu" in e["support"]
+    }
+    return {v: found[v] for v in sorted(found, key=Version)}
 
 
-def code(cell: str) -> str:
-    """A cell as a short code: ``ok`` works, ``B<n>`` a catalogued bug, ``D`` refused by design, ``-``
-    unavailable, ``n/r`` not run here, ``e`` the eager twin itself fails (the scenario is not valid on
-    that torch), ``?`` anything else; several joined by ``/``, in the cell's order."""
-    codes = []
-    for outcome in _outcomes(cell):
-        what = outcome.split(" (")[0]  # without the conditions it holds under
-        if what.startswith(("raises: ", "differs: ")):
-            codes.append(BUG_CODES.get(what.split(": ", 1)[1], "?"))
-        elif what.startswith("not run"):
-            codes.append("n/r")
-        else:
-            codes.append(
-                {
-                    "works": "ok",
-                    "refused by design": "D",
-                    "differs by design": "D",
-                    "unavailable": "-",
-                    "eager fails": "e",
-                }.get(what, "?")
-            )
-    return "/".join(dict.fromkeys(codes))
+def codes_of(column: dict[str, Any], api: str) -> str:
+    row = column["rows"].get(api)
+    return "/".join(row["codes"]) if row else "not measured"
 
 
-def _outcomes(cell: str) -> list[str]:
-    """The cell's outcomes: split on ``; `` outside parentheses."""
-    parts, depth, current = [], 0, ""
-    for char in cell:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == ";" and depth == 0:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += char
-    return [*parts, current.strip()] if current.strip() else parts
+def _wrap(text: str) -> list[str]:
+    return textwrap.wrap(text, WIDTH, break_on_hyphens=False, subsequent_indent="  ")
 
 
-def overview(releases: dict[str, dict[str, str]]) -> list[str]:
-    """API x release tables of codes, as many releases to a table as fit ``WIDTH`` columns."""
-    apis = sorted(dict.fromkeys(api for cells in releases.values() for api in cells))
-    column = {v: max(len(v), *(len(code(cell)) for cell in cells.values())) for v, cells in releases.items()}
-    versions, lines = list(releases), []
-    while versions:
-        group: list[str] = []
-        width = API_WIDTH + 4
-        while versions and (not group or width + column[versions[0]] + 3 <= WIDTH):
-            group.append(versions.pop(0))
-            width += column[group[-1]] + 3
-        widths = [column[v] for v in group]
-        head = "| " + "API".ljust(API_WIDTH) + " | " + " | ".join(v.ljust(w) for v, w in zip(group, widths)) + " |"
-        rule = "|" + "-" * (API_WIDTH + 2) + "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-        lines += [head, rule]
-        for api in apis:
-            name = _api_span(api)
-            cells = [code(releases[v][api]) if api in releases[v] else "" for v in group]
-            lines.append(
-                "| " + name.ljust(API_WIDTH) + " | " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
-            )
-        lines.append("")
-    return lines
+def _api(api: str) -> str:
+    return table_cell(code_span(for_terminal(api)))
 
 
-def detail(version: str, cells: dict[str, str]) -> list[str]:
-    """The newest release's cells in full, each wrapped within ``WIDTH`` columns."""
-    room = WIDTH - API_WIDTH - 7
+def measured_section(ledger: dict[str, Any], measured: dict[str, dict[str, Any]]) -> list[str]:
+    """Which releases were measured, where, and why the ledger's others were not."""
     lines = [
-        f"| {'API'.ljust(API_WIDTH)} | {f'torch {version}'.ljust(room)} |",
-        f"|{'-' * (API_WIDTH + 2)}|{'-' * (room + 2)}|",
+        "## What was measured",
+        "",
+        "| torch | device | Python | platform | APIs | runs left out |",
+        "|---|---|---|---|---|---|",
     ]
-    for api, cell in cells.items():
-        name = table_cell(code_span(api))
-        if len(name) > API_WIDTH:
-            lines.append(f"| {name} | |")
-            name = ""
-        for part in _inert_lines(cell, room):
-            lines.append(f"| {name.ljust(API_WIDTH)} | {part.ljust(room)} |")
-            name = ""
-    return lines
-
-
-def _api_span(api: str) -> str:
-    """An API name from the ledger as an inert code span within ``API_WIDTH``, its tail kept when cut."""
-    shown = for_terminal(api)
-    span = table_cell(code_span(shown))
-    for keep in range(len(shown) - 1, 0, -1):
-        if len(span) <= API_WIDTH:
-            break
-        span = table_cell(code_span("…" + shown[-keep:]))
-    return span
-
-
-def _inert_lines(text: str, room: int) -> list[str]:
-    """A cell's text from the ledger as literal Markdown (no HTML, link, code span breakout or ``|``),
-    wrapped so that each line fits ``room`` columns after escaping."""
-    lines = []
-    for part in textwrap.wrap(for_terminal(text), room, break_on_hyphens=False) or [""]:
-        for width in range(room, 0, -1):
-            pieces = textwrap.wrap(part, width, break_on_hyphens=False) or [""]
-            shown = [table_cell(plain(piece)) for piece in pieces]
-            if all(len(line) <= room for line in shown):
-                break
-        lines += shown
-    return lines
-
-
-def document(releases: dict[str, dict[str, str]], today: str) -> str:
-    newest = list(releases)[-1]
-    legend = [
-        line
-        for bug_id, code_ in BUG_CODES.items()
-        for line in textwrap.wrap(f"- `{code_}`: {bug_id}: {BUGS[bug_id].title}", WIDTH, subsequent_indent="  ")
-    ]
-    return "\n".join(
-        [
-            "# nn.Module APIs on a torch.jit.ScriptModule subclass, per torch release",
-            "",
-            f"Regenerated on {today} by `python -m tracker.support_doc` from `repro/ledger.json`, whose",
-            "per-release cells come from `python -m tracker.check_upstream --versions ...` (each release",
-            "installed from PyPI and run on CPU with `python -m repro --json --slow`). `python -m repro",
-            "--support-table` prints the installed torch's column with every condition.",
-            "",
-            "Each cell compares a ScriptModule subclass (both `@torch.jit.script_method` and a plain `forward`)",
-            "with its eager `nn.Module` twin in every scenario of that API. Codes: `ok` works like `nn.Module`;",
-            "`B<n>` a catalogued bug (below); `D` refused by design (the torch line is in the detail table);",
-            "`-` unavailable (that torch lacks the API); `n/r` not run here (no such accelerator); `e` the",
-            "eager twin itself fails there (the scenario is not valid on that torch); `?` an outcome no",
-            "code names; several codes: the API's scenarios disagree (the detail table says where).",
-            "",
-            *legend,
-            "",
-            "## Overview",
-            "",
-            *overview(dict(releases)),
-            f"## torch {newest} in full",
-            "",
-            *detail(newest, releases[newest]),
-            "",
-            *classified(),
-        ]
+    for version, column in measured.items():
+        left = sum(row.get("left_out", 0) for row in column["rows"].values())
+        lines.append(
+            f"| {version} | cpu | {table_cell(plain(column['python']))} | {table_cell(plain(column['platform']))} "
+            f"| {len(column['rows'])} | {left} |"
+        )
+    lines += ["", "CUDA and NPU columns: not measured (no such device on the measuring machine).", ""]
+    others = []
+    for version in sorted(set(ledger["releases"]) - set(measured), key=Version):
+        entry = ledger["releases"][version]
+        if entry.get("support_legacy"):
+            why = "measured only with an earlier scenario table (before shapes were explored), not shown"
+        elif entry.get("not_installable") or entry.get("unmeasurable"):
+            why = "could not be installed and run here"
+        else:
+            why = "no dynamic run (only its wheel's sources were read)"
+        others.append(f"- {version}: {why}.")
+    if others:
+        lines += ["Releases the ledger holds without a support column, and why:", "", *others, ""]
+    lines += _wrap(
+        "A release not named on this page was not measured. "
+        f"`{MEASURE.format('X.Y.Z')}` measures one (it installs that torch in a throwaway environment and "
+        "runs `python -m repro --json --slow` there)."
     )
+    return [*lines, ""]
+
+
+def newest_lists(version: str, column: dict[str, Any]) -> list[str]:
+    """The newest release as a backend's documentation lists it: what works, what departs."""
+    rows = column["rows"]
+    works = [api for api, row in rows.items() if row["codes"] == ["ok"]]
+    departs = [api for api in rows if api not in works]
+    lines = [f"## torch {version}: works as on `nn.Module`", ""]
+    lines += _wrap(", ".join(_api(api) for api in sorted(works)))
+    lines += [
+        "",
+        f"## torch {version}: departs",
+        "",
+        "| API | cpu | cuda | npu | what was measured |",
+        "|---|---|---|---|---|",
+    ]
+    for api in sorted(departs):
+        cell = table_cell(plain(rows[api]["cell"]))
+        lines.append(f"| {_api(api)} | {'/'.join(rows[api]['codes'])} | not measured | not measured | {cell} |")
+    return [*lines, ""]
+
+
+def older_section(newest: str, measured: dict[str, dict[str, Any]]) -> list[str]:
+    """Each older release: only the APIs whose codes differ from the newest's."""
+    lines = ["## Older releases: what differs from the newest", ""]
+    for version in reversed([v for v in measured if v != newest]):
+        column = measured[version]
+        apis = sorted(set(column["rows"]) | set(measured[newest]["rows"]))
+        differ = [a for a in apis if codes_of(column, a) != codes_of(measured[newest], a)]
+        if not differ:
+            lines.append(f"- torch {version}: as {newest}.")
+            continue
+        lines += _wrap(
+            f"- torch {version}: "
+            + "; ".join(
+                f"{_api(a)} {codes_of(column, a)} (in {newest}: {codes_of(measured[newest], a)})" for a in differ
+            )
+        )
+    return [*lines, ""]
+
+
+def overview(measured: dict[str, dict[str, Any]]) -> list[str]:
+    """API x release (cpu) codes, every API with its full name."""
+    versions = list(measured)
+    apis = sorted({api for column in measured.values() for api in column["rows"]})
+    lines = ["## Overview (cpu)", "", "| API | " + " | ".join(versions) + " |", "|---|" + "---|" * len(versions)]
+    lines += [f"| {_api(api)} | " + " | ".join(codes_of(measured[v], api) for v in versions) + " |" for api in apis]
+    return [*lines, ""]
+
+
+def notes(measured: dict[str, dict[str, Any]]) -> list[str]:
+    """One note per distinct cell that is not plain ``ok``, naming the releases it applies to."""
+    where: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for version, column in measured.items():
+        for api, row in column["rows"].items():
+            if row["codes"] != ["ok"] or row.get("left_out"):
+                left = (
+                    f" ({row['left_out']} runs left out: a feature this release lacks)" if row.get("left_out") else ""
+                )
+                where[api, row["cell"] + left].append(version)
+    lines = ["## Notes: each cell in words, with the releases it applies to", ""]
+    for (api, cell), versions in sorted(where.items()):
+        lines += _wrap(f"- {_api(api)} on {', '.join(versions)}: {plain(cell)}")
+    return [*lines, ""]
 
 
 def classified() -> list[str]:
-    """Every departure the table shows, classified: the catalogued bugs and the refusals by design."""
-    bugs = [f"- `{BUG_CODES[b.id]}` {b.id}: {b.symptom}. Upstream: {b.upstream}." for b in BUGS.values()]
-    refusals = [f'- {entry.what}: "{entry.error.strip()}" ({entry.source})' for entry in BY_DESIGN]
-    refusals += [f"- {entry.what} ({entry.source})" for entry in DESIGNED_DIFFERENCES]
+    """Every departure the table shows, classified: the bugs, the refusals by design (cited), the rest."""
+    bugs = [f"- `{b.id}`: {b.symptom}. Upstream: {b.upstream}." for b in BUGS.values()]
+    designed = [f"- {e.what}: {e.cite}." for e in BY_DESIGN if e.designed]
+    designed += [f"- {e.what}: {e.cite}." for e in DESIGNED_DIFFERENCES]
+    undocumented = [
+        f'- {e.what}: "{e.error.strip()}" ({e.source})' + (f"; related: {e.related}" if e.related else "") + "."
+        for e in BY_DESIGN
+        if not e.designed
+    ]
     return [
         "## Every departure, classified",
         "",
-        "Bugs (each with a recogniser, a bisect script and a paste-ready script: `python -m repro",
-        "--list-bugs`, `--explain --bug ID`, `--markdown --bug ID`):",
+        "Catalogued bugs (`python -m repro --list-bugs`, `--explain --bug ID`, `--markdown --bug ID`):",
         "",
-        *(line for item in bugs for line in textwrap.wrap(item, WIDTH, subsequent_indent="  ")),
+        *(line for item in bugs for line in _wrap(item)),
         "",
-        "Refused by design (`D`; the deciding line in each torch is found at run time: the detail table",
-        "shows it):",
+        "By design (`design`), each with the PyTorch document or upstream test that says so:",
         "",
-        *(line for item in refusals for line in textwrap.wrap(item, WIDTH, subsequent_indent="  ")),
+        *(line for item in designed for line in _wrap(item)),
+        "",
+        "Refused, undocumented (`undocumented`): a clear refusal that no PyTorch document or upstream test",
+        "states as intended; neither works nor a catalogued bug:",
+        "",
+        *(line for item in undocumented for line in _wrap(item)),
         "",
     ]
+
+
+def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today: str) -> str:
+    newest = list(measured)[-1]
+    legend = [f"- `{code}`: {words}" for code, words in CODE_WORDS.items()]
+    legend.insert(1, "- a bug id (`full-backward-hook-flag`, ...): that catalogued bug (listed at the end)")
+    return (
+        "\n".join(
+            [
+                "# nn.Module APIs on a torch.jit.ScriptModule subclass, per torch release",
+                "",
+                *_wrap(
+                    f"Regenerated on {today} by `python -m tracker.support_doc` from `repro/ledger.json`. Each "
+                    "cell compares a `torch.jit.ScriptModule` subclass (`@torch.jit.script_method` and plain "
+                    "`forward`, first and later instances, every model shape its scenarios declare) with its "
+                    "eager `nn.Module` twin in every scenario of that API. `python -m repro --support-table` "
+                    "prints the installed torch's column with every condition."
+                ),
+                "",
+                "Codes, always in this order (bug ids in catalogue order):",
+                "",
+                *(line for item in legend for line in _wrap(item)),
+                "",
+                *measured_section(ledger, measured),
+                *newest_lists(newest, measured[newest]),
+                *older_section(newest, measured),
+                *overview(measured),
+                *notes(measured),
+                *classified(),
+            ]
+        ).rstrip("\n")
+        + "\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,11 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
-        releases = measured(ledger_io.load(ledger_io.ledger_path()))
+        ledger = ledger_io.load(ledger_io.ledger_path())
     except ledger_io.LedgerError as problem:
-        print(f"support_doc: error: {problem}", file=sys.stderr)
+        print(for_terminal(f"support_doc: error: {problem}"), file=sys.stderr)
         return 2
-    if not releases:
+    measured = columns(ledger)
+    if not measured:
         print(
             "support_doc: error: the ledger holds no measured support table (check_upstream --versions makes them)",
             file=sys.stderr,
@@ -222,11 +251,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     today = datetime.now(timezone.utc).date().isoformat()
     try:  # a failed write leaves the page as it was
-        atomic.replace(args.out.resolve(), document(releases, today))
+        atomic.replace(args.out.resolve(), document(ledger, measured, today))
     except atomic.WriteError as problem:
         print(for_terminal(f"support_doc: error: {problem}"), file=sys.stderr)
         return 2
-    print(f"{args.out}: {len(releases)} releases, {len(next(iter(releases.values())))} APIs")
+    print(f"{args.out}: {len(measured)} releases, {len(measured[list(measured)[-1]]['rows'])} APIs")
     return 0
 
 

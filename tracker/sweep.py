@@ -262,16 +262,16 @@ def _replace_static(entry: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
 
 
 def _record_dynamic(
-    verdicts: dict[str, dict[str, Any]], support: dict[str, str] | None = None
+    verdicts: dict[str, dict[str, Any]], support: dict[str, Any] | None = None
 ) -> Callable[[dict[str, Any]], None]:
-    """Each bug's new dynamic verdict, from a report, and the support table's cells it measured (API ->
-    cell, for docs/support-table.md): the release's error and failed attempts end."""
+    """Each bug's new dynamic verdict, from a report, and the support column it measured (per device, for
+    docs/support-table.md; another device's column stays): the release's error and failed attempts end."""
 
     def change(existing: dict[str, Any]) -> None:
         for key in ("error", "failed_attempts", "unmeasurable", "not_installable"):
             existing.pop(key, None)
         if support:
-            existing["support"] = support
+            existing["support"] = {**(existing.get("support") or {}), **support}
         for bug_id, dynamic in verdicts.items():
             existing.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = dynamic
 

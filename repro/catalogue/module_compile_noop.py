@@ -57,7 +57,7 @@ BUG = Bug(
     title="Module.compile() on a ScriptModule subclass compiles nothing",
     upstream="not reported yet",
     apis=("compile",),
-    scope=scope(ROOTS),
+    scope=scope(tuple(shape for shape in ROOTS if shape != "raising")),  # raising's forward breaks the graph
     symptom="no error, but later calls never go through torch.compile (the wrapper reads None)",
     recognise=recognise,
     pieces=(_compile_assigns, setattr_forwards(ATTRIBUTE)),

@@ -219,10 +219,11 @@ TRAITS = {
     "inner": "a child named inner that holds the model's layers (m.inner)",
     "root": "the model under test is the root the scenario builds",
     "raises": "its forward raises for an input summing below -100",
+    "one graph": "torch.compile captures its forward without a graph break (no branch on a tensor's value)",
 }
-_FLAT = frozenset({"x only", "params", "own params", "own buffer", "root"})
-_CHILD = frozenset({"x only", "params", "own buffer", "linear", "root"})
-_INNER = frozenset({"x only", "params", "inner"})
+_FLAT = frozenset({"x only", "params", "own params", "own buffer", "root", "one graph"})
+_CHILD = frozenset({"x only", "params", "own buffer", "linear", "root", "one graph"})
+_INNER = frozenset({"x only", "params", "inner", "one graph"})
 _TWO = lambda device: (torch.tensor([[2.0, -1.0]], device=device, requires_grad=True),)  # noqa: E731
 
 MODELS: dict[str, Model] = {
@@ -232,7 +233,7 @@ MODELS: dict[str, Model] = {
     "child between": Model(ChildBetween, _CHILD),
     "child last": Model(ChildLast, _CHILD),
     "several children": Model(SeveralChildren, _CHILD),
-    "buffers only": Model(BuffersOnly, frozenset({"x only", "own buffer", "root"})),
+    "buffers only": Model(BuffersOnly, frozenset({"x only", "own buffer", "root", "one graph"})),
     "two inputs": Model(TwoInputs, _FLAT - {"x only"}, _TWO),
     "non-tensor input": Model(NonTensorInput, _FLAT - {"x only"}, lambda device: (0.5,)),
     "in eager parent": Model(Flat, _INNER, placement="in eager parent"),
@@ -241,7 +242,7 @@ MODELS: dict[str, Model] = {
     "subclass child": Model(WithSubclassChild, _INNER | {"root"}),
     "two deep": Model(Middle, _INNER | {"root"}),
     "three deep": Model(Nested, _INNER | {"root"}),
-    "raising": Model(Raising, _FLAT | {"raises"}),
+    "raising": Model(Raising, _FLAT - {"one graph"} | {"raises"}),
 }
 
 

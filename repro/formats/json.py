@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sysconfig
 from dataclasses import asdict
 from typing import Any
 
@@ -63,6 +64,7 @@ def as_dict(report: Report, cause: RootCause) -> dict[str, Any]:
         "schema": SCHEMA,
         "torch_version": env.torch_version,
         "python_version": env.python_version,
+        "platform": sysconfig.get_platform(),
         "device": env.device,
         "torch_npu": env.torch_npu,
         "outcome": report.outcome,

@@ -30,6 +30,7 @@ STYLE_WORDS = {
 }
 
 
+SCHEMA = 1  # of ``--support-table --json``: rows of api, cell, codes, left_out, outcomes
 # The codes a cell is made of, in the order a cell lists them (bug ids, in catalogue order, where BUG is).
 CODES = ("ok", "BUG", "design", "undocumented", "unexplained", "absent", "not-run", "eager-fails")
 

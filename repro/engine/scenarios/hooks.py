@@ -534,7 +534,7 @@ for _register, _label in (
 # --- Module.compile -----------------------------------------------------------------
 
 
-@scenario("compile", "later calls go through torch.compile", tier="seconds")
+@scenario("compile", "later calls go through torch.compile", tier="seconds", requires=("root", "one graph"))
 def _(m, rec):
     def backend(graph_module, example_inputs):  # called by dynamo for each graph it compiles
         rec.mark("torch.compile backend")()

@@ -70,6 +70,12 @@ def _(m, rec):
     rec.facts["after eval()"] = [mod.training for mod in m.modules()]
 
 
+@scenario("eval", "eval() sets training off on the model and its children", tier="variant", model="child")
+def _(m, rec):
+    rec.note("eval() returns the module", m.eval() is m)
+    rec.facts["training"] = [mod.training for mod in m.modules()]
+
+
 @scenario("zero_grad", "after backward, every gradient is None again", tier="variant", requires=("root", "x only"))
 def _(m, rec):
     rec.model(rec.input()).sum().backward()
