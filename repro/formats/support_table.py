@@ -114,15 +114,12 @@ def _outcomes(runs: list[ScenarioResult]) -> tuple[Outcome, ...]:
 
 def _conditions(these: list[ScenarioResult], runs: list[ScenarioResult]) -> tuple[str, ...]:
     """Exactly the runs an outcome holds for: the scenario (its ``where``, or name) where the API has
-    several, the shape where it ran on several, and the style and instance where the same scenario on
-    the same shape behaves otherwise in another."""
-    several = len({(r.scenario.name, r.scenario.where) for r in runs}) > 1
-    shapes = len({r.scenario.model for r in runs}) > 1
-    labels = []
+    several; the shapes, where the scenario ran on others too; the style and instance where the same
+    scenario on the same shape behaves otherwise in another."""
+    several = len({_label(r) for r in runs}) > 1
+    groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for result in these:
-        parts = [result.scenario.where or result.scenario.name] if several else []
-        if shapes:
-            parts.append(f"on {result.scenario.model}")
+        parts = [_label(result)] if several else []
         same = [r for r in runs if r.scenario.key == result.scenario.key]
         if any(r.style != result.style and outcome_of(r) != outcome_of(result) for r in same):
             parts.append(STYLE_WORDS.get(result.style, result.style))
@@ -131,8 +128,17 @@ def _conditions(these: list[ScenarioResult], runs: list[ScenarioResult]) -> tupl
             for r in same
         ):
             parts.append(f"{result.instance} instance")
-        labels.append(", ".join(parts))
+        groups[tuple(parts)].append(result.scenario.model)
+    labels = []
+    for parts, shapes in groups.items():
+        ran_on = {r.scenario.model for r in runs if not several or _label(r) == parts[0]}
+        on = [] if set(shapes) == ran_on else [f"on {' / '.join(dict.fromkeys(shapes))}"]
+        labels.append(", ".join([*parts, *on]))
     return tuple(label for label in dict.fromkeys(labels) if label)
+
+
+def _label(result: ScenarioResult) -> str:
+    return result.scenario.where or result.scenario.name
 
 
 def render(environment: Environment, rows: list[SupportRow]) -> str:
