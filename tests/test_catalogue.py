@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -119,7 +120,7 @@ def test_the_catalogue_holds_the_known_bugs_with_their_scripts():
     for bug in BUGS.values():
         assert (ROOT / bug.script).is_file() and bug.script.startswith("repro/") and bug.script.endswith("_bug.py")
         assert len(bug.paste.splitlines()) <= 25 and "sys.exit" not in bug.paste
-        assert bug.upstream.startswith("pytorch/pytorch#") or bug.upstream == "not reported yet"
+        assert re.fullmatch(r"pytorch/pytorch#\d+|not reported yet( \(related: pytorch/pytorch#\d+\))?", bug.upstream)
 
 
 def test_each_bug_scopes_styles_and_shapes_the_engine_runs():

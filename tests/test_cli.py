@@ -83,7 +83,7 @@ def broken_npu(request, tmp_path):
 def test_json_report_shows_each_bug_next_to_working_apis(repro_main, ledger):
     code, out, _ = repro_main(ledger, "--json")
     report = json.loads(out)
-    assert code == 0 and report["schema"] == 2 and report["matches_expectation"] is True
+    assert code == 0 and report["schema"] == 3 and report["matches_expectation"] is True
     assert report["torch_version"] == torch.__version__ and report["device"] == "cpu"
     statuses = {b["id"]: b["status"] for b in report["bugs"]}
     assert statuses == {

@@ -46,7 +46,7 @@ def test_committed_ledger_is_valid():
     from repro.ledger import DEFAULT_PATH
 
     data = load(DEFAULT_PATH)
-    assert data["schema"] == 2 and ORIGINAL in data["bugs"] and isinstance(data["releases"], dict)
+    assert data["schema"] == 3 and ORIGINAL in data["bugs"] and isinstance(data["releases"], dict)
 
 
 def test_failed_change_leaves_the_ledger_untouched(tmp_path):
@@ -91,7 +91,7 @@ SCHEMA_1 = Path(__file__).with_name("data") / "ledger-schema1.json"  # the commi
 def test_schema_1_ledger_is_migrated_on_read():
     old = json.loads(SCHEMA_1.read_text())
     data = load(SCHEMA_1)
-    assert old["schema"] == 1 and data["schema"] == 2 and set(data["releases"]) == set(old["releases"])
+    assert old["schema"] == 1 and data["schema"] == 3 and set(data["releases"]) == set(old["releases"])
     assert data["bugs"] == {ORIGINAL: {"fixed_in": None, "regressions": []}}
     release = data["releases"]["2.13.0"]
     assert release["probe"]["wheel"] == old["releases"]["2.13.0"]["static"]["wheel"]
@@ -100,12 +100,45 @@ def test_schema_1_ledger_is_migrated_on_read():
     assert expectation_for(data, "2.13.0+cpu").reason == "the ledger's confirmed result for 2.13.0"
 
 
-def test_schema_1_ledger_is_written_back_only_as_schema_2(tmp_path):
+def test_schema_1_ledger_is_written_back_only_as_schema_3(tmp_path):
     path = tmp_path / "ledger.json"
     path.write_bytes(SCHEMA_1.read_bytes())
     update(path, lambda data: None)
     written = json.loads(path.read_text())
-    assert written["schema"] == 2 and "fixed_in" not in written and written["bugs"][ORIGINAL]["fixed_in"] is None
+    assert written["schema"] == 3 and "fixed_in" not in written and written["bugs"][ORIGINAL]["fixed_in"] is None
+
+
+def test_schema_2_support_text_is_kept_as_legacy_never_shown_as_measured_nor_lost(tmp_path):
+    path = tmp_path / "ledger.json"
+    cells = {"setattr": "works; raises: attribute-assignment-forwarded (a parameter to None)"}
+    path.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {"2.13.0": {"support": cells}}}))
+    release = load(path)["releases"]["2.13.0"]
+    assert "support" not in release and release["support_legacy"] == cells
+    update(path, lambda data: None)
+    written = json.loads(path.read_text())
+    assert written["schema"] == 3 and written["releases"]["2.13.0"]["support_legacy"] == cells
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        {
+            "python": "3.11.7",
+            "platform": "linux-x86_64",
+            "rows": {"setattr": {"codes": ["Not A Code"], "cell": "works"}},
+        },
+        {"python": "3.11.7", "platform": "linux-x86_64", "rows": {"setattr": {"codes": [], "cell": "works"}}},
+        {"python": "3.11.7", "platform": "linux-x86_64", "rows": {"setattr": {"codes": ["ok"], "cell": 1}}},
+        {"python": "3.11.7", "rows": {"setattr": {"codes": ["ok"], "cell": "works"}}},
+        {"python": "3.11.7", "platform": "x", "rows": {"a": {"codes": ["ok"], "cell": "", "left_out": -1}}},
+    ],
+    ids=["unknown-code", "no-code", "cell-not-text", "no-platform", "negative-left-out"],
+)
+def test_a_support_column_that_is_not_codes_and_cells_is_refused_in_one_sentence(tmp_path, column):
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps({"schema": 3, "bugs": {}, "releases": {"2.13.0": {"support": {"cpu": column}}}}))
+    with pytest.raises(LedgerError, match="a support table in 2.13.0 that is not one column per device"):
+        load(path)
 
 
 @pytest.mark.parametrize(

@@ -69,4 +69,4 @@ def test_the_cli_and_the_support_page_exit_2_not_1(tmp_path, monkeypatch, capsys
 def test_the_committed_ledger_is_within_every_bound():
     from repro.ledger import DEFAULT_PATH
 
-    assert load(DEFAULT_PATH)["schema"] == 2
+    assert load(DEFAULT_PATH)["schema"] == 3

@@ -1,55 +1,99 @@
-"""docs/support-table.md from the ledger's measured cells: codes, tables within 100 columns, the newest
-release in full."""
+"""docs/support-table.md from the ledger's measured columns: what was measured and why not, the newest
+release as lists a backend pastes, older releases by difference, codes in order, one note per cell."""
 
 from __future__ import annotations
 
 import json
 
 from repro.catalogue import BUGS
+from repro.catalogue.by_design import BY_DESIGN
 from tracker import support_doc
-from tracker.support_doc import BUG_CODES, code, document, measured
+from tracker.support_doc import columns, document
 
-CELLS = {
-    "setattr": "works; raises: attribute-assignment-forwarded (a parameter to None, a buffer to None); refused by "
-    "design (torch/jit/_script.py:269) (a child to a new eager module)",
-    "copy.copy": "works",
-    "torch.nn.utils.parametrize.register_parametrization": "refused by design (torch/jit/_script.py:216)",
-    "mtia": "unavailable",
-    "cuda": "not run: no CUDA",
+
+def row(codes: list[str], cell: str, left_out: int = 0) -> dict:
+    return {"codes": codes, "cell": cell, "left_out": left_out}
+
+
+def column(rows: dict) -> dict:
+    return {"cpu": {"python": "3.11.7", "platform": "linux-x86_64", "rows": rows}}
+
+
+NEWEST = {
+    "setattr": row(["ok", "attribute-assignment-forwarded", "design"], "works (...); raises: attribute-...; refused"),
+    "copy.copy": row(["ok"], "works"),
+    "register_forward_hook": row(["ok"], "works", left_out=4),
+    "torch.nn.utils.parametrizations.spectral_norm": row(["undocumented"], "refused undocumented (x.py:1)"),
+    "cuda": row(["not-run"], "not run: no CUDA"),
 }
+OLDER = {**NEWEST, "copy.copy": row(["ok", "copy-shares-training"], "works; differs: copy-shares-training")}
 
 
-def test_a_cell_becomes_short_codes_in_its_order():
-    assert code(CELLS["setattr"]) == f"ok/{BUG_CODES['attribute-assignment-forwarded']}/D"
-    assert [code(CELLS[api]) for api in ("copy.copy", "mtia", "cuda")] == ["ok", "-", "n/r"]
-    assert code("differs: no catalogued bug explains it") == "?"
+def ledger(releases: dict) -> dict:
+    return {"schema": 3, "bugs": {}, "releases": releases}
 
 
-def test_the_document_lists_every_release_within_100_columns():
-    releases = {f"2.{minor}.0": dict(CELLS) for minor in range(0, 16)}
-    text = document(releases, "2026-12-03")
-    lines = text.splitlines()
-    assert all(len(line) <= 100 for line in lines), max(lines, key=len)
-    assert all(f" {version} " in text for version in releases)  # every release has a column somewhere
-    assert "## torch 2.15.0 in full" in text and "Regenerated on 2026-12-03" in text
-    assert all(f"`{BUG_CODES[b]}`: {b}: " in text for b in BUGS)
+def page(releases: dict) -> str:
+    data = ledger(releases)
+    return document(data, columns(data), "2026-12-03")
+
+
+def test_the_newest_release_is_two_lists_a_backend_pastes():
+    text = page({"2.14.0": {"support": column(NEWEST)}, "2.13.0": {"support": column(OLDER)}})
+    works = text.split("## torch 2.14.0: works as on `nn.Module`", 1)[1].split("##", 1)[0]
+    departs = text.split("## torch 2.14.0: departs", 1)[1].split("##", 1)[0]
+    assert "`copy.copy`" in works and "`register_forward_hook`" in works and "`setattr`" not in works
+    assert "| `setattr` | ok/attribute-assignment-forwarded/design | not measured | not measured |" in departs
+    assert "`torch.nn.utils.parametrizations.spectral_norm`" in departs  # full names, never cut
+
+
+def test_an_older_release_lists_only_what_differs_from_the_newest():
+    text = page({"2.14.0": {"support": column(NEWEST)}, "2.13.0": {"support": column(OLDER)}})
+    older = text.split("## Older releases", 1)[1].split("##", 1)[0]
+    assert "`copy.copy` ok/copy-shares-training (in 2.14.0: ok)" in older and "`setattr`" not in older
+
+
+def test_one_note_per_distinct_cell_names_its_releases_and_left_out_runs():
+    text = page({"2.14.0": {"support": column(NEWEST)}, "2.13.0": {"support": column(OLDER)}})
+    notes = text.split("## Notes", 1)[1].split("\n## ", 1)[0]
+    assert "`setattr` on 2.13.0, 2.14.0:" in notes  # the same cell in both: one note
+    assert "`copy.copy` on 2.13.0: works; differs: copy-shares-training" in notes
+    assert "`register_forward_hook` on 2.13.0, 2.14.0: works (4 runs left out" in notes
+
+
+def test_the_page_says_what_was_measured_where_and_why_other_releases_are_missing():
+    releases = {
+        "2.14.0": {"support": column(NEWEST)},
+        "2.12.0": {"support_legacy": {"setattr": "works"}},
+        "2.11.0": {"bugs": {}},
+    }
+    text = page(releases)
+    measured = text.split("## What was measured", 1)[1].split("\n## ", 1)[0]
+    assert "| 2.14.0 | cpu | 3.11.7 | linux-x86\\_64 | 5 | 4 |" in measured  # escaped: the ledger's text
+    assert "CUDA and NPU columns: not measured" in measured
+    assert "- 2.12.0: measured only with an earlier scenario table" in measured
+    assert "- 2.11.0: no dynamic run" in measured and "check_upstream --versions X.Y.Z" in " ".join(measured.split())
+
+
+def test_every_code_is_explained_and_every_departure_classified_with_its_source():
+    text = page({"2.14.0": {"support": column(NEWEST)}})
+    for code in ("ok", "design", "undocumented", "unexplained", "absent", "not-run", "eager-fails"):
+        assert f"- `{code}`: " in text
+    classified = text.split("## Every departure, classified", 1)[1]
+    assert all(f"`{bug_id}`" in classified for bug_id in BUGS)
+    assert all(entry.cite in " ".join(classified.split()) for entry in BY_DESIGN if entry.designed)
+    prose = [line for line in text.splitlines() if not line.startswith("|")]
+    assert all(len(line) <= 100 for line in prose), max(prose, key=len)
 
 
 def test_the_cli_writes_from_the_ledger_and_refuses_one_without_measurements(tmp_path, monkeypatch, capsys):
-    ledger = tmp_path / "ledger.json"
-    ledger.write_text(
-        json.dumps(
-            {
-                "schema": 2,
-                "bugs": {},
-                "releases": {"2.14.0": {"support": CELLS}, "2.13.0": {"support": CELLS}, "2.12.0": {}},
-            }
-        )
-    )
-    monkeypatch.setenv("REPRO_LEDGER", str(ledger))
-    assert list(measured(json.loads(ledger.read_text()))) == ["2.13.0", "2.14.0"]
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps(ledger({"2.14.0": {"support": column(NEWEST)}, "2.12.0": {}})))
+    monkeypatch.setenv("REPRO_LEDGER", str(path))
     out = tmp_path / "support-table.md"
-    assert support_doc.main(["--out", str(out)]) == 0 and "## torch 2.14.0 in full" in out.read_text()
-    ledger.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {}}))
+    assert support_doc.main(["--out", str(out)]) == 0 and "## torch 2.14.0: departs" in out.read_text()
+    path.write_text(json.dumps(ledger({"2.12.0": {"support": {"setattr": "works"}}})))  # schema 3, old cells: invalid
     assert support_doc.main(["--out", str(out)]) == 2
+    path.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {"2.12.0": {"support": {"setattr": "works"}}}}))
+    assert support_doc.main(["--out", str(out)]) == 2  # migrated: its text cells are legacy, not measured here
     assert "holds no measured support table" in capsys.readouterr().err

@@ -10,7 +10,7 @@ from markdown_render import live, render, table_widths, unseen
 
 from helpers import file_size_limit
 from tracker import support_doc
-from tracker.support_doc import document
+from tracker.support_doc import columns, document
 
 HOSTILE_CELL = (
     "works`\n![x](https://e.x/p.png)\n# Heading\n[click](javascript:alert(1)) <img src=x> "
@@ -19,19 +19,34 @@ HOSTILE_CELL = (
 HOSTILE_API = "evil` <b>x</b> | [y](javascript:z) \x1b]8;;\x07"
 
 
+def rows(cells: dict[str, str]) -> dict:
+    """A schema-3 support column whose cells are ``cells`` (each coded as departing: ``unexplained``)."""
+    return {
+        "cpu": {
+            "python": "3.11.7",
+            "platform": "linux-x86_64",
+            "rows": {api: {"codes": ["unexplained"], "cell": text} for api, text in cells.items()},
+        }
+    }
+
+
 def ledger_with(tmp_path, cells):
     ledger = tmp_path / "ledger.json"
-    ledger.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {"2.14.0": {"support": cells}}}))
+    ledger.write_text(json.dumps({"schema": 3, "bugs": {}, "releases": {"2.14.0": {"support": rows(cells)}}}))
     return ledger
 
 
 def test_hostile_cells_render_as_literal_text_on_github():
-    text = document({"2.14.0": {HOSTILE_API: HOSTILE_CELL, "copy.copy": "works"}}, "2026-12-03")
-    body = text[text.index("## Overview") : text.index("## Every departure")]
-    assert live(body, own=("h2",)) == [], live(body, own=("h2",))
+    data = {"schema": 3, "bugs": {}, "releases": {"2.14.0": {"support": rows({HOSTILE_API: HOSTILE_CELL})}}}
+    text = document(data, columns(data), "2026-12-03")
+    body = text[text.index("## torch 2.14.0: departs") : text.index("## Every departure")]
+    assert live(body, own=("h2", "ul", "li")) == [], live(body, own=("h2", "ul", "li"))
+    assert render(body).count("<li") == 1  # the one note this page makes: nothing in the text made a list item
     assert unseen(text) == []
-    assert set(table_widths(body)) == {2}  # every row of every table keeps its two cells
-    assert all(len(line) <= 100 for line in text.splitlines()), max(text.splitlines(), key=len)
+    assert set(table_widths(body[: body.index("## Older")])) == {5}  # every row keeps its five cells
+    assert set(table_widths(body[body.index("## Overview") : body.index("## Notes")])) == {2}
+    prose = [line for line in text.splitlines() if not line.startswith("|")]
+    assert all(len(line) <= 100 for line in prose), max(prose, key=len)
     shown = render(body)
     assert "javascript:alert(1)" in shown and "\\x1b[2J" in shown  # still there, as text
 

@@ -37,6 +37,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from repro import atomic
+from repro.ledger import BUG_ID, SUPPORT_CODES
 from repro.sanitise import capped, cell, code_span, for_terminal, plain
 from tracker.index import Release, discover
 from tracker.remote import FetchError, Traffic, check_url, make_session
@@ -91,8 +92,8 @@ def plan(releases: list[Release], torch: list[str], pythons: list[str]) -> list[
 
 def run_repro(torch: str) -> dict[str, Any]:
     """``python -m repro --json --device cpu`` here, and what came of it, report or not; then
-    ``--support-table --json`` (every scenario: 5-8 s more on 2.13.0 here), whose cells go under
-    ``support`` (API -> cell; empty when it gave none)."""
+    ``--support-table --json`` (every scenario: 5-8 s more on 2.13.0 here), whose codes go under
+    ``support`` (API -> codes joined by ``/``; empty when it gave none)."""
     proc = subprocess.run([sys.executable, "-m", "repro", "--json", "--device", "cpu"], capture_output=True, text=True)
     try:
         report = json.loads(proc.stdout)
@@ -103,7 +104,7 @@ def run_repro(torch: str) -> dict[str, Any]:
     )
     try:
         rows = json.loads(table_run.stdout)["rows"]
-        support = {row["api"]: row["cell"] for row in rows}
+        support = {row["api"]: "/".join(row["codes"]) for row in rows}
     except (ValueError, KeyError, TypeError):
         support = {}
     return {
@@ -127,16 +128,23 @@ def write_result(out: Path, result: dict[str, Any]) -> int:
     return 0
 
 
+def _codes(text: str) -> list[str]:
+    return [c if c in SUPPORT_CODES or BUG_ID.fullmatch(c) else "?" for c in text.split("/")]
+
+
 def support_section(results: list[dict[str, Any]]) -> str:
     """The support table of every pair that measured one, as ``docs/support-table.md`` shows releases
     (codes, in tables that fit 100 columns); empty when none did."""
     from tracker.support_doc import overview
 
-    # Outside text: an API name is shown only when it is one (letters, digits, _ and .); a cell becomes our codes.
+    # Outside text: an API name is shown only when it is one (letters, digits, _ and .); a code only when it is
+    # one of ours (a support code or a catalogue id), else "?".
     pairs = {
         cell(plain(f"{r['torch']}/py{r['python']}", 40)): {
-            (api if re.fullmatch(r"[\w.]{1,80}", api) else "(not an API name)"): text
-            for api, text in r["support"].items()
+            "rows": {
+                (api if re.fullmatch(r"[\w.]{1,80}", api) else "(not an API name)"): {"codes": _codes(text)}
+                for api, text in r["support"].items()
+            }
         }
         for r in sorted(results, key=_order)
         if PROBLEM not in r and r.get("support")
@@ -148,7 +156,7 @@ def support_section(results: list[dict[str, Any]]) -> str:
             "",
             "nn.Module APIs on a ScriptModule subclass per pair (codes as in docs/support-table.md):",
             "",
-            *overview(pairs),
+            *overview(pairs)[2:],
         ]
     )
 

@@ -65,7 +65,9 @@ def codes_of(column: dict[str, Any], api: str) -> str:
 
 
 def _wrap(text: str) -> list[str]:
-    return textwrap.wrap(text, WIDTH, break_on_hyphens=False, subsequent_indent="  ")
+    """Prose within ``WIDTH`` columns; a list item's lines go on under its text."""
+    indent = "  " if text.startswith("- ") else ""
+    return textwrap.wrap(text, WIDTH, break_on_hyphens=False, break_long_words=False, subsequent_indent=indent)
 
 
 def _api(api: str) -> str:

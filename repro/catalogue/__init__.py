@@ -94,7 +94,7 @@ def select(bug_ids: list[str], slow: bool, also: tuple[str, ...] = ()) -> Select
     from repro.engine.scenarios import SCENARIOS
 
     def in_scope(scenario: Scenario, bugs: list[Bug]) -> bool:
-        return any(scenario.apis & set(bug.apis) for bug in bugs)
+        return any(scenario.apis & set(bug.apis) and (not bug.cases or scenario.name in bug.cases) for bug in bugs)
 
     chosen = [get(bug_id) for bug_id in bug_ids]
     if chosen:

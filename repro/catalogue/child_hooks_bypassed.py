@@ -20,6 +20,7 @@ from repro.source_checks import MODULE, SCRIPT
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
+CASES = ("on a child that is itself a ScriptModule subclass", "on a ScriptModule subclass inside an eager parent")
 APIS = (
     "register_forward_hook",
     "register_forward_pre_hook",
@@ -64,7 +65,7 @@ BUG = Bug(
     upstream="not reported yet",
     apis=APIS,
     scope=scope(NESTED, ("script_method",)),  # a plain forward calls the child's wrapper: its hooks run
-    cases=("on a child that is itself a ScriptModule subclass", "on a ScriptModule subclass inside an eager parent"),
+    cases=CASES,
     symptom="the child's hooks register without error and never run (eager runs them)",
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import NESTED, SUBCLASS_SHAPES, Bug, fewer_calls, paste_script, raised, scope
+from repro.catalogue.child_hooks_bypassed import CASES as BYPASSED
 from repro.source_checks import FLAG, FLAG_PIECES, MODULE, RECURSIVE, SCRIPT, Trees, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -27,7 +28,7 @@ def recognise(result: ScenarioResult) -> bool:
     """Its error, or (where silenced) hooks registered through its two APIs that never run; on a child
     that is itself a ScriptModule subclass under a script_method forward, hooks that never run are
     child-hooks-bypassed's."""
-    bypassed = result.scenario.model in NESTED and result.style == "script_method"
+    bypassed = result.scenario.name in BYPASSED and result.scenario.model in NESTED and result.style == "script_method"
     return raised(result, SIGNATURE) or (
         bool(result.scenario.apis & set(APIS)) and fewer_calls(result) and not bypassed
     )

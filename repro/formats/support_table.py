@@ -130,10 +130,10 @@ def _conditions(these: list[ScenarioResult], runs: list[ScenarioResult]) -> tupl
             parts.append(f"{result.instance} instance")
         groups[tuple(parts)].append(result.scenario.model)
     labels = []
-    for parts, shapes in groups.items():
-        ran_on = {r.scenario.model for r in runs if not several or _label(r) == parts[0]}
-        on = [] if set(shapes) == ran_on else [f"on {' / '.join(dict.fromkeys(shapes))}"]
-        labels.append(", ".join([*parts, *on]))
+    for group, shapes in groups.items():
+        ran_on = {r.scenario.model for r in runs if not several or _label(r) == group[0]}
+        on = () if set(shapes) == ran_on else (f"on {' / '.join(dict.fromkeys(shapes))}",)
+        labels.append(", ".join([*group, *on]))
     return tuple(label for label in dict.fromkeys(labels) if label)
 
 
