@@ -78,9 +78,10 @@ def test_a_condition_names_exactly_what_ran_and_narrows_when_a_shape_is_added():
     plain_child = _result(child.scenario.key, "plain_forward", "match")
     (row,) = support_rows([works, _result(works.scenario.key, "plain_forward", "match"), child, plain_child])
     assert row.api == "register_forward_hook"
-    assert row.cell == (
-        "works (called with input, output; return replaces output, on a ScriptModule-subclass child, with a plain "
-        "forward); differs: child-hooks-bypassed (on a ScriptModule-subclass child, with @script_method)"
+    assert row.cell == (  # the API ran on two shapes: each outcome names its own
+        "works (called with input, output; return replaces output, on flat · on a ScriptModule-subclass child, "
+        "with a plain forward, on subclass child); differs: child-hooks-bypassed (on a ScriptModule-subclass "
+        "child, with @script_method, on subclass child)"
     )
     # The same scenario also run on a shape where it works: the bug's condition narrows to the shape it ran on.
     eager_parent = child.scenario.on("in eager parent")
@@ -88,6 +89,8 @@ def test_a_condition_names_exactly_what_ran_and_narrows_when_a_shape_is_added():
     (row,) = support_rows([works, child, plain_child, *also])
     bypassed = next(o for o in row.outcomes if o.code == "child-hooks-bypassed")
     assert bypassed.where == ("on a ScriptModule-subclass child, with @script_method, on subclass child",)
+    (alone,) = support_rows([child, plain_child])  # one scenario on one shape: nothing more to name
+    assert alone.cell == "works (with a plain forward); differs: child-hooks-bypassed (with @script_method)"
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:

@@ -63,7 +63,8 @@ BY_DESIGN = (
         "torch/jit/_script.py",
     ),
     ByDesign(
-        "replacing or adding a child with an eager module (setattr, add_module, register_module, set_submodule)",
+        "replacing an existing child with an eager module (setattr, set_submodule; adding one under a new "
+        "name is addition-refused-misleadingly)",
         "Cannot re-assign modules in a ScriptModule",
         "torch/jit/_script.py",
         cite="upstream test test/test_jit.py::TestScript::test_script_module_nochange_submodule "
@@ -128,12 +129,12 @@ def designed_difference(script: dict, eager: dict) -> str | None:
             k: v for k, v in eager.items() if k != entry.key
         }
         if others_equal and entry.holds(script.get(entry.key), eager.get(entry.key)):
-            return f"{DESIGNED}: {_line_of(entry.source, entry.marker)}"
+            return f"{DESIGNED}: {line_of(entry.source, entry.marker)}"
     return None
 
 
 @functools.cache
-def _line_of(source: str, marker: str) -> str:
+def line_of(source: str, marker: str) -> str:
     try:
         lines = (installed_torch_root() / source).read_text(encoding="utf-8").splitlines()
     except OSError:

@@ -54,7 +54,7 @@ class SupportRow:
     @property
     def cell(self) -> str:
         """The outcomes in one line, in code order, each with the runs it holds for where they differ."""
-        return "; ".join(o.what + (f" ({', '.join(o.where)})" if o.where else "") for o in self.outcomes)
+        return "; ".join(o.what + (f" ({' · '.join(o.where)})" if o.where else "") for o in self.outcomes)
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -114,7 +114,7 @@ def _outcomes(runs: list[ScenarioResult]) -> tuple[Outcome, ...]:
 
 def _conditions(these: list[ScenarioResult], runs: list[ScenarioResult]) -> tuple[str, ...]:
     """Exactly the runs an outcome holds for: the scenario (its ``where``, or name) where the API has
-    several; the shapes, where the scenario ran on others too; the style and instance where the same
+    several; the shapes, where the API ran on others too; the style and instance where the same
     scenario on the same shape behaves otherwise in another."""
     several = len({_label(r) for r in runs}) > 1
     groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
@@ -131,7 +131,7 @@ def _conditions(these: list[ScenarioResult], runs: list[ScenarioResult]) -> tupl
         groups[tuple(parts)].append(result.scenario.model)
     labels = []
     for group, shapes in groups.items():
-        ran_on = {r.scenario.model for r in runs if not several or _label(r) == group[0]}
+        ran_on = {r.scenario.model for r in runs}
         on = () if set(shapes) == ran_on else (f"on {' / '.join(dict.fromkeys(shapes))}",)
         labels.append(", ".join([*group, *on]))
     return tuple(label for label in dict.fromkeys(labels) if label)

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
-from repro.catalogue.by_design import BY_DESIGN, refusal_line
+from repro.catalogue.by_design import (
+    BY_DESIGN,
+    DESIGNED_DIFFERENCES,
+    ByDesign,
+    DesignedDifference,
+    line_of,
+    refusal_line,
+)
 from repro.engine.oracle import INSTANCES, ScenarioResult, Side
 from repro.engine.scenarios import TIERS, Scenario
 from repro.report import DEPARTURES, Report, conclusion
@@ -168,7 +175,7 @@ def _attribution(result: ScenarioResult, not_judged: Collection[str] = ()) -> st
     """Who answers for a departure: a catalogued bug (one this run does not judge, said so), TorchScript's
     design, or nobody yet."""
     if result.verdict in ("refused", "unavailable"):
-        return "by design" if result.verdict == "refused" else "this torch"
+        return result.detail.rpartition("(")[2].partition(":")[0] if result.verdict == "refused" else "this torch"
     cause = cause_of(result)
     if cause in not_judged:
         return f"explained by {cause} (not judged here)"
@@ -197,9 +204,19 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
             f"  bisect: python {bug.script}",
             "",
         ]
-    lines.append("Refused by design (not bugs), with the line of this torch that refuses each:")
-    lines += [line for entry in BY_DESIGN for line in _wrap(f"  {refusal_line(entry)}: {entry.what}")]
+    designed: list[ByDesign | DesignedDifference] = [e for e in BY_DESIGN if e.designed]
+    lines.append("By design (not bugs), each with the line of this torch and the source that says so:")
+    for entry in [*designed, *DESIGNED_DIFFERENCES]:
+        lines += _wrap(f"  {_where(entry)}: {entry.what}. Source: {entry.cite}.")
+    lines.append("Refused, undocumented (no PyTorch document or upstream test states it as intended):")
+    for refused in (e for e in BY_DESIGN if not e.designed):
+        related = f" (related: {refused.related})" if refused.related else ""
+        lines += _wrap(f"  {refusal_line(refused)}: {refused.what}{related}")
     return fit("\n".join(lines))
+
+
+def _where(entry: ByDesign | DesignedDifference) -> str:
+    return refusal_line(entry) if isinstance(entry, ByDesign) else line_of(entry.source, entry.marker)
 
 
 def render_bug_cause(torch_version: str, bug: Bug) -> str:
