@@ -36,11 +36,13 @@ class Bug:
     pieces: tuple[Check, ...]  # the static signature: every piece intact means present
     fingerprinted: Fingerprinted  # what must stay unchanged from the latest release confirmed present
     applies: Callable[[Trees], str | None]  # names the missing API where the bug cannot exist
-    script: str  # the bisect-ready script (exit 1 bug, 0 fixed, 125 cannot test), from the repository root
+    script: str  # its thin bisect entry, from the repository root: runs ``paste`` through ``repro.bisect``
     paste: str  # the paste-ready script: at most 25 lines, torch only, ends in the error or a failing assert
     explanation: str  # the mechanism, in prose (its module's docstring); file:line evidence comes from ``static``
     no_static: str = ""  # why the bug has no static signature (``pieces`` empty): the tracker confirms it dynamically
     cases: tuple[str, ...] = ()  # the scenario names of its APIs it affects, where it affects only some
+    needs: tuple[str, ...] = ()  # dotted torch names ``paste`` needs: a torch without one cannot test it (125)
+    errors: tuple[str, ...] = ()  # error text that ends ``paste`` when the bug shows (else a failing ``assert``)
 
     def covers(self, result: ScenarioResult) -> bool:
         """Is this scenario run in the bug's scope (one of its APIs, styles and model shapes; one of its

@@ -53,5 +53,6 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     no_static="it lives in torch/utils/checkpoint.py, which the wheel probe does not read",
+    needs=("torch.utils.checkpoint.set_checkpoint_early_stop",),
     cases=("non-reentrant, with early stop: same gradients",),  # a torch without early stop cannot have it
 )

@@ -83,4 +83,6 @@ BUG = Bug(
     script="repro/global_backward_hooks_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    needs=("torch.nn.modules.module.register_module_full_backward_hook",),
+    errors=tuple(f"{name} is not supported on ScriptModules" for name in STUBBED),
 )

@@ -63,7 +63,9 @@ PASTE = paste_script(
     "import torch\nfrom torch.nn.modules.module import register_module_forward_hook",
     """\
 seen = []
-register_module_forward_hook(lambda module, args, output: seen.append(module.original_name))
+register_module_forward_hook(  # a compiled child's class is RecursiveScriptModule: original_name is its own
+    lambda module, args, output: seen.append(getattr(module, "original_name", type(module).__name__))
+)
 Net()(torch.ones(1, 2))
 assert seen == ["Linear", "Net"], f"global forward hooks ran for {seen}, eager runs them for Linear and Net"
 """,
@@ -84,4 +86,5 @@ BUG = Bug(
     script="repro/global_hooks_root_only_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    needs=("torch.nn.modules.module.register_module_forward_hook",),
 )

@@ -67,4 +67,5 @@ BUG = Bug(
     script="repro/module_compile_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    needs=("torch.nn.Module.compile",),
 )
