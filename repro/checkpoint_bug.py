@@ -1,8 +1,6 @@
 """Non-reentrant torch.utils.checkpoint over a script_method forward.
 
-`git bisect run python repro/checkpoint_bug.py` in a PyTorch checkout. Runs the catalogue's paste-
-ready script of ``checkpoint-early-stop`` through ``repro.bisect`` (torch and the standard library
-only): exit 1 bug present, 0 fixed, 125 cannot test.
+`git bisect run python repro/checkpoint_bug.py`: exit 1 bug, 0 fixed, 125 cannot test (``repro.bisect``).
 """
 
 import os

@@ -1,8 +1,6 @@
 """A forward hook on a ScriptModule-subclass child under a script_method forward.
 
-`git bisect run python repro/child_hooks_bug.py` in a PyTorch checkout. Runs the catalogue's paste-
-ready script of ``child-hooks-bypassed`` through ``repro.bisect`` (torch and the standard library
-only): exit 1 bug present, 0 fixed, 125 cannot test.
+`git bisect run python repro/child_hooks_bug.py`: exit 1 bug, 0 fixed, 125 cannot test (``repro.bisect``).
 """
 
 import os

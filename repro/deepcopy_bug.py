@@ -1,8 +1,6 @@
 """copy.deepcopy of a torch.jit.ScriptModule subclass.
 
-`git bisect run python repro/deepcopy_bug.py` in a PyTorch checkout. Runs the catalogue's paste-
-ready script of ``deepcopy-drops-subclass`` through ``repro.bisect`` (torch and the standard library
-only): exit 1 bug present, 0 fixed, 125 cannot test.
+`git bisect run python repro/deepcopy_bug.py`: exit 1 bug, 0 fixed, 125 cannot test (``repro.bisect``).
 """
 
 import os

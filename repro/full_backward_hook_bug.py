@@ -1,8 +1,6 @@
 """register_full_backward_hook on a torch.jit.ScriptModule subclass.
 
-`git bisect run python repro/full_backward_hook_bug.py` in a PyTorch checkout. Runs the catalogue's
-paste-ready script of ``full-backward-hook-flag`` through ``repro.bisect`` (torch and the standard
-library only): exit 1 bug present, 0 fixed, 125 cannot test.
+`git bisect run python repro/full_backward_hook_bug.py`: exit 1 bug, 0 fixed, 125 cannot test (``repro.bisect``).
 """
 
 import os

@@ -1,8 +1,6 @@
 """Global module backward hooks on a ScriptModule subclass with a scripted child.
 
-`git bisect run python repro/global_backward_hooks_bug.py` in a PyTorch checkout. Runs the
-catalogue's paste-ready script of ``global-backward-hooks-scripted`` through ``repro.bisect`` (torch
-and the standard library only): exit 1 bug present, 0 fixed, 125 cannot test.
+`git bisect run python repro/global_backward_hooks_bug.py`: exit 1 bug, 0 fixed, 125 cannot test (``repro.bisect``).
 """
 
 import os

@@ -1,8 +1,6 @@
 """Global module forward hooks on a ScriptModule subclass with a script_method forward.
 
-`git bisect run python repro/global_hooks_root_only_bug.py` in a PyTorch checkout. Runs the
-catalogue's paste-ready script of ``global-hooks-root-only`` through ``repro.bisect`` (torch and the
-standard library only): exit 1 bug present, 0 fixed, 125 cannot test.
+`git bisect run python repro/global_hooks_root_only_bug.py`: exit 1 bug, 0 fixed, 125 cannot test (``repro.bisect``).
 """
 
 import os

@@ -1,8 +1,6 @@
 """Module.compile() on a torch.jit.ScriptModule subclass.
 
-`git bisect run python repro/module_compile_bug.py` in a PyTorch checkout. Runs the catalogue's
-paste-ready script of ``module-compile-noop`` through ``repro.bisect`` (torch and the standard
-library only): exit 1 bug present, 0 fixed, 125 cannot test.
+`git bisect run python repro/module_compile_bug.py`: exit 1 bug, 0 fixed, 125 cannot test (``repro.bisect``).
 """
 
 import os
