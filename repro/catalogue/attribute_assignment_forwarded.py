@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, Bug, always_applies, raised
+from repro.catalogue.bug import STYLES, Bug, Workaround, always_applies, raised
 from repro.source_checks import SCRIPT, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -72,4 +72,17 @@ BUG = Bug(
     script="repro/attribute_assignment_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    workaround=Workaround(
+        summary="none: the values live in the compiled module, typed when it was scripted",
+        usage="none: keep a parameter and zero it, assign a bool to training, wrap a tensor in nn.Parameter",
+        apply=None,
+        tried=(
+            "object.__setattr__(model, 'weight', None): the wrapper reads None, but state_dict() and the "
+            "compiled forward still use the parameter",
+            "del model.weight: RuntimeError: cannot delete methods or parameters of a script module",
+            "model._parameters['weight'] = None: RuntimeError: strides() called on an undefined Tensor",
+            "delattr(model._actual_script_module, name) deletes a plain attribute set after __init__: "
+            "the deletion case only; the None, training and plain-tensor cases have no such route",
+        ),
+    ),
 )

@@ -9,6 +9,7 @@ departure just because it is one: each is tested against the other bugs' departu
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,18 @@ STYLES = ("script_method", "plain_forward")  # ScriptModule subclasses: repro.en
 # The model shapes a ScriptModule subclass is tested in (repro.engine.models.MODELS); a torch.jit.script-ed
 # child of an eager model is the shape "scripted child", in the style "torch.jit.script".
 SUBCLASS_SHAPES = ("flat", "child", "two inputs", "non-tensor input", "in eager parent", "subclass child", "raising")
+
+
+@dataclass(frozen=True)
+class Workaround:
+    """What a user can do today, proven only by running the bug's whole scope with it in force and
+    matching eager (``repro.proof``); ``apply`` None means there is none, and ``tried`` says why."""
+
+    summary: str  # one line: what to call or change
+    usage: str  # a few lines of code or one sentence, as docs/downstream.md and --explain show it
+    apply: Callable[[], AbstractContextManager[Any]] | None  # puts it in force for the oracle's scenarios
+    style: str = ""  # "plain_forward": the change is to write forward in Python; the scope runs in that style
+    tried: tuple[str, ...] = ()  # what else was tried on the installed torch, and how it failed
 
 
 @dataclass(frozen=True)
@@ -43,6 +56,7 @@ class Bug:
     cases: tuple[str, ...] = ()  # the scenario names of its APIs it affects, where it affects only some
     needs: tuple[str, ...] = ()  # dotted torch names ``paste`` needs: a torch without one cannot test it (125)
     errors: tuple[str, ...] = ()  # error text that ends ``paste`` when the bug shows (else a failing ``assert``)
+    workaround: Workaround | None = None  # what users can do today (every catalogued bug declares one)
 
     def covers(self, result: ScenarioResult) -> bool:
         """Is this scenario run in the bug's scope (one of its APIs, styles and model shapes; one of its
@@ -79,6 +93,25 @@ def paste_script(imports: str, body: str, script_method: bool = True) -> str:
         f"{imports}\n\n\nclass Net(torch.jit.ScriptModule):\n    def __init__(self):\n        super().__init__()\n"
         f"        self.linear = torch.nn.Linear(2, 2)\n\n{forward}        return self.linear(x)\n\n\n{body}"
     )
+
+
+def routed(*names: str) -> Callable[[], AbstractContextManager[Any]]:
+    """``Workaround.apply`` for functions of ``repro.workaround`` that users call in place of the
+    ``nn.Module`` methods ``names``: the scenarios, which call the methods, reach the functions."""
+
+    def apply() -> AbstractContextManager[Any]:
+        from repro import workaround  # imports torch: only when a proof runs
+
+        return workaround.routed(*names)
+
+    return apply
+
+
+def global_backward_hooks_allowed() -> AbstractContextManager[Any]:
+    """``Workaround.apply`` of ``repro.workaround.allow_global_backward_hooks``."""
+    from repro import workaround  # imports torch: only when a proof runs
+
+    return workaround.allow_global_backward_hooks()
 
 
 def raised(result: ScenarioResult, *fragments: str) -> bool:

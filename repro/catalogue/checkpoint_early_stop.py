@@ -12,14 +12,22 @@ static signature, and the tracker confirms it dynamically only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
-from repro.catalogue.bug import SUBCLASS_SHAPES, Bug, always_applies, paste_script, raised
+from repro.catalogue.bug import SUBCLASS_SHAPES, Bug, Workaround, always_applies, paste_script, raised
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
 SIGNATURE = "The following operation failed in the TorchScript interpreter"
+
+
+def early_stop_off() -> AbstractContextManager[Any]:
+    """``Workaround.apply``: torch's own switch, around the forward and the backward."""
+    from torch.utils.checkpoint import set_checkpoint_early_stop  # imports torch: only when a proof runs
+
+    return set_checkpoint_early_stop(False)
 
 
 def recognise(result: ScenarioResult) -> bool:
@@ -54,5 +62,11 @@ BUG = Bug(
     explanation=__doc__,
     no_static="it lives in torch/utils/checkpoint.py, which the wheel probe does not read",
     needs=("torch.utils.checkpoint.set_checkpoint_early_stop",),
+    workaround=Workaround(
+        summary="early stop off: torch.utils.checkpoint.set_checkpoint_early_stop(False) around forward and backward",
+        usage="with torch.utils.checkpoint.set_checkpoint_early_stop(False):\n"
+        "    checkpoint(model, x, use_reentrant=False).sum().backward()",
+        apply=early_stop_off,
+    ),
     cases=("non-reentrant, with early stop: same gradients",),  # a torch without early stop cannot have it
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, always_applies, fewer_calls
+from repro.catalogue.bug import Bug, Workaround, always_applies, fewer_calls, routed
 from repro.catalogue.global_hooks_root_only import _call_impl_runs_global_hooks, _script_method_compiles
 from repro.source_checks import MODULE, SCRIPT
 
@@ -73,4 +73,11 @@ BUG = Bug(
     script="repro/child_hooks_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    workaround=Workaround(
+        summary="a plain Python forward on the parent, so that it calls the child through its wrapper",
+        usage="drop @torch.jit.script_method from the parent's forward; full backward hooks on the child "
+        "then need repro.workaround.register_full_backward_hook (full-backward-hook-flag)",
+        apply=routed("register_full_backward_hook"),
+        style="plain_forward",
+    ),
 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, always_applies, paste_script, raised
+from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, Workaround, always_applies, paste_script, raised, routed
 from repro.source_checks import SCRIPT, Trees, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -79,4 +79,10 @@ BUG = Bug(
     script="repro/deepcopy_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    workaround=Workaround(
+        summary="__deepcopy__ = repro.workaround.deepcopy in the class body (or call it in place of copy.deepcopy)",
+        usage="class Net(torch.jit.ScriptModule):\n    __deepcopy__ = repro.workaround.deepcopy",
+        apply=routed("__deepcopy__"),
+        tried=("copy.copy: keeps the class and the hooks, but shares the parameters with the original",),
+    ),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, fewer_calls, paste_script, raised
+from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, Workaround, fewer_calls, paste_script, raised, routed
 from repro.source_checks import FLAG, FLAG_PIECES, MODULE, RECURSIVE, SCRIPT, Trees, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -76,4 +76,13 @@ BUG = Bug(
     explanation=__doc__,
     needs=("torch.nn.Module.register_full_backward_hook",),
     errors=(SIGNATURE,),
+    workaround=Workaround(
+        summary="repro.workaround.register_full_backward_hook / register_backward_hook in place of the methods",
+        usage="handle = repro.workaround.register_full_backward_hook(model, hook, prepend=False)",
+        apply=routed("register_full_backward_hook", "register_backward_hook"),
+        tried=(
+            "__jit_ignored_attributes__ = ['_is_full_backward_hook'] on the class: registration succeeds, but "
+            "the flag the wrapper reads stays None and no backward hook runs (python -m repro --candidates)",
+        ),
+    ),
 )

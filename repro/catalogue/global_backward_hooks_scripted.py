@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, paste_script, raised
+from repro.catalogue.bug import Bug, Workaround, global_backward_hooks_allowed, paste_script, raised
 from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find, find_assignment, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -85,4 +85,9 @@ BUG = Bug(
     explanation=__doc__,
     needs=("torch.nn.modules.module.register_module_full_backward_hook",),
     errors=tuple(f"{name} is not supported on ScriptModules" for name in STUBBED),
+    workaround=Workaround(
+        summary="repro.workaround.allow_global_backward_hooks() while global backward hooks are registered",
+        usage="with repro.workaround.allow_global_backward_hooks(): ...  # or keep its handle, .remove() later",
+        apply=global_backward_hooks_allowed,
+    ),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, calls, paste_script
+from repro.catalogue.bug import Bug, Workaround, calls, global_backward_hooks_allowed, paste_script
 from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -87,4 +87,12 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.modules.module.register_module_forward_hook",),
+    workaround=Workaround(
+        summary="a plain Python forward (no @torch.jit.script_method), with "
+        "repro.workaround.allow_global_backward_hooks() for global backward hooks",
+        usage="drop @torch.jit.script_method from forward; with global backward hooks, also "
+        "repro.workaround.allow_global_backward_hooks() (a plain forward meets global-backward-hooks-scripted)",
+        apply=global_backward_hooks_allowed,
+        style="plain_forward",
+    ),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, calls, paste_script
+from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, Workaround, calls, paste_script, routed
 from repro.source_checks import MODULE, SCRIPT, Trees, assigns, method, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -68,4 +68,15 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.Module.compile",),
+    workaround=Workaround(
+        summary="repro.workaround.compile(model, ...) in place of model.compile(...), on a plain Python forward",
+        usage="drop @torch.jit.script_method from forward, then repro.workaround.compile(model, backend=...)",
+        apply=routed("compile"),
+        style="plain_forward",
+        tried=(
+            "repro.workaround.compile on a script_method forward: the call goes through torch.compile, "
+            "but dynamo cannot look into the compiled forward and the backend is never called",
+            "torch.compile(model) on a script_method forward: the backend is never called (0 graphs)",
+        ),
+    ),
 )

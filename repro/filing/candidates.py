@@ -54,7 +54,9 @@ def declare_jit_ignored_attributes() -> Iterator[None]:
     import_torch()
     import torch
 
-    with _replaced(torch.jit.ScriptModule, "__jit_ignored_attributes__", [FLAG]):
+    from repro.workaround import replaced
+
+    with replaced(torch.jit.ScriptModule, "__jit_ignored_attributes__", [FLAG]):
         yield
 
 
@@ -78,33 +80,10 @@ def apply_upstream_patch() -> Iterator[None]:
 def use_workaround() -> Iterator[None]:
     """(d) User side: call ``repro.workaround`` instead of the two methods."""
     import_torch()
-    import torch
-
     from repro import workaround
 
-    def full(self, hook, prepend=False):
-        return workaround.register_full_backward_hook(self, hook, prepend=prepend)
-
-    with (
-        _replaced(torch.jit.ScriptModule, "register_full_backward_hook", full),
-        _replaced(torch.jit.ScriptModule, "register_backward_hook", workaround.register_backward_hook),
-    ):
+    with workaround.routed("register_full_backward_hook", "register_backward_hook"):
         yield
-
-
-@contextmanager
-def _replaced(owner: type, name: str, value: object) -> Iterator[None]:
-    """``owner.name = value`` until the block ends, then what was there before (or nothing)."""
-    missing = object()
-    before = owner.__dict__.get(name, missing)
-    setattr(owner, name, value)
-    try:
-        yield
-    finally:
-        if before is missing:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, before)
 
 
 @dataclass(frozen=True)
