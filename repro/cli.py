@@ -139,7 +139,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         started.collect_versions()  # torch is imported: collect_env's subprocesses run meanwhile
 
     from repro.catalogue import BUGS, select  # imports torch: after resolve_environment
-    from repro.filing.explain import explain
+    from repro.filing.explain import explain, steps
     from repro.formats import json as json_format
     from repro.formats import text
 
@@ -163,7 +163,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
             return fail(unusable)
     if args.explain:  # one section per bug asked for, in order
         bugs = [get(bug_id) for bug_id in dict.fromkeys(args.bug)] or [bug]
-        sections = [(b, explain() if b.id == ORIGINAL else None) for b in bugs]
+        sections = [(b, steps(b)) for b in bugs]
         emit(shown(text.render_explanations(environment.torch_version, sections)))
         return EXIT_OK
     if args.candidates:
@@ -201,7 +201,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         def progress(line: str) -> None:
             print(line, file=sys.stderr, flush=True)
 
-        cause = explain() if bug.id == ORIGINAL else None  # before gather, which ends waiting on other processes
+        cause = steps(bug)  # before gather, which ends waiting on other processes
         assert started is not None  # --markdown always has its head start (_head_start)
         filing = gather(bug, environment.torch_npu, environment.device, progress, started, args.slow)
         emit(markdown.render(report, filing, cause))

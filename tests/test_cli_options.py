@@ -31,7 +31,7 @@ def _one_sentence(err: str) -> str:
 def test_explain_gives_one_section_per_bug_asked_for(repro_main):
     code, out, _ = repro_main("--explain", "--bug", ORIGINAL, "--bug", OTHER)
     assert code == 0 and out.count("Root cause") == 2, out
-    assert out.index("Root cause on torch") < out.index(f"Root cause of {OTHER}")
+    assert out.index(f"Root cause of {ORIGINAL} on torch") < out.index(f"Root cause of {OTHER}")
     assert max(len(line) for line in out.splitlines()) <= 100
 
 

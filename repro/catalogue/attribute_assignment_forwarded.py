@@ -30,6 +30,22 @@ def recognise(result: ScenarioResult) -> bool:
     )
 
 
+def root_cause(evidence: list[str]) -> list[str]:
+    from repro.catalogue.measure import SETATTR_CAST, subclass
+
+    model = subclass(script_method=False)
+    types = {name: str(kind) for name, (kind, _) in model._actual_script_module._concrete_type.get_attributes().items()}
+    shown = ", ".join(f"{name}: {types[name]}" for name in ("training",) if name in types)
+    return [
+        f"After __init__, ScriptModule.__setattr__ forwards every assignment to the inner module ({evidence[0]}).",
+        f"Scripting gave each attribute a TorchScript type: measured, {shown or 'training is not an attribute'}; "
+        "parameters and buffers are Tensor.",
+        f"Then {SETATTR_CAST}: None is no Tensor, 0 becomes False, a plain tensor is a Tensor too.",
+        "A plain attribute assigned after __init__ went to the inner module as well, so del looks on the "
+        "wrapper and finds nothing.",
+    ]
+
+
 PASTE = """import torch
 
 
@@ -72,6 +88,7 @@ BUG = Bug(
     script="repro/attribute_assignment_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    root_cause=root_cause,
     workaround=Workaround(
         summary="none: the values live in the compiled module, typed when it was scripted",
         usage="none: keep a parameter and zero it, assign a bool to training, wrap a tensor in nn.Parameter",

@@ -57,6 +57,9 @@ class Bug:
     needs: tuple[str, ...] = ()  # dotted torch names ``paste`` needs: a torch without one cannot test it (125)
     errors: tuple[str, ...] = ()  # error text that ends ``paste`` when the bug shows (else a failing ``assert``)
     workaround: Workaround | None = None  # what users can do today (every catalogued bug declares one)
+    # The cause as numbered steps, measured on the installed torch (imports it), given the static
+    # signature's evidence lines (file:line); C++ pieces cited by path and upstream commit.
+    root_cause: Callable[[list[str]], list[str]] | None = None
 
     def covers(self, result: ScenarioResult) -> bool:
         """Is this scenario run in the bug's scope (one of its APIs, styles and model shapes; one of its

@@ -30,6 +30,28 @@ def early_stop_off() -> AbstractContextManager[Any]:
     return set_checkpoint_early_stop(False)
 
 
+def root_cause(evidence: list[str]) -> list[str]:
+    from repro.catalogue.measure import INTERPRETER_ERROR, first_line, line_of, subclass
+
+    checkpoint_py = "torch/utils/checkpoint.py"
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+    try:
+        checkpoint(subclass(), torch.ones(1, 2, requires_grad=True), use_reentrant=False).sum().backward()
+        seen = "ran without an error here"
+    except RuntimeError as err:
+        seen = f"raised {first_line(err).rstrip('.')}"
+    return [
+        "In backward, non-reentrant checkpoint recomputes the forward and, with early stop (the default), "
+        f"raises _StopRecomputationError from a saved-tensor hook once it has what it needs "
+        f"({line_of(checkpoint_py, 'raise _StopRecomputationError')}).",
+        f"That hook fires inside the compiled forward, and {INTERPRETER_ERROR}.",
+        "checkpoint catches only _StopRecomputationError "
+        f"({line_of(checkpoint_py, 'except _StopRecomputationError')}), so backward fails: measured, it {seen}.",
+    ]
+
+
 def recognise(result: ScenarioResult) -> bool:
     return "torch.utils.checkpoint.checkpoint" in result.scenario.apis and raised(result, SIGNATURE)
 
@@ -62,6 +84,7 @@ BUG = Bug(
     explanation=__doc__,
     no_static="it lives in torch/utils/checkpoint.py, which the wheel probe does not read",
     needs=("torch.utils.checkpoint.set_checkpoint_early_stop",),
+    root_cause=root_cause,
     workaround=Workaround(
         summary="early stop off: torch.utils.checkpoint.set_checkpoint_early_stop(False) around forward and backward",
         usage="with torch.utils.checkpoint.set_checkpoint_early_stop(False):\n"

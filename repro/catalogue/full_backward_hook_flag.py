@@ -39,6 +39,13 @@ def applies(trees: Trees) -> str | None:
     return None
 
 
+def root_cause(evidence: list[str]) -> list[str]:
+    """The chain ``repro.filing.explain`` measures: the flag's C++ type, the wrapper, the lines."""
+    from repro.filing.explain import explain
+
+    return explain().chain()
+
+
 PASTE = paste_script(
     "import torch",
     """\
@@ -76,6 +83,7 @@ BUG = Bug(
     explanation=__doc__,
     needs=("torch.nn.Module.register_full_backward_hook",),
     errors=(SIGNATURE,),
+    root_cause=root_cause,
     workaround=Workaround(
         summary="repro.workaround.register_full_backward_hook / register_backward_hook in place of the methods",
         usage="handle = repro.workaround.register_full_backward_hook(model, hook, prepend=False)",

@@ -52,6 +52,26 @@ def _stubs_raise(trees: Trees) -> tuple[bool, str]:
     return True, f"{SCRIPT}:{make_fail.lineno}: RecursiveScriptModule stubs _get_backward_hooks with _make_fail"
 
 
+def root_cause(evidence: list[str]) -> list[str]:
+    from repro.catalogue.measure import first_line, line_of, subclass
+
+    model = subclass(script_method=False)
+    try:
+        model.child._get_backward_hooks()
+        stub = "returns normally here"
+    except RuntimeError as err:
+        stub = f"raises {first_line(err)}"
+    return [
+        "register_module_full_backward_hook (and the legacy and pre variants) adds the hook to a global "
+        f"dict ({line_of(MODULE, 'def register_module_full_backward_hook')}).",
+        f"Once one is registered, Module._call_impl asks every module it calls for its backward hooks ({evidence[0]}).",
+        f"A plain Python forward calls its children through Module.__call__: measured, model.child of a "
+        f"ScriptModule subclass is a {type(model.child).__name__}, and a torch.jit.script-ed child is one too.",
+        f"RecursiveScriptModule stubs the hook methods with raising ones ({evidence[1]}); measured, "
+        f"model.child._get_backward_hooks() {stub}. The user never called it.",
+    ]
+
+
 PASTE = paste_script(
     "import torch\nfrom torch.nn.modules.module import register_module_full_backward_hook",
     """\
@@ -85,6 +105,7 @@ BUG = Bug(
     explanation=__doc__,
     needs=("torch.nn.modules.module.register_module_full_backward_hook",),
     errors=tuple(f"{name} is not supported on ScriptModules" for name in STUBBED),
+    root_cause=root_cause,
     workaround=Workaround(
         summary="repro.workaround.allow_global_backward_hooks() while global backward hooks are registered",
         usage="with repro.workaround.allow_global_backward_hooks(): ...  # or keep its handle, .remove() later",

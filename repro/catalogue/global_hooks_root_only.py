@@ -59,6 +59,18 @@ def _script_method_compiles(trees: Trees) -> tuple[bool, str]:
     return True, f"{SCRIPT}:{script_method.lineno}: script_method compiles forward, whose child calls bypass Python"
 
 
+def root_cause(evidence: list[str]) -> list[str]:
+    from repro.catalogue.measure import CALL_METHOD, calls_children_in_torchscript, subclass
+
+    inside = calls_children_in_torchscript(subclass(script_method=True))
+    return [
+        f"Module._call_impl runs the global module hooks for each module called through Python ({evidence[0]}).",
+        f"@torch.jit.script_method compiles forward ({evidence[1]}); measured, the compiled forward "
+        f"{'calls' if inside else 'does not call'} its child with prim::CallMethod, inside TorchScript.",
+        f"There {CALL_METHOD}: the global hooks run for the model, called from Python, and never for its children.",
+    ]
+
+
 PASTE = paste_script(
     "import torch\nfrom torch.nn.modules.module import register_module_forward_hook",
     """\
@@ -87,6 +99,7 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.modules.module.register_module_forward_hook",),
+    root_cause=root_cause,
     workaround=Workaround(
         summary="a plain Python forward (no @torch.jit.script_method), with "
         "repro.workaround.allow_global_backward_hooks() for global backward hooks",

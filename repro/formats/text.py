@@ -17,7 +17,6 @@ from repro.report import DEPARTURES, Report, conclusion
 
 if TYPE_CHECKING:  # the filing kit is imported only for --explain and --candidates
     from repro.filing.candidates import CandidateResult
-    from repro.filing.explain import RootCause
 
 COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
 WIDTH = 100  # every line of the report fits a 100-column terminal
@@ -202,43 +201,32 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
     return fit("\n".join(lines))
 
 
-def render_bug_cause(torch_version: str, bug: Bug) -> str:
-    """``--explain --bug ID`` for a bug without a measured chain: its mechanism, then each piece
-    of its static signature with file:line in the installed torch."""
-    from repro.source_checks import installed_sources
-
-    verdict = bug.static(installed_sources())
-    text = "\n".join(
-        [
-            f"Root cause of {bug.id} on torch {torch_version}:",
-            *_wrap(" ".join(bug.explanation.split()), indent=""),
-            "",
-            f"Static signature: {verdict.verdict}",
-            *(f"  {line}" for line in verdict.evidence),
-        ]
-    )
-    return fit(text)
-
-
-def render_explanation(torch_version: str, cause: RootCause) -> str:
-    """``--explain`` for the original bug: the measured chain, one numbered step each, wrapped."""
-    steps = [
+def render_cause(torch_version: str, bug: Bug, steps: list[str]) -> str:
+    """``--explain`` for one bug: its cause as numbered steps, each naming the file and line (or the
+    C++ file and upstream commit) of its piece, then what users can do today."""
+    numbered = [
         line
-        for i, step in enumerate(cause.chain(), start=1)
+        for i, step in enumerate(steps, start=1)
         for line in textwrap.wrap(f"{i}. {step}", WIDTH, subsequent_indent="   ", break_on_hyphens=False)
     ]
-    return fit("\n".join([f"Root cause on torch {torch_version}:", *steps]))
+    return fit("\n".join([f"Root cause of {bug.id} on torch {torch_version}:", *numbered, *_workaround(bug)]))
 
 
-def render_explanations(torch_version: str, sections: Iterable[tuple[Bug, RootCause | None]]) -> str:
+def _workaround(bug: Bug) -> list[str]:
+    """The closing lines: the workaround, or "none" and each alternative tried."""
+    found = bug.workaround
+    if found is None:
+        return ["Workaround: none declared."]
+    lines = _wrap(f"Workaround: {found.summary}.", indent="  ")
+    if found.apply is not None:
+        lines += [line for usage in found.usage.splitlines() for line in _wrap(f"  {usage}", indent="    ")]
+    return lines + [line for tried in found.tried for line in _wrap(f"  tried: {tried}", indent="    ")]
+
+
+def render_explanations(torch_version: str, sections: Iterable[tuple[Bug, list[str]]]) -> str:
     """``--explain`` with several ``--bug``: one section per bug, in the order asked, separated by a
-    blank line. The original bug's section is its measured chain (``cause``); another bug's, its
-    mechanism and static signature."""
-    parts = [
-        render_explanation(torch_version, cause) if cause is not None else render_bug_cause(torch_version, bug)
-        for bug, cause in sections
-    ]
-    return "\n\n".join(parts)
+    blank line."""
+    return "\n\n".join(render_cause(torch_version, bug, steps) for bug, steps in sections)
 
 
 def render_candidates(torch_version: str, device: str, results: list[CandidateResult]) -> str:
