@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.catalogue import UnknownBug, get
+from repro.catalogue import DEFAULT, WITH_FIXES, UnknownBug, get
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
-from repro.ledger import ORIGINAL, Expectation, LedgerError, expectation_for, ledger_path, load
+from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load
 from repro.output import emit
 from repro.sanitise import for_terminal
 
@@ -100,8 +100,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return fail(f"no catalogued bug {problem.args[0]!r} ({prog} --list-bugs lists them)")
     if args.markdown and len(asked) > 1:
         return fail("--markdown writes one issue body, about one bug: give at most one --bug")
-    if (args.patch or args.candidates) and set(asked) - {ORIGINAL}:
-        return fail(f"{'--patch' if args.patch else '--candidates'} takes no --bug but {ORIGINAL}")
+    if (args.patch or args.candidates) and set(asked) - {WITH_FIXES.id}:
+        return fail(f"{'--patch' if args.patch else '--candidates'} takes no --bug but {WITH_FIXES.id}")
     if args.support_table and (
         args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug
     ):
@@ -126,7 +126,7 @@ def _head_start(args: argparse.Namespace) -> HeadStart | None:
         return None
     from repro.filing.material import head_start
 
-    bug = get(args.bug[0] if args.bug else ORIGINAL) if args.markdown else None
+    bug = (get(args.bug[0]) if args.bug else DEFAULT) if args.markdown else None
     return head_start(bug, args.device, args.slow)
 
 
@@ -147,7 +147,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         emit(shown(text.render_bugs([BUGS[bug_id] for bug_id in args.bug] or BUGS.values())))
         return EXIT_OK
     try:
-        bug = get(args.bug[0] if args.bug else ORIGINAL)  # what --explain and --markdown are about
+        bug = get(args.bug[0]) if args.bug else DEFAULT  # what --explain and --markdown are about
         # the body says which other APIs matched: it runs the default scenarios, and its bug's own if none is
         selection = select([], args.slow, also=(bug.id,)) if args.markdown else select(args.bug, args.slow)
     except UnknownBug as problem:

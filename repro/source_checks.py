@@ -175,7 +175,7 @@ def _parse(text: str) -> ast.Module:
 
 
 def analyse(sources: dict[str, str | None]) -> StaticVerdict:
-    """The original bug (``full-backward-hook-flag``): its three pieces."""
+    """The pieces of the bug this project began with (the catalogue's first): its three pieces."""
     return static_verdict(sources, FLAG_PIECES)
 
 

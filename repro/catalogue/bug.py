@@ -60,6 +60,10 @@ class Bug:
     # The cause as numbered steps, measured on the installed torch (imports it), given the static
     # signature's evidence lines (file:line); C++ pieces cited by path and upstream commit.
     root_cause: Callable[[list[str]], list[str]] | None = None
+    reported: str = ""  # how an issue body cites earlier reports; "" for "Not reported before, as far as we know."
+    candidates: bool = (
+        False  # the filing kit holds candidate fixes and an upstream patch for it (--candidates, --patch)
+    )
 
     def covers(self, result: ScenarioResult) -> bool:
         """Is this scenario run in the bug's scope (one of its APIs, styles and model shapes; one of its

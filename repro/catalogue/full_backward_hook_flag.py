@@ -84,6 +84,9 @@ BUG = Bug(
     needs=("torch.nn.Module.register_full_backward_hook",),
     errors=(SIGNATURE,),
     root_cause=root_cause,
+    reported="Reported before as pytorch/pytorch#181473 (closed without a fix); a downstream test asserts the "
+    "error today: Ascend/pytorch test/test_jit_api.py::TestScriptModuleHooks::test_register_full_backward_hook_raises.",
+    candidates=True,
     workaround=Workaround(
         summary="repro.workaround.register_full_backward_hook / register_backward_hook in place of the methods",
         usage="handle = repro.workaround.register_full_backward_hook(model, hook, prepend=False)",

@@ -14,9 +14,8 @@ from collections import Counter
 from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
 from repro.engine.oracle import ScenarioResult
-from repro.filing.material import DOWNSTREAM_TEST, Filing
+from repro.filing.material import Filing
 from repro.formats.text import side_cell
-from repro.ledger import ORIGINAL
 from repro.report import Report
 from repro.sanitise import code_block, plain
 
@@ -120,12 +119,7 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
 def render(report: Report, filing: Filing, cause: list[str]) -> str:
     """``cause``: the bug's root cause as steps (``repro.filing.explain.steps``)."""
     bug, env = filing.bug, report.environment
-    reference = (
-        f"Reported before as {bug.upstream} (closed without a fix); a downstream test asserts the "
-        f"error today: {DOWNSTREAM_TEST}."
-        if bug.id == ORIGINAL
-        else "Not reported before, as far as we know."
-    )
+    reference = bug.reported or "Not reported before, as far as we know."
     lines = [
         "### 🐛 Describe the bug",
         "",
