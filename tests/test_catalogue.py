@@ -298,3 +298,19 @@ ELEMENTS = {
 @pytest.mark.parametrize("bug_id", list(BUGS))
 def test_each_bug_holds_each_element_or_declares_none(bug_id, element):
     assert ELEMENTS[element](BUGS[bug_id])
+
+
+def test_per_bug_test_data_names_every_catalogued_bug_and_no_other():
+    """The tables other tests read per bug: a new bug is missing from none of them."""
+    from test_cli import SLOW_BUGS
+
+    from helpers import PASTE_ENDS
+
+    assert set(PASTE_ENDS) == set(BUGS)
+    assert {name.split(" ")[0] for name in DEPARTURES} == set(BUGS)
+    assert set(SLOW_BUGS) == set(select([], slow=False).skipped)  # the bugs the default run skips
+    for bug_id, end in PASTE_ENDS.items():  # the paste-ready text can end that way: an assert's text or its error
+        message = end.split(": ", 1)[1]
+        assert message.split("'")[0][:20] in BUGS[bug_id].paste or any(
+            message.startswith(e) for e in BUGS[bug_id].errors
+        )
