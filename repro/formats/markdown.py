@@ -18,6 +18,7 @@ from repro.filing.material import Filing
 from repro.formats.text import side_cell
 from repro.report import Report
 from repro.sanitise import code_block, plain
+from repro.source_checks import installed_sources
 
 ATTRIBUTION = "Found and measured with scriptmodule-hook-repro (`python -m repro --markdown`)."
 
@@ -116,8 +117,9 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
     ]
 
 
-def render(report: Report, filing: Filing, cause: list[str]) -> str:
-    """``cause``: the bug's root cause as steps (``repro.filing.explain.steps``)."""
+def render(report: Report, filing: Filing, cause: list[str] | None) -> str:
+    """``cause``: the bug's root cause as steps (``repro.filing.explain.steps``); None: not measured,
+    its static signature's evidence stands in (file:line each)."""
     bug, env = filing.bug, report.environment
     reference = bug.reported or "Not reported before, as far as we know."
     lines = [
@@ -141,7 +143,7 @@ def render(report: Report, filing: Filing, cause: list[str]) -> str:
         f"In the same run, {_matching(report)} matched the eager twin in every scenario.",
         "",
         "Root cause, as measured on this torch:",  # a list may follow a paragraph line directly
-        *_root_cause(bug, cause),
+        *_root_cause(bug, cause if cause is not None else bug.static(installed_sources()).evidence),
         *_candidates(report, filing),
         "",
         *_details(
