@@ -170,3 +170,10 @@ def test_deepcopy_keeps_the_class_hooks_and_an_independent_copy():
     assert clone.weight is not model.weight and torch.equal(clone.weight, model.weight)
     eager = torch.nn.Linear(2, 2)
     assert type(workaround.deepcopy(eager)) is torch.nn.Linear
+
+
+@pytest.mark.parametrize("bug_id", WITH)
+def test_each_workaround_is_also_said_in_torchs_terms_for_an_issue_body(bug_id):
+    """An upstream reader has no ``repro.workaround``: the issue body says what it does with torch's names."""
+    found = BUGS[bug_id].workaround
+    assert found is not None and found.in_torch_terms and "repro" not in found.in_torch_terms

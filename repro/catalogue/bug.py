@@ -34,6 +34,7 @@ class Workaround:
     apply: Callable[[], AbstractContextManager[Any]] | None  # puts it in force for the oracle's scenarios
     style: str = ""  # "plain_forward": the change is to write forward in Python; the scope runs in that style
     tried: tuple[str, ...] = ()  # what else was tried on the installed torch, and how it failed
+    in_torch_terms: str = ""  # the same for an issue body, whose readers lack this project: torch's names only
 
 
 @dataclass(frozen=True)

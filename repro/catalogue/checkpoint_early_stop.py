@@ -90,6 +90,7 @@ BUG = Bug(
         usage="with torch.utils.checkpoint.set_checkpoint_early_stop(False):\n"
         "    checkpoint(model, x, use_reentrant=False).sum().backward()",
         apply=early_stop_off,
+        in_torch_terms=("torch.utils.checkpoint.set_checkpoint_early_stop(False) around forward and backward"),
     ),
     cases=("non-reentrant, with early stop: same gradients",),  # a torch without early stop cannot have it
 )

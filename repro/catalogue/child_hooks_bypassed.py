@@ -94,6 +94,7 @@ BUG = Bug(
         usage="drop @torch.jit.script_method from the parent's forward; full backward hooks on the child "
         "then need repro.workaround.register_full_backward_hook (full-backward-hook-flag)",
         apply=routed("register_full_backward_hook"),
+        in_torch_terms=("a plain Python forward on the parent, so that it calls the child through its wrapper"),
         style="plain_forward",
     ),
 )

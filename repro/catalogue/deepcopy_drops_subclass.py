@@ -102,6 +102,10 @@ BUG = Bug(
         summary="__deepcopy__ = repro.workaround.deepcopy in the class body (or call it in place of copy.deepcopy)",
         usage="class Net(torch.jit.ScriptModule):\n    __deepcopy__ = repro.workaround.deepcopy",
         apply=routed("__deepcopy__"),
+        in_torch_terms=(
+            "a __deepcopy__ on the class that makes an instance with cls.__new__ and deep-copies the "
+            "wrapper's __dict__ into it (the compiled module through its own __deepcopy__)"
+        ),
         tried=("copy.copy: keeps the class and the hooks, but shares the parameters with the original",),
     ),
 )

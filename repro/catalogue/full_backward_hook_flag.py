@@ -91,6 +91,11 @@ BUG = Bug(
         summary="repro.workaround.register_full_backward_hook / register_backward_hook in place of the methods",
         usage="handle = repro.workaround.register_full_backward_hook(model, hook, prepend=False)",
         apply=routed("register_full_backward_hook", "register_backward_hook"),
+        in_torch_terms=(
+            "store the flag on the Python wrapper, object.__setattr__(model, '_is_full_backward_hook', "
+            "True), then add the hook to model._backward_hooks under a torch.utils.hooks.RemovableHandle's "
+            "id"
+        ),
         tried=(
             "__jit_ignored_attributes__ = ['_is_full_backward_hook'] on the class: registration succeeds, but "
             "the flag the wrapper reads stays None and no backward hook runs (python -m repro --candidates)",

@@ -110,5 +110,10 @@ BUG = Bug(
         summary="repro.workaround.allow_global_backward_hooks() while global backward hooks are registered",
         usage="with repro.workaround.allow_global_backward_hooks(): ...  # or keep its handle, .remove() later",
         apply=global_backward_hooks_allowed,
+        in_torch_terms=(
+            "give torch.jit.RecursiveScriptModule nn.Module's own _get_backward_hooks, "
+            "_get_backward_pre_hooks and _maybe_warn_non_full_backward_hook while global backward hooks are "
+            "registered"
+        ),
     ),
 )

@@ -106,6 +106,11 @@ BUG = Bug(
         usage="drop @torch.jit.script_method from forward; with global backward hooks, also "
         "repro.workaround.allow_global_backward_hooks() (a plain forward meets global-backward-hooks-scripted)",
         apply=global_backward_hooks_allowed,
+        in_torch_terms=(
+            "a plain Python forward (no @torch.jit.script_method); with global backward hooks, also give "
+            "torch.jit.RecursiveScriptModule nn.Module's own _get_backward_hooks, _get_backward_pre_hooks "
+            "and _maybe_warn_non_full_backward_hook"
+        ),
         style="plain_forward",
     ),
 )

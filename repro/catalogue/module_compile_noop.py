@@ -89,6 +89,10 @@ BUG = Bug(
         summary="repro.workaround.compile(model, ...) in place of model.compile(...), on a plain Python forward",
         usage="drop @torch.jit.script_method from forward, then repro.workaround.compile(model, backend=...)",
         apply=routed("compile"),
+        in_torch_terms=(
+            "a plain Python forward, and object.__setattr__(model, '_compiled_call_impl', "
+            "torch.compile(model._call_impl, ...)) in place of model.compile(...)"
+        ),
         style="plain_forward",
         tried=(
             "repro.workaround.compile on a script_method forward: the call goes through torch.compile, "

@@ -95,7 +95,7 @@ def _root_cause(bug: Bug, cause: list[str]) -> list[str]:
     if found is None or found.apply is None:
         today = f"none ({found.summary.removeprefix('none: ') if found else 'none declared'})."
     else:
-        today = f"{found.summary}."
+        today = f"{found.in_torch_terms or found.summary}."
     return [*(f"{i}. {plain(step)}" for i, step in enumerate(cause, start=1)), "", f"Workaround until a fix: {today}"]
 
 
