@@ -55,6 +55,8 @@ def _stubs_raise(trees: Trees) -> tuple[bool, str]:
 def root_cause(evidence: list[str]) -> list[str]:
     from repro.catalogue.measure import first_line, line_of, subclass
 
+    import torch
+
     model = subclass(script_method=False)
     try:
         model.child._get_backward_hooks()
@@ -62,11 +64,12 @@ def root_cause(evidence: list[str]) -> list[str]:
     except RuntimeError as err:
         stub = f"raises {first_line(err)}"
     return [
-        "register_module_full_backward_hook (and the legacy and pre variants) adds the hook to a global "
-        f"dict ({line_of(MODULE, 'def register_module_full_backward_hook')}).",
-        f"Once one is registered, Module._call_impl asks every module it calls for its backward hooks ({evidence[0]}).",
+        "Once a global backward hook is registered (register_module_full_backward_hook, "
+        f"{line_of(MODULE, 'def register_module_full_backward_hook')}; the legacy and pre variants too), "
+        f"Module._call_impl asks every module it calls for its backward hooks ({evidence[0]}).",
         f"A plain Python forward calls its children through Module.__call__: measured, model.child of a "
-        f"ScriptModule subclass is a {type(model.child).__name__}, and a torch.jit.script-ed child is one too.",
+        f"ScriptModule subclass is a {type(model.child).__name__}, a torch.jit.script-ed child a "
+        f"{type(torch.jit.script(torch.nn.Linear(2, 2))).__name__}.",
         f"RecursiveScriptModule stubs the hook methods with raising ones ({evidence[1]}); measured, "
         f"model.child._get_backward_hooks() {stub}. The user never called it.",
     ]
