@@ -53,9 +53,9 @@ def _stubs_raise(trees: Trees) -> tuple[bool, str]:
 
 
 def root_cause(evidence: list[str]) -> list[str]:
-    from repro.catalogue.measure import first_line, line_of, subclass
-
     import torch
+
+    from repro.catalogue.measure import first_line, line_of, subclass
 
     model = subclass(script_method=False)
     try:
