@@ -9,10 +9,23 @@ instance, or the ``ignored_attributes`` one-liner) the flag stays None and no ho
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import STYLES, SUBCLASS_SHAPES, Bug, Workaround, fewer_calls, paste_script, raised, routed
-from repro.source_checks import FLAG, FLAG_PIECES, MODULE, RECURSIVE, SCRIPT, Trees, method
+from repro.source_checks import (
+    FLAG,
+    MODULE,
+    RECURSIVE,
+    SCRIPT,
+    Check,
+    Trees,
+    assigns,
+    ignored_attributes_node,
+    mentions_flag,
+    method,
+    setattr_forwards,
+)
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -46,6 +59,38 @@ def root_cause(evidence: list[str]) -> list[str]:
     return explain().chain()
 
 
+def _ignored_attributes(trees: Trees) -> tuple[bool, str]:
+    node = ignored_attributes_node(trees[RECURSIVE])
+    if node is None:
+        return False, f"{RECURSIVE}: no module-level ignored_attributes list"
+    if mentions_flag(node):
+        return False, f"{RECURSIVE}:{node.lineno}: ignored_attributes now lists {FLAG!r}"
+    return True, f"{RECURSIVE}:{node.lineno}: ignored_attributes lacks {FLAG!r}"
+
+
+def _module_assigns_flag(trees: Trees) -> tuple[bool, str]:
+    register = method(trees[MODULE], "Module", "register_full_backward_hook")
+    if register is None:
+        return False, f"{MODULE}: Module.register_full_backward_hook not found"
+    for node in ast.walk(register):
+        if assigns(
+            node,
+            lambda t: (
+                isinstance(t, ast.Attribute)
+                and t.attr == FLAG
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+            ),
+        ):
+            return True, f"{MODULE}:{node.lineno}: register_full_backward_hook assigns self.{FLAG} = ..."
+    return False, f"{MODULE}:{register.lineno}: register_full_backward_hook no longer assigns self.{FLAG}"
+
+
+# Its static signature: the flag is left out of ignored_attributes, Module assigns it, and
+# ScriptModule.__setattr__ forwards the assignment.
+PIECES: tuple[Check, ...] = (_ignored_attributes, _module_assigns_flag, setattr_forwards(FLAG))
+
+
 PASTE = paste_script(
     "import torch",
     """\
@@ -69,7 +114,7 @@ BUG = Bug(
     models=SUBCLASS_SHAPES,
     symptom=f"RuntimeError: {SIGNATURE} to type NoneType; where silenced, the hook never runs",
     recognise=recognise,
-    pieces=FLAG_PIECES,
+    pieces=PIECES,
     fingerprinted=(
         (RECURSIVE, "ignored_attributes"),
         (SCRIPT, "ScriptModule.__setattr__"),
