@@ -193,7 +193,8 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
             *_wrap(f"  upstream: {bug.upstream}; styles: {', '.join(bug.styles)}"),
             *_wrap(f"  APIs: {', '.join(bug.apis)}"),
             *_wrap(f"  symptom: {bug.symptom}"),
-            f"  bisect: python {bug.script}",
+            *_wrap(f"  bisect: python -m repro.bisect {bug.id} (from a checkout: python {bug.script})"),
+            *_wrap(f"  workaround: {bug.workaround.summary if bug.workaround else 'none declared'}"),
             "",
         ]
     lines.append("Refused by design (not bugs), with the line of this torch that refuses each:")
