@@ -51,6 +51,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--patch", action="store_true", help="print the proposed upstream diff (with a regression test) for this torch"
     )
     mode.add_argument("--list-bugs", action="store_true", help="list the catalogued bugs and exit")
+    mode.add_argument(
+        "--workarounds",
+        action="store_true",
+        help="prove each bug's workaround here: run its whole scope with it in force against eager "
+        "(exit 1 when one does not work)",
+    )
     parser.add_argument(
         "--support-table",
         action="store_true",
@@ -155,7 +161,9 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     expected: dict[str, Expectation] = {
         bug_id: expectation_for(ledger, environment.torch_version, bug_id) for bug_id in BUGS
     }
-    if args.explain or args.candidates or args.markdown:  # each would assert what it could not observe
+    if (
+        args.explain or args.candidates or args.markdown or args.workarounds
+    ):  # each would assert what it could not observe
         from repro.engine.oracle import torchscript_problem
 
         unusable = torchscript_problem(environment.device)
@@ -166,6 +174,13 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         sections = [(b, steps(b)) for b in bugs]
         emit(shown(text.render_explanations(environment.torch_version, sections)))
         return EXIT_OK
+    if args.workarounds:  # one line per bug asked for (every bug without --bug), in the catalogue's order
+        from repro.proof import prove
+
+        proofs = [prove(b, environment.device) for b in ([get(i) for i in dict.fromkeys(args.bug)] or BUGS.values())]
+        emit(shown(text.render_proofs(environment.torch_version, proofs)))
+        declared = [p for p in proofs if p.bug.workaround and p.bug.workaround.apply]
+        return EXIT_OK if all(p.works for p in declared) else EXIT_DRIFT
     if args.candidates:
         from repro.filing.candidates import judge_all
 

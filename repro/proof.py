@@ -49,6 +49,9 @@ class Proof:
         matched = sum(r.verdict == "match" for r in self.results)
         others = sorted({cause for _, cause in self.elsewhere()})
         parts = [f"{matched} of {len(self.results)} runs of its scope match eager"]
+        refused = sum(r.verdict == "refused" for r in self.results)
+        if refused:
+            parts.append(f"{refused} refused by design")
         if others:
             parts.append(f"{len(self.elsewhere())} depart through {', '.join(others)}")
         if self.failures():

@@ -17,6 +17,7 @@ from repro.report import DEPARTURES, Report, conclusion
 
 if TYPE_CHECKING:  # the filing kit is imported only for --explain and --candidates
     from repro.filing.candidates import CandidateResult
+    from repro.proof import Proof
 
 COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
 WIDTH = 100  # every line of the report fits a 100-column terminal
@@ -228,6 +229,19 @@ def render_explanations(torch_version: str, sections: Iterable[tuple[Bug, list[s
     """``--explain`` with several ``--bug``: one section per bug, in the order asked, separated by a
     blank line."""
     return "\n\n".join(render_cause(torch_version, bug, steps) for bug, steps in sections)
+
+
+def render_proofs(torch_version: str, proofs: list[Proof]) -> str:
+    """``--workarounds``: per bug, its workaround and what its scope showed with it in force."""
+    lines = [f"Workarounds on torch {torch_version}, each bug's whole scope run with it in force:"]
+    for proof in proofs:
+        found = proof.bug.workaround
+        if found is None or found.apply is None:
+            verdict = f"none ({found.summary.removeprefix('none: ') if found else 'none declared'})"
+        else:
+            verdict = f"{'works' if proof.works else 'DOES NOT WORK'}: {found.summary}"
+        lines += ["", *_wrap(f"{proof.bug.id}: {verdict}", indent="  "), *_wrap(f"  {proof.summary()}", indent="    ")]
+    return fit("\n".join(lines))
 
 
 def render_candidates(torch_version: str, device: str, results: list[CandidateResult]) -> str:
