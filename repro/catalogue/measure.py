@@ -43,37 +43,19 @@ def line_of(path: str, text: str, after: str = "") -> str:
 
 
 def subclass(script_method: bool = True, child: str = "linear") -> Any:
-    """An instance of a fresh ScriptModule subclass holding an ``nn.Linear`` (``child="linear"``) or
-    another ScriptModule subclass (``child="subclass"``) as ``self.child``."""
+    """An instance of a fresh ScriptModule subclass ``Net`` whose ``forward`` (compiled, or plain
+    Python) calls ``self.child``: an ``nn.Linear``, or (``child="subclass"``) a ``Net`` itself."""
     import torch
 
-    class Inner(torch.jit.ScriptModule):
-        def __init__(self) -> None:
-            super().__init__()
-            self.linear = torch.nn.Linear(2, 2)
+    def __init__(self: Any) -> None:
+        torch.jit.ScriptModule.__init__(self)
+        self.child = subclass() if child == "subclass" else torch.nn.Linear(2, 2)
 
-        @torch.jit.script_method
-        def forward(self, x):
-            return self.linear(x)
+    def forward(self, x):
+        return self.child(x)
 
-    class Compiled(torch.jit.ScriptModule):
-        def __init__(self) -> None:
-            super().__init__()
-            self.child = Inner() if child == "subclass" else torch.nn.Linear(2, 2)
-
-        @torch.jit.script_method
-        def forward(self, x):
-            return self.child(x)
-
-    class Plain(torch.jit.ScriptModule):
-        def __init__(self) -> None:
-            super().__init__()
-            self.child = Inner() if child == "subclass" else torch.nn.Linear(2, 2)
-
-        def forward(self, x):
-            return self.child(x)
-
-    return (Compiled if script_method else Plain)()
+    body = {"__init__": __init__, "forward": torch.jit.script_method(forward) if script_method else forward}
+    return type("Net", (torch.jit.ScriptModule,), body)()
 
 
 def calls_children_in_torchscript(model: Any) -> bool:
