@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.catalogue import UnknownBug, get
+from repro.catalogue import DEFAULT, WITH_FIXES, UnknownBug, get
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
-from repro.ledger import ORIGINAL, Expectation, LedgerError, expectation_for, ledger_path, load
+from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load
 from repro.output import emit
 from repro.sanitise import for_terminal
 
@@ -51,6 +51,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--patch", action="store_true", help="print the proposed upstream diff (with a regression test) for this torch"
     )
     mode.add_argument("--list-bugs", action="store_true", help="list the catalogued bugs and exit")
+    mode.add_argument(
+        "--workarounds",
+        action="store_true",
+        help="prove each bug's workaround here: run its whole scope with it in force against eager "
+        "(exit 1 when one does not work)",
+    )
     parser.add_argument(
         "--support-table",
         action="store_true",
@@ -100,8 +106,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return fail(f"no catalogued bug {problem.args[0]!r} ({prog} --list-bugs lists them)")
     if args.markdown and len(asked) > 1:
         return fail("--markdown writes one issue body, about one bug: give at most one --bug")
-    if (args.patch or args.candidates) and set(asked) - {ORIGINAL}:
-        return fail(f"{'--patch' if args.patch else '--candidates'} takes no --bug but {ORIGINAL}")
+    if (args.patch or args.candidates) and set(asked) - {WITH_FIXES.id}:
+        return fail(f"{'--patch' if args.patch else '--candidates'} takes no --bug but {WITH_FIXES.id}")
     if args.support_table and (
         args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug
     ):
@@ -126,7 +132,7 @@ def _head_start(args: argparse.Namespace) -> HeadStart | None:
         return None
     from repro.filing.material import head_start
 
-    bug = get(args.bug[0] if args.bug else ORIGINAL) if args.markdown else None
+    bug = (get(args.bug[0]) if args.bug else DEFAULT) if args.markdown else None
     return head_start(bug, args.device, args.slow)
 
 
@@ -139,7 +145,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         started.collect_versions()  # torch is imported: collect_env's subprocesses run meanwhile
 
     from repro.catalogue import BUGS, select  # imports torch: after resolve_environment
-    from repro.filing.explain import explain
+    from repro.filing.explain import explain, steps
     from repro.formats import json as json_format
     from repro.formats import text
 
@@ -147,7 +153,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         emit(shown(text.render_bugs([BUGS[bug_id] for bug_id in args.bug] or BUGS.values())))
         return EXIT_OK
     try:
-        bug = get(args.bug[0] if args.bug else ORIGINAL)  # what --explain and --markdown are about
+        bug = get(args.bug[0]) if args.bug else DEFAULT  # what --explain and --markdown are about
         # the body says which other APIs matched: it runs the default scenarios, and its bug's own if none is
         selection = select([], args.slow, also=(bug.id,)) if args.markdown else select(args.bug, args.slow)
     except UnknownBug as problem:
@@ -155,7 +161,9 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     expected: dict[str, Expectation] = {
         bug_id: expectation_for(ledger, environment.torch_version, bug_id) for bug_id in BUGS
     }
-    if args.explain or args.candidates or args.markdown:  # each would assert what it could not observe
+    if (
+        args.explain or args.candidates or args.markdown or args.workarounds
+    ):  # each would assert what it could not observe
         from repro.engine.oracle import torchscript_problem
 
         unusable = torchscript_problem(environment.device)
@@ -163,9 +171,16 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
             return fail(unusable)
     if args.explain:  # one section per bug asked for, in order
         bugs = [get(bug_id) for bug_id in dict.fromkeys(args.bug)] or [bug]
-        sections = [(b, explain() if b.id == ORIGINAL else None) for b in bugs]
+        sections = [(b, steps(b)) for b in bugs]
         emit(shown(text.render_explanations(environment.torch_version, sections)))
         return EXIT_OK
+    if args.workarounds:  # one line per bug asked for (every bug without --bug), in the catalogue's order
+        from repro.proof import prove
+
+        proofs = [prove(b, environment.device) for b in ([get(i) for i in dict.fromkeys(args.bug)] or BUGS.values())]
+        emit(shown(text.render_proofs(environment.torch_version, proofs)))
+        declared = [p for p in proofs if p.bug.workaround and p.bug.workaround.apply]
+        return EXIT_OK if all(p.works for p in declared) else EXIT_DRIFT
     if args.candidates:
         from repro.filing.candidates import judge_all
 
@@ -201,7 +216,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         def progress(line: str) -> None:
             print(line, file=sys.stderr, flush=True)
 
-        cause = explain() if bug.id == ORIGINAL else None  # before gather, which ends waiting on other processes
+        cause = steps(bug)  # before gather, which ends waiting on other processes
         assert started is not None  # --markdown always has its head start (_head_start)
         filing = gather(bug, environment.torch_npu, environment.device, progress, started, args.slow)
         emit(markdown.render(report, filing, cause))

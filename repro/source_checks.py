@@ -3,7 +3,8 @@
 Used on sources read out of remote wheels by the tracker, and on the installed torch's
 files by ``python -m repro --explain``.
 
-The bug needs three pieces, each checked with file and line as evidence:
+Each bug's static signature is a tuple of pieces its catalogue module holds, each checked with
+file and line as evidence; this module has what they share. The original bug's three:
   1. ``torch/jit/_recursive.py``: ``ignored_attributes`` lacks ``_is_full_backward_hook``;
   2. ``torch/nn/modules/module.py``: ``register_full_backward_hook`` assigns
      ``self._is_full_backward_hook = True`` through normal attribute assignment;
@@ -175,8 +176,11 @@ def _parse(text: str) -> ast.Module:
 
 
 def analyse(sources: dict[str, str | None]) -> StaticVerdict:
-    """The original bug (``full-backward-hook-flag``): its three pieces."""
-    return static_verdict(sources, FLAG_PIECES)
+    """The pieces of the bug this project began with (the catalogue's first), judged alone: no
+    fingerprint, no check that its API exists."""
+    from repro.catalogue import DEFAULT  # the catalogue imports this module
+
+    return static_verdict(sources, DEFAULT.pieces)
 
 
 _Named = TypeVar("_Named", bound=ast.AST)  # a node kind with a name: ClassDef, FunctionDef
@@ -292,33 +296,6 @@ def forwarding_call(tree: ast.Module) -> tuple[ast.FunctionDef | None, ast.Call 
     return setattr_method, next(calls, None)
 
 
-def _ignored_attributes(trees: Trees) -> tuple[bool, str]:
-    node = ignored_attributes_node(trees[RECURSIVE])
-    if node is None:
-        return False, f"{RECURSIVE}: no module-level ignored_attributes list"
-    if mentions_flag(node):
-        return False, f"{RECURSIVE}:{node.lineno}: ignored_attributes now lists {FLAG!r}"
-    return True, f"{RECURSIVE}:{node.lineno}: ignored_attributes lacks {FLAG!r}"
-
-
-def _module_assigns_flag(trees: Trees) -> tuple[bool, str]:
-    register = method(trees[MODULE], "Module", "register_full_backward_hook")
-    if register is None:
-        return False, f"{MODULE}: Module.register_full_backward_hook not found"
-    for node in ast.walk(register):
-        if assigns(
-            node,
-            lambda t: (
-                isinstance(t, ast.Attribute)
-                and t.attr == FLAG
-                and isinstance(t.value, ast.Name)
-                and t.value.id == "self"
-            ),
-        ):
-            return True, f"{MODULE}:{node.lineno}: register_full_backward_hook assigns self.{FLAG} = ..."
-    return False, f"{MODULE}:{register.lineno}: register_full_backward_hook no longer assigns self.{FLAG}"
-
-
 def setattr_forwards(attribute: str) -> Check:
     """The piece shared by the bugs whose assignment ``ScriptModule.__setattr__`` forwards to the
     inner module: it forwards, and does not special-case ``attribute``."""
@@ -336,6 +313,3 @@ def setattr_forwards(attribute: str) -> Check:
         return True, f"{SCRIPT}:{call.lineno}: ScriptModule.__setattr__ forwards to _actual_script_module"
 
     return check
-
-
-FLAG_PIECES: tuple[Check, ...] = (_ignored_attributes, _module_assigns_flag, setattr_forwards(FLAG))

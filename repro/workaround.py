@@ -1,21 +1,32 @@
-"""Register backward hooks that really fire on ScriptModule subclasses, on released torch.
+"""What users can do today about each catalogued bug, where a function can do it.
 
     from repro.workaround import register_full_backward_hook
     handle = register_full_backward_hook(model, hook, prepend=False)
 
-``Module.register_full_backward_hook`` fails on a ScriptModule subclass only because its
-``self._is_full_backward_hook = True`` is forwarded to the scripted module. These functions
-do what that method does, but store the flag on the Python wrapper, where
-``Module._get_backward_hooks`` reads it. On any other module they call the method itself.
+Each bug's catalogue module names its workaround (one of these functions, or a change to the
+user's model such as a plain Python ``forward``), and ``repro.proof`` proves it by running the
+bug's whole scope with it in force against the eager twin. Where a bug has none, its module says
+what was tried.
 
-Limits: the flag lives only on this Python object (not in ``torch.jit.save`` output, where
-Python hooks are not kept anyway); ``torch.jit.script(module)`` results
-(``RecursiveScriptModule``) still refuse hooks by design.
+``Module.register_full_backward_hook`` fails on a ScriptModule subclass only because its
+``self._is_full_backward_hook = True`` is forwarded to the scripted module. The two
+registration functions do what that method does, but store the flag on the Python wrapper, where
+``Module._get_backward_hooks`` reads it. On any other module they call the method itself.
+``compile`` does the same for ``Module.compile``'s ``_compiled_call_impl``; ``deepcopy`` copies
+the wrapper with its hooks; ``allow_global_backward_hooks`` gives scripted modules the three
+methods ``Module._call_impl`` needs when a global backward hook is registered.
+
+Limits: state kept on the Python wrapper is not in ``torch.jit.save`` output (Python hooks are not
+kept there anyway); ``torch.jit.script(module)`` results (``RecursiveScriptModule``) still refuse
+hooks by design.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
 
 import torch
 from torch.utils.hooks import RemovableHandle
@@ -55,3 +66,113 @@ def _register(module: torch.nn.Module, hook: Callable, *, full: bool, prepend: b
         # Module's hook dicts are OrderedDicts; torch's stubs annotate them as plain dict
         module._backward_hooks.move_to_end(handle.id, last=False)  # type: ignore[attr-defined]
     return handle
+
+
+# What Module._call_impl calls on every module once a global backward hook is registered, and
+# RecursiveScriptModule stubs with methods that raise.
+CALL_IMPL_NEEDS = ("_get_backward_hooks", "_get_backward_pre_hooks", "_maybe_warn_non_full_backward_hook")
+
+
+class Restore:
+    """Undoes a process-wide workaround: ``.remove()``, or the end of a ``with`` block."""
+
+    def __init__(self, undo: list[Callable[[], None]]) -> None:
+        self._undo = undo
+
+    def remove(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def __enter__(self) -> Restore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def allow_global_backward_hooks() -> Restore:
+    """Let global module backward hooks run through scripted modules called from Python (a plain
+    ``forward``'s children, a ``torch.jit.script``-ed child) instead of raising: their class gets
+    ``Module``'s own versions of the methods ``Module._call_impl`` asks for."""
+    owner = torch.jit.RecursiveScriptModule
+    undo = []
+    for name in CALL_IMPL_NEEDS:
+        if hasattr(torch.nn.Module, name):
+            undo.append(_set(owner, name, getattr(torch.nn.Module, name)))
+    return Restore(undo)
+
+
+def compile(module: torch.nn.Module, *args: Any, **kwargs: Any) -> None:  # noqa: A001  (Module.compile's name)
+    """``module.compile(*args, **kwargs)`` that also works on ScriptModule subclasses: the compiled call is
+    stored on the Python wrapper, whose ``__call__`` reads it. Only a Python ``forward`` gets compiled:
+    ``torch.compile`` cannot look into a ``script_method``."""
+    if not _is_scripted_subclass(module):
+        torch.nn.Module.compile(module, *args, **kwargs)
+        return
+    object.__setattr__(module, "_compiled_call_impl", torch.compile(module._call_impl, *args, **kwargs))
+
+
+def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> torch.nn.Module:
+    """``copy.deepcopy(module)`` that keeps a ScriptModule subclass's class, hooks and Python ``forward``:
+    the wrapper's attributes are deep-copied as ``nn.Module``'s are, the compiled module by its own
+    ``__deepcopy__``. As a class attribute it is the class's ``__deepcopy__``:
+    ``__deepcopy__ = repro.workaround.deepcopy``."""
+    memo = {} if memo is None else memo
+    if not _is_scripted_subclass(module):
+        return copy.deepcopy(module, memo)
+    clone = type(module).__new__(type(module))
+    memo[id(module)] = clone
+    for name, value in module.__dict__.items():
+        clone.__dict__[name] = copy.deepcopy(value, memo)
+    return clone
+
+
+def shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
+    """``copy.copy(module)`` whose training mode is its own, as ``nn.Module``'s copy's is: the wrapper's
+    attributes are shared as a shallow copy shares them, the compiled module (which holds ``training``)
+    is copied shallowly by its own ``__copy__``. As a class attribute it is the class's ``__copy__``:
+    ``__copy__ = repro.workaround.shallow_copy``."""
+    if not _is_scripted_subclass(module):
+        return copy.copy(module)
+    clone = type(module).__new__(type(module))
+    clone.__dict__.update(module.__dict__)
+    clone.__dict__["_actual_script_module"] = copy.copy(module.__dict__["_actual_script_module"])
+    return clone
+
+
+@contextmanager
+def replaced(owner: type, name: str, value: object) -> Iterator[None]:
+    """``owner.name = value`` until the block ends, then what was there before (or nothing)."""
+    undo = _set(owner, name, value)
+    try:
+        yield
+    finally:
+        undo()
+
+
+def _set(owner: type, name: str, value: object) -> Callable[[], None]:
+    """``owner.name = value``, and the function that puts back what was there (or nothing)."""
+    missing = object()
+    before = owner.__dict__.get(name, missing)
+    setattr(owner, name, value)
+    return lambda: delattr(owner, name) if before is missing else setattr(owner, name, before)
+
+
+@contextmanager
+def routed(*names: str) -> Iterator[None]:
+    """Until the block ends, each ``nn.Module`` method in ``names`` is, on every ScriptModule subclass, this
+    module's function for it: what a user does by calling the function, applied to code that calls the
+    method (the scenarios), as ``repro.proof`` needs."""
+    with ExitStack() as stack:
+        for name in names:
+            stack.enter_context(replaced(torch.jit.ScriptModule, name, ROUTES[name]))
+        yield
+
+
+ROUTES: dict[str, Callable[..., Any]] = {
+    "register_full_backward_hook": register_full_backward_hook,
+    "register_backward_hook": register_backward_hook,
+    "compile": compile,
+    "__deepcopy__": deepcopy,
+    "__copy__": shallow_copy,
+}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import io
 import json
@@ -103,11 +104,13 @@ def run_json(args: list[str], **kwargs: Any) -> tuple[int, dict[str, Any]]:
 
 def run_here(script: Path) -> tuple[int, str]:
     """A standalone script run in this process, where torch is already imported: (exit code, stdout).
-    The full/legacy mode that torch's global backward hooks fix for the whole process is restored
-    after, as the next fresh interpreter would start; the fresh-interpreter runs are in the slow tier."""
+    The global module hooks a script registers (and the full/legacy mode they fix for the whole
+    process) are undone after, as the next fresh interpreter would start; the fresh-interpreter runs
+    are in the slow tier."""
     from torch.nn.modules import module
 
-    out, argv, mode = io.StringIO(), sys.argv, module._global_is_full_backward_hook
+    out, argv, path = io.StringIO(), sys.argv, list(sys.path)
+    saved = {name: copy.copy(value) for name, value in vars(module).items() if name.startswith("_global_")}
     sys.argv = [str(script)]
     try:
         with contextlib.redirect_stdout(out):
@@ -115,7 +118,13 @@ def run_here(script: Path) -> tuple[int, str]:
     except SystemExit as exit_:
         return (exit_.code if isinstance(exit_.code, int) else 1), out.getvalue()
     finally:
-        sys.argv, module._global_is_full_backward_hook = argv, mode
+        sys.argv, sys.path[:] = argv, path
+        for name, value in saved.items():
+            if isinstance(value, dict):  # torch's functions hold these very objects: restored in place
+                getattr(module, name).clear()
+                getattr(module, name).update(value)
+            else:
+                setattr(module, name, value)
     return 0, out.getvalue()
 
 

@@ -264,3 +264,56 @@ def test_a_release_before_the_api_is_not_applicable_from_module_py_alone():
     )
     verdict = BUGS["full-backward-hook-flag"].static({"torch/nn/modules/module.py": module})
     assert verdict.verdict == "not-applicable" and "added in torch 1.8" in verdict.evidence[0]
+
+
+def test_no_code_names_a_bug_id_outside_the_catalogue():
+    """A bug's kit is its catalogue module: other code asks the catalogue (``DEFAULT``, ``WITH_FIXES``,
+    a ``Bug``'s fields). The schema-1 ledger migration and the thin bisect entries are the exceptions."""
+    allowed = {ROOT / "repro" / "ledger.py", *(ROOT / "repro").glob("*_bug.py")}
+    code = [
+        path
+        for folder in ("repro", "tracker", "benchmarks")
+        for path in (ROOT / folder).rglob("*.py")
+        if path not in allowed and (ROOT / "repro" / "catalogue") not in path.parents
+    ]
+    naming = {str(path.relative_to(ROOT)): [b for b in BUGS if b in path.read_text()] for path in code}
+    assert {path: ids for path, ids in naming.items() if ids} == {}
+
+
+# Everything a bug's module holds; a bug that has no such thing declares it (no_static, a workaround
+# whose apply is None, "not reported yet").
+ELEMENTS = {
+    "scope": lambda bug: bool(bug.apis and bug.styles and bug.models),
+    "static signature or why none": lambda bug: bool(bug.pieces) != bool(bug.no_static),
+    "paste-ready text ending in an assert or the bug's error": lambda bug: (
+        "assert" in bug.paste.lower() or bool(bug.errors)
+    ),
+    "thin bisect entry": lambda bug: (ROOT / bug.script).is_file(),
+    "root cause": lambda bug: bug.root_cause is not None,
+    "workaround or none with what was tried": lambda bug: (
+        bug.workaround is not None and (bug.workaround.apply is not None or bool(bug.workaround.tried))
+    ),
+    "upstream report or 'not reported yet'": lambda bug: bool(bug.upstream),
+}
+
+
+@pytest.mark.parametrize("element", list(ELEMENTS))
+@pytest.mark.parametrize("bug_id", list(BUGS))
+def test_each_bug_holds_each_element_or_declares_none(bug_id, element):
+    assert ELEMENTS[element](BUGS[bug_id])
+
+
+def test_per_bug_test_data_names_every_catalogued_bug_and_no_other():
+    """The tables other tests read per bug: a new bug is missing from none of them."""
+    from test_cli import SLOW_BUGS
+
+    from helpers import PASTE_ENDS
+
+    assert set(PASTE_ENDS) == set(BUGS)
+    assert {name.split(" ")[0] for name in DEPARTURES} == set(BUGS)
+    assert set(SLOW_BUGS) == set(select([], slow=False).skipped)  # the bugs the default run skips
+    for bug_id, end in PASTE_ENDS.items():  # the paste-ready text can end that way: an assert's text or its error
+        message = end.split(": ", 1)[1]
+        assert message.split("'")[0][:20] in BUGS[bug_id].paste or any(
+            message.startswith(e) for e in BUGS[bug_id].errors
+        )

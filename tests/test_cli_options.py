@@ -31,7 +31,7 @@ def _one_sentence(err: str) -> str:
 def test_explain_gives_one_section_per_bug_asked_for(repro_main):
     code, out, _ = repro_main("--explain", "--bug", ORIGINAL, "--bug", OTHER)
     assert code == 0 and out.count("Root cause") == 2, out
-    assert out.index("Root cause on torch") < out.index(f"Root cause of {OTHER}")
+    assert out.index(f"Root cause of {ORIGINAL} on torch") < out.index(f"Root cause of {OTHER}")
     assert max(len(line) for line in out.splitlines()) <= 100
 
 
@@ -65,3 +65,18 @@ def test_the_patch_note_fits_100_columns(repro_main):
     assert code == 0 and out.startswith("--- a/torch/jit/_recursive.py")
     assert err.startswith("note: the torch/ hunks are against the installed release")
     assert max(len(line) for line in err.splitlines()) <= 100
+
+
+def test_workarounds_proves_each_one_and_fails_when_one_does_not_work(repro_main, monkeypatch):
+    import contextlib
+    import dataclasses
+
+    from repro.catalogue import BUGS
+
+    code, out, _ = repro_main("--workarounds", "--bug", "deepcopy-drops-subclass")
+    assert code == 0 and "deepcopy-drops-subclass: works: " in out and "4 of 4 runs" in out, out
+    bug = BUGS["deepcopy-drops-subclass"]
+    broken = dataclasses.replace(bug.workaround, apply=contextlib.nullcontext)  # in force: nothing
+    monkeypatch.setitem(BUGS, bug.id, dataclasses.replace(bug, workaround=broken))
+    code, out, _ = repro_main("--workarounds", "--bug", "deepcopy-drops-subclass")
+    assert code == 1 and "DOES NOT WORK" in out and "still depart" in out, out

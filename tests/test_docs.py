@@ -209,3 +209,12 @@ def test_suite_outside_its_environment_says_what_to_do_in_one_sentence(tmp_path)
         "Exit: torch cannot be imported: ImportError: No module named 'torch'; activate the "
         "project's environment (. .venv/bin/activate) or create it with the README's set-up command."
     ]
+
+
+def test_downstream_has_one_workaround_section_per_bug():
+    """Each bug's section, in the catalogue's order; a bug with no workaround says "None" first."""
+    sections = re.findall(r"^### `([\w-]+)`\n\n(.*?)(?=^### |^## )", PAGES["downstream.md"], re.MULTILINE | re.DOTALL)
+    assert [bug_id for bug_id, _ in sections] == list(BUGS)
+    for bug_id, text in sections:
+        found = BUGS[bug_id].workaround
+        assert found is not None and text.startswith("None: ") == (found.apply is None), bug_id

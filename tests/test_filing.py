@@ -283,8 +283,10 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert shown > 0  # the body runs its bug's whole scope: its own cases show
     assert "PyTorch version: " + torch.__version__ in body  # torch.utils.collect_env
     assert "torch_npu: 2.13.0 installed but cannot load" in body and "CANN: not found" in body
+    cause = body.split("Root cause, as measured on this torch:\n")[1]
+    assert cause.startswith("1. ") and "\nWorkaround until a fix: " in cause  # the steps, then what to do today
     if bug_id != ORIGINAL:
-        assert "Where, in this torch's sources:" in body and "<summary>Proposed fix" not in body
+        assert "<summary>Proposed fix" not in body
         return
     assert "pytorch/pytorch#181473" in body and "test_register_full_backward_hook_raises" in body
     assert "+                return super().__setattr__(attr, value)" in body
@@ -314,17 +316,28 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert sorted(progress) == sorted(c.name for c in upstream)  # one progress line per candidate, as each finishes
 
 
-def test_explain_names_each_step_of_a_catalogued_bug_with_file_and_line():
-    from repro.formats.text import render_bug_cause
+@pytest.mark.needs_bug
+@pytest.mark.parametrize("bug_id", list(BUGS))
+def test_explain_gives_each_bugs_cause_as_numbered_steps_with_file_and_line(bug_id):
+    """Every catalogued bug: its steps, measured here; each Python piece cited where it is in the
+    installed torch, each C++ one by path and upstream commit; the workaround last; no markup."""
+    from repro.filing.explain import steps
+    from repro.formats.text import render_cause
 
-    text = render_bug_cause(torch.__version__, BUGS["global-backward-hooks-scripted"])
-    steps = [line.strip() for line in text.splitlines() if line.startswith("  ")]
-    assert "Module._call_impl asks every module for _get_backward_hooks" in steps[0]
-    assert "RecursiveScriptModule stubs _get_backward_hooks with _make_fail" in steps[1]
-    for step in steps:  # each cited line is where the step says
-        path, line = step.split(":")[:2]
-        assert (installed_torch_root() / path).is_file() and int(line) > 0
-    assert "Static signature: present" in text
+    bug = BUGS[bug_id]
+    assert bug.root_cause is not None, f"{bug_id} has no root cause"
+    found = steps(bug)
+    text = render_cause(torch.__version__, bug, found)
+    assert len(found) >= 3 and "``" not in text and "measured" in " ".join(found).lower()
+    cited = re.findall(r"(torch/[\w/]+\.py):(\d+)", " ".join(found))
+    assert cited, found
+    for path, line in cited:  # each cited line exists in the installed torch
+        assert 0 < int(line) <= len((installed_torch_root() / path).read_text().splitlines())
+    for cpp in re.findall(r"torch/csrc/\S+\.cpp at upstream commit (\w+)", " ".join(found)):
+        assert re.fullmatch(r"[0-9a-f]{40}", cpp)
+    assert [line for line in text.splitlines() if line.startswith("Workaround: ")] and max(
+        map(len, text.splitlines())
+    ) <= 100
 
 
 UPSTREAM_TEST_JIT = """# Owner(s): ["oncall: jit"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, always_applies, raised, scope
+from repro.catalogue.bug import ROOTS, Bug, Workaround, always_applies, raised, scope
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -43,6 +43,25 @@ MISLEADS = {
     "adds a buffer to a child after __init__": "Can't add a new parameter after ScriptModule construction",
 }
 CASES = tuple(MISLEADS)
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    from repro.catalogue.measure import line_of, subclass
+
+    model = subclass()
+    lost = [name for name in ("_parameters", "_buffers", "_modules") if name not in model.__dict__]
+    module_py, script_py = "torch/nn/modules/module.py", "torch/jit/_script.py"
+    return [
+        "When the subclass's __init__ returns, init_then_script compiles it and moves its parameters, buffers "
+        f"and children to the compiled module ({line_of(script_py, 'def init_then_script')}); measured, the "
+        f"wrapper's __dict__ no longer has {', '.join(lost) or 'nothing missing'}.",
+        "Module.register_parameter and register_buffer look for _parameters (_buffers) in __dict__ and, not "
+        f"finding it, raise 'cannot assign ... before Module.__init__() call' "
+        f"({line_of(module_py, 'cannot assign buffer before Module.__init__() call')}): __init__ did run.",
+        "A new child goes to the compiled module's OrderedModuleDict, whose __setitem__ refuses any eager "
+        f"module as 'tried to replace existing module' ({line_of(script_py, 'tried to replace existing module')}), "
+        "whether or not a module of that name exists.",
+    ]
 
 
 def recognise(result: ScenarioResult) -> bool:
@@ -82,5 +101,17 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     no_static="its refusals are ordinary Python; their texts, not a structure, make it: judged at run time",
+    errors=("before Module.__init__() call",),
+    root_cause=root_cause,
+    workaround=Workaround(
+        summary="none after __init__: register every child, parameter and buffer inside __init__",
+        usage="none: declare each child, parameter and buffer in __init__, before the class is compiled",
+        apply=None,
+        tried=(
+            "setattr of a new nn.Parameter: RuntimeError: Can't add a new parameter after ScriptModule construction",
+            "setattr of a new eager child: the same misleading 'tried to replace existing module'",
+            "register_buffer on a child (m.linear): refused with a message about a parameter",
+        ),
+    ),
     cases=CASES,
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, always_applies, raised, scope
+from repro.catalogue.bug import ROOTS, Bug, Workaround, always_applies, raised, scope
 from repro.source_checks import SCRIPT, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -28,6 +28,22 @@ def recognise(result: ScenarioResult) -> bool:
     return bool(result.scenario.apis & set(APIS)) and (
         raised(result, "Could not cast attribute", "object has no attribute") or result.verdict == "differs"
     )
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    from repro.catalogue.measure import SETATTR_CAST, subclass
+
+    model = subclass(script_method=False)
+    types = {name: str(kind) for name, (kind, _) in model._actual_script_module._concrete_type.get_attributes().items()}
+    shown = ", ".join(f"{name}: {types[name]}" for name in ("training",) if name in types)
+    return [
+        f"After __init__, ScriptModule.__setattr__ forwards every assignment to the inner module ({evidence[0]}).",
+        f"Scripting gave each attribute a TorchScript type: measured, {shown or 'training is not an attribute'}; "
+        "parameters and buffers are Tensor.",
+        f"Then {SETATTR_CAST}: None is no Tensor, 0 becomes False, a plain tensor is a Tensor too.",
+        "A plain attribute assigned after __init__ went to the inner module as well, so del looks on the "
+        "wrapper and finds nothing.",
+    ]
 
 
 PASTE = """import torch
@@ -71,4 +87,18 @@ BUG = Bug(
     script="repro/attribute_assignment_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    root_cause=root_cause,
+    workaround=Workaround(
+        summary="none: the values live in the compiled module, typed when it was scripted",
+        usage="none: keep a parameter and zero it, assign a bool to training, wrap a tensor in nn.Parameter",
+        apply=None,
+        tried=(
+            "object.__setattr__(model, 'weight', None): the wrapper reads None, but state_dict() and the "
+            "compiled forward still use the parameter",
+            "del model.weight: RuntimeError: cannot delete methods or parameters of a script module",
+            "model._parameters['weight'] = None: RuntimeError: strides() called on an undefined Tensor",
+            "delattr(model._actual_script_module, name) deletes a plain attribute set after __init__: "
+            "the deletion case only; the None, training and plain-tensor cases have no such route",
+        ),
+    ),
 )

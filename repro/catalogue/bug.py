@@ -8,7 +8,9 @@ departure just because it is one: each is tested against the other bugs' departu
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +54,19 @@ def scope(shapes: tuple[str, ...], styles: tuple[str, ...] = STYLES, case: str =
 
 
 @dataclass(frozen=True)
+class Workaround:
+    """What a user can do today, proven only by running the bug's whole scope with it in force and
+    matching eager (``repro.proof``); ``apply`` None means there is none, and ``tried`` says why."""
+
+    summary: str  # one line: what to call or change
+    usage: str  # a few lines of code or one sentence, as docs/downstream.md and --explain show it
+    apply: Callable[[], AbstractContextManager[Any]] | None  # puts it in force for the oracle's scenarios
+    style: str = ""  # "plain_forward": the change is to write forward in Python; the scope runs in that style
+    tried: tuple[str, ...] = ()  # what else was tried on the installed torch, and how it failed
+    in_torch_terms: str = ""  # the same for an issue body, whose readers lack this project: torch's names only
+
+
+@dataclass(frozen=True)
 class Bug:
     id: str
     title: str
@@ -63,11 +78,21 @@ class Bug:
     pieces: tuple[Check, ...]  # the static signature: every piece intact means present
     fingerprinted: Fingerprinted  # what must stay unchanged from the latest release confirmed present
     applies: Callable[[Trees], str | None]  # names the missing API where the bug cannot exist
-    script: str  # the bisect-ready script (exit 1 bug, 0 fixed, 125 cannot test), from the repository root
+    script: str  # its thin bisect entry, from the repository root: runs ``paste`` through ``repro.bisect``
     paste: str  # the paste-ready script: at most 25 lines, torch only, ends in the error or a failing assert
     explanation: str  # the mechanism, in prose (its module's docstring); file:line evidence comes from ``static``
     no_static: str = ""  # why the bug has no static signature (``pieces`` empty): the tracker confirms it dynamically
     cases: tuple[str, ...] = ()  # the scenario names of its APIs it affects, where it affects only some
+    needs: tuple[str, ...] = ()  # dotted torch names ``paste`` needs: a torch without one cannot test it (125)
+    errors: tuple[str, ...] = ()  # error text that ends ``paste`` when the bug shows (else a failing ``assert``)
+    workaround: Workaround | None = None  # what users can do today (every catalogued bug declares one)
+    # The cause as numbered steps, measured on the installed torch (imports it), given the static
+    # signature's evidence lines (file:line); C++ pieces cited by path and upstream commit.
+    root_cause: Callable[[list[str]], list[str]] | None = None
+    reported: str = ""  # how an issue body cites earlier reports; "" for "Not reported before, as far as we know."
+    candidates: bool = (
+        False  # the filing kit holds candidate fixes and an upstream patch for it (--candidates, --patch)
+    )
 
     @property
     def styles(self) -> tuple[str, ...]:
@@ -112,6 +137,31 @@ def paste_script(imports: str, body: str, script_method: bool = True) -> str:
         f"{imports}\n\n\nclass Net(torch.jit.ScriptModule):\n    def __init__(self):\n        super().__init__()\n"
         f"        self.linear = torch.nn.Linear(2, 2)\n\n{forward}        return self.linear(x)\n\n\n{body}"
     )
+
+
+def routed(*names: str) -> Callable[[], AbstractContextManager[Any]]:
+    """``Workaround.apply`` for functions of ``repro.workaround`` that users call in place of the
+    ``nn.Module`` methods ``names``: the scenarios, which call the methods, reach the functions."""
+
+    def apply() -> AbstractContextManager[Any]:
+        from repro import workaround  # imports torch: only when a proof runs
+
+        return workaround.routed(*names)
+
+    return apply
+
+
+def unchanged() -> AbstractContextManager[Any]:
+    """``Workaround.apply`` of a workaround that is only a change of style (its ``style``): nothing else
+    is put in force."""
+    return contextlib.nullcontext()
+
+
+def global_backward_hooks_allowed() -> AbstractContextManager[Any]:
+    """``Workaround.apply`` of ``repro.workaround.allow_global_backward_hooks``."""
+    from repro import workaround  # imports torch: only when a proof runs
+
+    return workaround.allow_global_backward_hooks()
 
 
 def raised(result: ScenarioResult, *fragments: str) -> bool:

@@ -21,15 +21,54 @@ static signature, and the tracker confirms it dynamically only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
-from repro.catalogue.bug import NESTED, ROOTS, Bug, always_applies, paste_script, raised, scope
+from repro.catalogue.bug import (
+    NESTED,
+    ROOTS,
+    Bug,
+    Workaround,
+    always_applies,
+    paste_script,
+    raised,
+    scope,
+)
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
 SIGNATURE = "The following operation failed in the TorchScript interpreter"
 EARLY_STOP = "non-reentrant, with early stop: same gradients"
+
+
+def early_stop_off() -> AbstractContextManager[Any]:
+    """``Workaround.apply``: torch's own switch, around the forward and the backward."""
+    from torch.utils.checkpoint import set_checkpoint_early_stop  # imports torch: only when a proof runs
+
+    return set_checkpoint_early_stop(False)
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    from repro.catalogue.measure import INTERPRETER_ERROR, first_line, line_of, subclass
+
+    checkpoint_py = "torch/utils/checkpoint.py"
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+    try:
+        checkpoint(subclass(), torch.ones(1, 2, requires_grad=True), use_reentrant=False).sum().backward()
+        seen = "ran without an error here"
+    except RuntimeError as err:
+        seen = f"raised {first_line(err).rstrip('.')}"
+    return [
+        "In backward, non-reentrant checkpoint recomputes the forward and, with early stop (the default), "
+        f"raises _StopRecomputationError from a saved-tensor hook once it has what it needs "
+        f"({line_of(checkpoint_py, 'raise _StopRecomputationError')}).",
+        f"That hook fires inside the compiled forward, and {INTERPRETER_ERROR}.",
+        "checkpoint catches only _StopRecomputationError "
+        f"({line_of(checkpoint_py, 'except _StopRecomputationError')}), so backward fails: measured, it {seen}.",
+    ]
 
 
 def recognise(result: ScenarioResult) -> bool:
@@ -69,5 +108,14 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     no_static="it lives in torch/utils/checkpoint.py, which the wheel probe does not read",
+    needs=("torch.utils.checkpoint.set_checkpoint_early_stop",),
+    root_cause=root_cause,
+    workaround=Workaround(
+        summary="early stop off: torch.utils.checkpoint.set_checkpoint_early_stop(False) around forward and backward",
+        usage="with torch.utils.checkpoint.set_checkpoint_early_stop(False):\n"
+        "    checkpoint(model, x, use_reentrant=False).sum().backward()",
+        apply=early_stop_off,
+        in_torch_terms=("torch.utils.checkpoint.set_checkpoint_early_stop(False) around forward and backward"),
+    ),
     cases=(EARLY_STOP,),  # a torch without early stop cannot have it
 )

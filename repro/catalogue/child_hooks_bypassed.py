@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import NESTED, Bug, always_applies, fewer_calls, scope
+from repro.catalogue.bug import NESTED, Bug, Workaround, always_applies, fewer_calls, routed, scope
 from repro.catalogue.global_hooks_root_only import _call_impl_runs_global_hooks, _script_method_compiles
 from repro.source_checks import MODULE, SCRIPT
 
@@ -32,6 +32,21 @@ APIS = (
 def recognise(result: ScenarioResult) -> bool:
     """Hooks on the ScriptModule-subclass child recorded fewer calls than eager's, none other."""
     return result.scenario.model in NESTED and bool(result.scenario.apis & set(APIS)) and fewer_calls(result)
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    from repro.catalogue.measure import CALL_METHOD, calls_children_in_torchscript, subclass
+
+    model = subclass(script_method=True, child="subclass")
+    inside = calls_children_in_torchscript(model)
+    return [
+        "A ScriptModule subclass nested in another keeps its Python wrapper: measured, model.child is an "
+        f"instance of the user's class {type(model.child).__name__}, whose hook methods register into its own dicts.",
+        f"Module._call_impl runs a module's hooks when it is called through Python ({evidence[0]}).",
+        f"@torch.jit.script_method compiles the parent's forward ({evidence[1]}); measured, it "
+        f"{'calls' if inside else 'does not call'} the child with prim::CallMethod, inside TorchScript.",
+        f"There {CALL_METHOD}: the child's hooks never run, and nothing says so.",
+    ]
 
 
 PASTE = """import torch
@@ -74,4 +89,13 @@ BUG = Bug(
     script="repro/child_hooks_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    root_cause=root_cause,
+    workaround=Workaround(
+        summary="a plain Python forward on the parent, so that it calls the child through its wrapper",
+        usage="drop @torch.jit.script_method from the parent's forward; full backward hooks on the child "
+        "then need repro.workaround.register_full_backward_hook (full-backward-hook-flag)",
+        apply=routed("register_full_backward_hook"),
+        in_torch_terms=("a plain Python forward on the parent, so that it calls the child through its wrapper"),
+        style="plain_forward",
+    ),
 )

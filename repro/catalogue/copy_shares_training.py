@@ -13,12 +13,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, always_applies, paste_script, scope
+from repro.catalogue.bug import ROOTS, Bug, Workaround, always_applies, paste_script, routed, scope
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
 MODE = "original training"
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    import copy
+
+    from repro.catalogue.measure import line_of, subclass
+
+    model = subclass()
+    duplicate = copy.copy(model)
+    shared = duplicate.__dict__["_actual_script_module"] is model.__dict__["_actual_script_module"]
+    duplicate.eval()
+    return [
+        "copy.copy of a ScriptModule subclass copies the wrapper's __dict__ (the class defines no __copy__): "
+        f"measured, the copy {'shares' if shared else 'does not share'} the original's compiled module.",
+        "training lives in the compiled module: ScriptModule.__setattr__ forwards it there "
+        f"({line_of('torch/jit/_script.py', 'def __setattr__', after='class ScriptModule')}).",
+        f"So eval() on the copy sets it for both: measured, the original's training is then {model.training}.",
+    ]
 
 
 def recognise(result: ScenarioResult) -> bool:
@@ -51,5 +69,16 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     no_static="the shared state is the compiled C++ module: judged at run time",
+    root_cause=root_cause,
+    workaround=Workaround(
+        summary="__copy__ = repro.workaround.shallow_copy in the class body (or call it in place of copy.copy)",
+        usage="class Net(torch.jit.ScriptModule):\n    __copy__ = repro.workaround.shallow_copy",
+        apply=routed("__copy__"),
+        in_torch_terms=(
+            "a __copy__ on the class that copies the wrapper's __dict__ and replaces _actual_script_module "
+            "with copy.copy of it (the compiled module's own shallow copy)"
+        ),
+        tried=("copy.deepcopy: keeps its own training mode, but returns a RecursiveScriptModule without hooks",),
+    ),
     cases=("eval() on the copy leaves the original in training mode",),
 )

@@ -15,7 +15,16 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, always_applies, paste_script, raised, scope
+from repro.catalogue.bug import (
+    ROOTS,
+    Bug,
+    Workaround,
+    always_applies,
+    paste_script,
+    raised,
+    routed,
+    scope,
+)
 from repro.source_checks import SCRIPT, Trees, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -54,6 +63,24 @@ def _inner_copy_wraps_cpp(trees: Trees) -> tuple[bool, str]:
     return True, f"{SCRIPT}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ wraps a copy of the C++ module"
 
 
+def root_cause(evidence: list[str]) -> list[str]:
+    import copy
+    import inspect
+
+    from repro.catalogue.measure import subclass
+
+    lines, start = inspect.getsourcelines(copy.deepcopy)
+    looks = next((start + n for n, line in enumerate(lines) if "__deepcopy__" in line), start)
+    model = subclass()
+    return [
+        f"copy.deepcopy looks __deepcopy__ up on the object (copy.py:{looks}, Python's standard library); "
+        "copy.copy looks on the class, and works.",
+        f"{evidence[0]}.",
+        f"{evidence[1]}: measured, copy.deepcopy(model) is a {type(copy.deepcopy(model)).__name__}, not the "
+        f"user's {type(model).__name__}, without the wrapper's hooks or a Python forward.",
+    ]
+
+
 PASTE = paste_script(
     "import copy\n\nimport torch",
     """\
@@ -79,4 +106,15 @@ BUG = Bug(
     script="repro/deepcopy_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    root_cause=root_cause,
+    workaround=Workaround(
+        summary="__deepcopy__ = repro.workaround.deepcopy in the class body (or call it in place of copy.deepcopy)",
+        usage="class Net(torch.jit.ScriptModule):\n    __deepcopy__ = repro.workaround.deepcopy",
+        apply=routed("__deepcopy__"),
+        in_torch_terms=(
+            "a __deepcopy__ on the class that makes an instance with cls.__new__ and deep-copies the "
+            "wrapper's __dict__ into it (the compiled module through its own __deepcopy__)"
+        ),
+        tried=("copy.copy: keeps the class and the hooks, but shares the parameters with the original",),
+    ),
 )

@@ -9,11 +9,34 @@ instance, or the ``ignored_attributes`` one-liner) the flag stays None and no ho
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import NESTED, SUBCLASS_SHAPES, Bug, fewer_calls, paste_script, raised, scope
+from repro.catalogue.bug import (
+    NESTED,
+    SUBCLASS_SHAPES,
+    Bug,
+    Workaround,
+    fewer_calls,
+    paste_script,
+    raised,
+    routed,
+    scope,
+)
 from repro.catalogue.child_hooks_bypassed import CASES as BYPASSED
-from repro.source_checks import FLAG, FLAG_PIECES, MODULE, RECURSIVE, SCRIPT, Trees, method
+from repro.source_checks import (
+    FLAG,
+    MODULE,
+    RECURSIVE,
+    SCRIPT,
+    Check,
+    Trees,
+    assigns,
+    ignored_attributes_node,
+    mentions_flag,
+    method,
+    setattr_forwards,
+)
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -40,14 +63,56 @@ def applies(trees: Trees) -> str | None:
     return None
 
 
+def root_cause(evidence: list[str]) -> list[str]:
+    """The chain ``repro.filing.explain`` measures: the flag's C++ type, the wrapper, the lines."""
+    from repro.filing.explain import explain
+
+    return explain().chain()
+
+
+def _ignored_attributes(trees: Trees) -> tuple[bool, str]:
+    node = ignored_attributes_node(trees[RECURSIVE])
+    if node is None:
+        return False, f"{RECURSIVE}: no module-level ignored_attributes list"
+    if mentions_flag(node):
+        return False, f"{RECURSIVE}:{node.lineno}: ignored_attributes now lists {FLAG!r}"
+    return True, f"{RECURSIVE}:{node.lineno}: ignored_attributes lacks {FLAG!r}"
+
+
+def _module_assigns_flag(trees: Trees) -> tuple[bool, str]:
+    register = method(trees[MODULE], "Module", "register_full_backward_hook")
+    if register is None:
+        return False, f"{MODULE}: Module.register_full_backward_hook not found"
+    for node in ast.walk(register):
+        if assigns(
+            node,
+            lambda t: (
+                isinstance(t, ast.Attribute)
+                and t.attr == FLAG
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+            ),
+        ):
+            return True, f"{MODULE}:{node.lineno}: register_full_backward_hook assigns self.{FLAG} = ..."
+    return False, f"{MODULE}:{register.lineno}: register_full_backward_hook no longer assigns self.{FLAG}"
+
+
+# Its static signature: the flag is left out of ignored_attributes, Module assigns it, and
+# ScriptModule.__setattr__ forwards the assignment.
+PIECES: tuple[Check, ...] = (_ignored_attributes, _module_assigns_flag, setattr_forwards(FLAG))
+
+
 PASTE = paste_script(
     "import torch",
     """\
 calls = []
 model = Net()
-model.register_full_backward_hook(lambda module, grad_input, grad_output: calls.append(grad_input))
-model(torch.ones(1, 2, requires_grad=True)).sum().backward()
+model.register_full_backward_hook(lambda *args: calls.append(args))  # (module, grad_input, grad_output)
+x = torch.ones(1, 2, requires_grad=True)
+model(x).sum().backward()
 assert len(calls) == 1, f"the full backward hook ran {len(calls)} times, expected once"
+module, grad_input, grad_output = calls[0]
+assert module is model and torch.equal(grad_input[0], x.grad) and torch.equal(grad_output[0], torch.ones(1, 2))
 """,
 )
 
@@ -59,7 +124,7 @@ BUG = Bug(
     scope=scope(SUBCLASS_SHAPES),
     symptom=f"RuntimeError: {SIGNATURE} to type NoneType; where silenced, the hook never runs",
     recognise=recognise,
-    pieces=FLAG_PIECES,
+    pieces=PIECES,
     fingerprinted=(
         (RECURSIVE, "ignored_attributes"),
         (SCRIPT, "ScriptModule.__setattr__"),
@@ -71,4 +136,24 @@ BUG = Bug(
     script="repro/full_backward_hook_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    needs=("torch.nn.Module.register_full_backward_hook",),
+    errors=(SIGNATURE,),
+    root_cause=root_cause,
+    reported="Reported before as pytorch/pytorch#181473 (closed without a fix); a downstream test asserts the "
+    "error today: Ascend/pytorch test/test_jit_api.py::TestScriptModuleHooks::test_register_full_backward_hook_raises.",
+    candidates=True,
+    workaround=Workaround(
+        summary="repro.workaround.register_full_backward_hook / register_backward_hook in place of the methods",
+        usage="handle = repro.workaround.register_full_backward_hook(model, hook, prepend=False)",
+        apply=routed("register_full_backward_hook", "register_backward_hook"),
+        in_torch_terms=(
+            "store the flag on the Python wrapper, object.__setattr__(model, '_is_full_backward_hook', "
+            "True), then add the hook to model._backward_hooks under a torch.utils.hooks.RemovableHandle's "
+            "id"
+        ),
+        tried=(
+            "__jit_ignored_attributes__ = ['_is_full_backward_hook'] on the class: registration succeeds, but "
+            "the flag the wrapper reads stays None and no backward hook runs (python -m repro --candidates)",
+        ),
+    ),
 )

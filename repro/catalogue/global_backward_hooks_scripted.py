@@ -13,7 +13,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import WITH_CHILDREN, Bug, paste_script, raised, scope
+from repro.catalogue.bug import (
+    WITH_CHILDREN,
+    Bug,
+    Workaround,
+    global_backward_hooks_allowed,
+    paste_script,
+    raised,
+    scope,
+)
 from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find, find_assignment, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -52,6 +60,29 @@ def _stubs_raise(trees: Trees) -> tuple[bool, str]:
     return True, f"{SCRIPT}:{make_fail.lineno}: RecursiveScriptModule stubs _get_backward_hooks with _make_fail"
 
 
+def root_cause(evidence: list[str]) -> list[str]:
+    import torch
+
+    from repro.catalogue.measure import first_line, line_of, subclass
+
+    model = subclass(script_method=False)
+    try:
+        model.child._get_backward_hooks()
+        stub = "returns normally here"
+    except RuntimeError as err:
+        stub = f"raises {first_line(err)}"
+    return [
+        "Once a global backward hook is registered (register_module_full_backward_hook, "
+        f"{line_of(MODULE, 'def register_module_full_backward_hook')}; the legacy and pre variants too), "
+        f"Module._call_impl asks every module it calls for its backward hooks ({evidence[0]}).",
+        f"A plain Python forward calls its children through Module.__call__: measured, model.child of a "
+        f"ScriptModule subclass is a {type(model.child).__name__}, a torch.jit.script-ed child a "
+        f"{type(torch.jit.script(torch.nn.Linear(2, 2))).__name__}.",
+        f"RecursiveScriptModule stubs the hook methods with raising ones ({evidence[1]}); measured, "
+        f"model.child._get_backward_hooks() {stub}. The user never called it.",
+    ]
+
+
 PASTE = paste_script(
     "import torch\nfrom torch.nn.modules.module import register_module_full_backward_hook",
     """\
@@ -84,4 +115,17 @@ BUG = Bug(
     script="repro/global_backward_hooks_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    needs=("torch.nn.modules.module.register_module_full_backward_hook",),
+    errors=tuple(f"{name} is not supported on ScriptModules" for name in STUBBED),
+    root_cause=root_cause,
+    workaround=Workaround(
+        summary="repro.workaround.allow_global_backward_hooks() while global backward hooks are registered",
+        usage="with repro.workaround.allow_global_backward_hooks(): ...  # or keep its handle, .remove() later",
+        apply=global_backward_hooks_allowed,
+        in_torch_terms=(
+            "give torch.jit.RecursiveScriptModule nn.Module's own _get_backward_hooks, "
+            "_get_backward_pre_hooks and _maybe_warn_non_full_backward_hook while global backward hooks are "
+            "registered"
+        ),
+    ),
 )

@@ -15,7 +15,16 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import NESTED, WITH_CHILDREN, Bug, fewer_calls, paste_script, scope
+from repro.catalogue.bug import (
+    NESTED,
+    WITH_CHILDREN,
+    Bug,
+    Workaround,
+    fewer_calls,
+    global_backward_hooks_allowed,
+    paste_script,
+    scope,
+)
 from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -57,11 +66,25 @@ def _script_method_compiles(trees: Trees) -> tuple[bool, str]:
     return True, f"{SCRIPT}:{script_method.lineno}: script_method compiles forward, whose child calls bypass Python"
 
 
+def root_cause(evidence: list[str]) -> list[str]:
+    from repro.catalogue.measure import CALL_METHOD, calls_children_in_torchscript, subclass
+
+    inside = calls_children_in_torchscript(subclass(script_method=True))
+    return [
+        f"Module._call_impl runs the global module hooks for each module called through Python ({evidence[0]}).",
+        f"@torch.jit.script_method compiles forward ({evidence[1]}); measured, the compiled forward "
+        f"{'calls' if inside else 'does not call'} its child with prim::CallMethod, inside TorchScript.",
+        f"There {CALL_METHOD}: the global hooks run for the model, called from Python, and never for its children.",
+    ]
+
+
 PASTE = paste_script(
     "import torch\nfrom torch.nn.modules.module import register_module_forward_hook",
     """\
 seen = []
-register_module_forward_hook(lambda module, args, output: seen.append(module.original_name))
+register_module_forward_hook(  # a compiled child's class is RecursiveScriptModule: original_name is its own
+    lambda module, args, output: seen.append(getattr(module, "original_name", type(module).__name__))
+)
 Net()(torch.ones(1, 2))
 assert seen == ["Linear", "Net"], f"global forward hooks ran for {seen}, eager runs them for Linear and Net"
 """,
@@ -84,4 +107,19 @@ BUG = Bug(
     script="repro/global_hooks_root_only_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    needs=("torch.nn.modules.module.register_module_forward_hook",),
+    root_cause=root_cause,
+    workaround=Workaround(
+        summary="a plain Python forward (no @torch.jit.script_method), with "
+        "repro.workaround.allow_global_backward_hooks() for global backward hooks",
+        usage="drop @torch.jit.script_method from forward; with global backward hooks, also "
+        "repro.workaround.allow_global_backward_hooks() (a plain forward meets global-backward-hooks-scripted)",
+        apply=global_backward_hooks_allowed,
+        in_torch_terms=(
+            "a plain Python forward (no @torch.jit.script_method); with global backward hooks, also give "
+            "torch.jit.RecursiveScriptModule nn.Module's own _get_backward_hooks, _get_backward_pre_hooks "
+            "and _maybe_warn_non_full_backward_hook"
+        ),
+        style="plain_forward",
+    ),
 )

@@ -15,12 +15,41 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, always_applies, scope
+from repro.catalogue.bug import Bug, Workaround, always_applies, scope, unchanged
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
 CAUGHT = "the caller catches"
+ERROR = "Error = torch._C.JITException"
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    import torch
+
+    from repro.catalogue.measure import INTERPRETER, line_of
+
+    class Net(torch.jit.ScriptModule):
+        @torch.jit.script_method
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if bool(x.sum() < 0):
+                raise ValueError("negative input")
+            return x
+
+    try:
+        Net()(-torch.ones(1))
+        caught = "nothing: it did not raise"
+    except Exception as err:  # what the caller gets is the measurement
+        caught = f"{type(err).__module__}.{type(err).__qualname__}"
+    return [
+        "A script_method forward runs in the TorchScript interpreter; `raise ValueError(...)` there becomes "
+        "a prim::RaiseException of the exception's class name and message.",
+        f"The interpreter raises it as torch.jit.Error ({line_of('torch/jit/__init__.py', ERROR)}), "
+        f"a RuntimeError, with the original class only in its text ({INTERPRETER}, "
+        "InterpreterStateImpl::handleError): measured, the caller catches " + caught + ".",
+        "Upstream tracks this as open: pytorch/pytorch#54612; PR #77093, which would rethrow the original "
+        "class, was closed.",
+    ]
 
 
 def recognise(result: ScenarioResult) -> bool:
@@ -66,5 +95,14 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     no_static="the interpreter's exception handling is C++ (torch/csrc/jit/runtime/interpreter.cpp)",
+    root_cause=root_cause,
+    workaround=Workaround(
+        summary="a plain Python forward: the exception reaches the caller as its own class",
+        usage="drop @torch.jit.script_method from forward (or catch torch.jit.Error and read its message)",
+        apply=unchanged,
+        style="plain_forward",
+        in_torch_terms="a plain Python forward, whose exception reaches the caller as its own class",
+        tried=("except ValueError around a script_method forward: never reached; the caller gets torch.jit.Error",),
+    ),
     cases=("always_call: the forward itself raises; the caller catches",),
 )

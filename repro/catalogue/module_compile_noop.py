@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, calls, paste_script, scope
+from repro.catalogue.bug import ROOTS, Bug, Workaround, calls, paste_script, routed, scope
 from repro.source_checks import MODULE, SCRIPT, Trees, assigns, method, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -41,6 +41,22 @@ def _compile_assigns(trees: Trees) -> tuple[bool, str]:
     return False, f"{MODULE}:{compile_method.lineno}: Module.compile no longer assigns self.{ATTRIBUTE}"
 
 
+def root_cause(evidence: list[str]) -> list[str]:
+    from repro.catalogue.measure import line_of, subclass
+
+    model = subclass()
+    model._compiled_call_impl = print  # what Module.compile assigns, without loading dynamo
+    wrapper, inner = model.__dict__.get(ATTRIBUTE), model._actual_script_module.__dict__.get(ATTRIBUTE)
+    return [
+        f"Module.compile assigns torch.compile's result to self.{ATTRIBUTE} ({evidence[0]}).",
+        f"ScriptModule.__setattr__ forwards the assignment to the inner RecursiveScriptModule ({evidence[1]}); "
+        f"measured, after assigning, the wrapper reads {wrapper!r} and the inner module holds {inner!r}.",
+        f"The wrapper's __call__ reads its own {ATTRIBUTE} "
+        f"({line_of(MODULE, 'if self._compiled_call_impl is not None', after='def _wrapped_call_impl')}): "
+        "None, so every call runs uncompiled, without an error.",
+    ]
+
+
 PASTE = paste_script(
     "import torch",
     """\
@@ -66,4 +82,21 @@ BUG = Bug(
     script="repro/module_compile_bug.py",
     paste=PASTE,
     explanation=__doc__,
+    needs=("torch.nn.Module.compile",),
+    root_cause=root_cause,
+    workaround=Workaround(
+        summary="repro.workaround.compile(model, ...) in place of model.compile(...), on a plain Python forward",
+        usage="drop @torch.jit.script_method from forward, then repro.workaround.compile(model, backend=...)",
+        apply=routed("compile"),
+        in_torch_terms=(
+            "a plain Python forward, and object.__setattr__(model, '_compiled_call_impl', "
+            "torch.compile(model._call_impl, ...)) in place of model.compile(...)"
+        ),
+        style="plain_forward",
+        tried=(
+            "repro.workaround.compile on a script_method forward: the call goes through torch.compile, "
+            "but dynamo cannot look into the compiled forward and the backend is never called",
+            "torch.compile(model) on a script_method forward: the backend is never called (0 graphs)",
+        ),
+    ),
 )

@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
+from repro.catalogue import WITH_FIXES
 from repro.environment import import_torch
-from repro.ledger import ORIGINAL
 from repro.source_checks import FLAG, installed_sources
 
 FULL_HOOK_CALLED = "register_full_backward_hook: called with grad_input and grad_output"
@@ -54,7 +54,9 @@ def declare_jit_ignored_attributes() -> Iterator[None]:
     import_torch()
     import torch
 
-    with _replaced(torch.jit.ScriptModule, "__jit_ignored_attributes__", [FLAG]):
+    from repro.workaround import replaced
+
+    with replaced(torch.jit.ScriptModule, "__jit_ignored_attributes__", [FLAG]):
         yield
 
 
@@ -78,33 +80,10 @@ def apply_upstream_patch() -> Iterator[None]:
 def use_workaround() -> Iterator[None]:
     """(d) User side: call ``repro.workaround`` instead of the two methods."""
     import_torch()
-    import torch
-
     from repro import workaround
 
-    def full(self, hook, prepend=False):
-        return workaround.register_full_backward_hook(self, hook, prepend=prepend)
-
-    with (
-        _replaced(torch.jit.ScriptModule, "register_full_backward_hook", full),
-        _replaced(torch.jit.ScriptModule, "register_backward_hook", workaround.register_backward_hook),
-    ):
+    with workaround.routed("register_full_backward_hook", "register_backward_hook"):
         yield
-
-
-@contextmanager
-def _replaced(owner: type, name: str, value: object) -> Iterator[None]:
-    """``owner.name = value`` until the block ends, then what was there before (or nothing)."""
-    missing = object()
-    before = owner.__dict__.get(name, missing)
-    setattr(owner, name, value)
-    try:
-        yield
-    finally:
-        if before is missing:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, before)
 
 
 @dataclass(frozen=True)
@@ -220,12 +199,12 @@ def judge_here(candidate: Candidate, device: str, slow: bool = False) -> Candida
     """Run the default scenarios (``slow``: all) with ``candidate`` applied in this process, then revert
     it: the original bug's own runs first, and the rest only when those all match eager (a fix must
     match every run; a candidate that fails there is judged by them)."""
-    from repro.catalogue import BUGS, select
+    from repro.catalogue import select
     from repro.engine.oracle import run_all
     from repro.formats.json import scenario_summary
 
     scenarios = select([], slow).scenarios
-    own = [s for s in scenarios if s.apis & set(BUGS[ORIGINAL].apis)]
+    own = [s for s in scenarios if s.apis & set(WITH_FIXES.apis)]
     with in_force(candidate):
         first = run_all(device, own)
         if first.cannot_test:
@@ -261,11 +240,11 @@ def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
     judged = [
         s
         for s in scenarios
-        if s["verdict"] not in ("unavailable", "not-run", "refused") and s["cause"] in (None, ORIGINAL)
+        if s["verdict"] not in ("unavailable", "not-run", "refused") and s["cause"] in (None, WITH_FIXES.id)
     ]
     if not judged:  # 0/0 matching proves nothing (TorchScript disabled, say)
         return CandidateResult(candidate, None, None, 0, 0, "cannot judge", "no scenario was judged with it applied")
-    bug = [s for s in scenarios if ORIGINAL in s["covered_by"]]
+    bug = [s for s in scenarios if WITH_FIXES.id in s["covered_by"]]
     registers = all(s["verdict"] != "raises" for s in bug)
     hook_fires = all(s["verdict"] == "match" for s in bug if f"{s['api']}: {s['name']}" == FULL_HOOK_CALLED)
     matches = sum(s["verdict"] == "match" for s in judged)

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from repro.source_checks import FLAG, StaticVerdict, analyse, loaded_sources
+from repro.catalogue.measure import SCRIPT_INIT
+from repro.source_checks import FLAG, StaticVerdict, analyse, installed_sources, loaded_sources
+
+if TYPE_CHECKING:
+    from repro.catalogue.bug import Bug
 
 WRAPPER = {True: "still holds", False: "no longer holds", None: "may or may not hold (not measured)"}
 
@@ -28,12 +33,12 @@ class RootCause:
             f"nn.Module.__init__ sets self.{FLAG} = None on every module.",
             f"When a ScriptModule subclass finishes __init__, it is compiled and every instance attribute "
             f"not in torch.jit._recursive.ignored_attributes becomes an attribute of the C++ class "
-            f"({ignored}). Here {FLAG} is typed {self.flag_type} there, and the wrapper "
+            f"({ignored}). Measured here, {FLAG} is typed {self.flag_type} there, and the wrapper "
             f"{WRAPPER[self.flag_on_wrapper]} a Python copy.",
             f"register_full_backward_hook assigns True to the flag ({assigns}); "
             f"ScriptModule.__setattr__ forwards the assignment to the inner RecursiveScriptModule "
-            f"({forwards}), whose C++ setter cannot cast True to {self.flag_type} "
-            "(register_backward_hook assigns False: same error).",
+            f"({forwards}), whose C++ setter cannot cast True to {self.flag_type} ({SCRIPT_INIT}, "
+            "ScriptObject setattr; register_backward_hook assigns False: same error).",
             "Module._get_backward_hooks reads the flag back on the outer module when it is called, "
             "so a fix must leave the wrapper reading True: one that only keeps the flag out of the "
             "C++ class silences the error while no backward hook ever runs.",
@@ -58,3 +63,10 @@ def explain() -> RootCause:
     else:
         flag_type = "nothing (not an attribute of the C++ class)"
     return RootCause(flag_type, FLAG in model.__dict__, static)
+
+
+def steps(bug: Bug) -> list[str]:
+    """``bug``'s cause as numbered steps, measured on the installed torch from its catalogue module; a
+    bug without one gives its static signature's evidence, file:line each."""
+    evidence = bug.static(installed_sources()).evidence
+    return bug.root_cause(evidence) if bug.root_cause else evidence

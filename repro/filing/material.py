@@ -17,12 +17,10 @@ from pathlib import Path
 
 from repro.catalogue.bug import Bug
 from repro.filing.candidates import CandidateResult, judge_all, start_apart
-from repro.ledger import ORIGINAL
 
 # As this tool imports torch (repro.environment): a torch_npu without CANN must not stop the script at import.
 NO_BACKEND_AUTOLOAD = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
 SCRIPT_NAME = "bug.py"  # what the pasted script is called in the traceback readers see
-DOWNSTREAM_TEST = "Ascend/pytorch test/test_jit_api.py::TestScriptModuleHooks::test_register_full_backward_hook_raises"
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,7 @@ def head_start(bug: Bug | None, device: str, slow: bool = False) -> HeadStart:
     ``--candidates`` (``bug`` None), the candidates that need a process of their own (``slow``: judged
     on every scenario)."""
     return HeadStart(
-        ScriptRun(bug) if bug else None, start_apart(device, slow) if bug is None or bug.id == ORIGINAL else {}
+        ScriptRun(bug) if bug else None, start_apart(device, slow) if bug is None or bug.candidates else {}
     )
 
 
@@ -113,10 +111,10 @@ def gather(
     """Everything the issue body shows, from what ``started`` runs and from this process: this process's
     own work first, then what waits on the others."""
     assert started.script and started.versions, "head_start(bug) and collect_versions() come first"
-    patch = _patch() if bug.id == ORIGINAL else None
+    patch = _patch() if bug.candidates else None
     # an upstream issue weighs upstream fixes; the user-side ones (this project's helper, a declaration in
     # the user's class) are for --candidates
-    candidates = judge_all(device, progress, started.candidates, slow, ("upstream",)) if bug.id == ORIGINAL else []
+    candidates = judge_all(device, progress, started.candidates, slow, ("upstream",)) if bug.candidates else []
     output, exit_code = started.script.result()
     return Filing(
         bug, output, exit_code, shorten(versions(started.versions.result(), torch_npu_status)), patch, candidates

@@ -14,12 +14,10 @@ from collections import Counter
 from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
 from repro.engine.oracle import ScenarioResult
-from repro.filing.explain import RootCause
-from repro.filing.material import DOWNSTREAM_TEST, Filing
+from repro.filing.material import Filing
 from repro.formats.text import side_cell
-from repro.ledger import ORIGINAL
 from repro.report import Report
-from repro.sanitise import code_block, code_span, plain
+from repro.sanitise import code_block, plain
 from repro.source_checks import installed_sources
 
 ATTRIBUTION = "Found and measured with scriptmodule-hook-repro (`python -m repro --markdown`)."
@@ -91,14 +89,14 @@ def _matching(report: Report) -> str:
     return ", ".join(working) if working else "no hook API"
 
 
-def _root_cause(bug: Bug, cause: RootCause | None) -> list[str]:
-    if cause is not None:
-        return [f"{i}. {step}" for i, step in enumerate(cause.chain(), start=1)]
-    evidence = bug.static(installed_sources()).evidence
-    return [
-        " ".join(bug.explanation.split()) + " Where, in this torch's sources:",
-        *(f"- {code_span(line.split(': ', 1)[0])}: {plain(line.split(': ', 1)[-1])}" for line in evidence),
-    ]
+def _root_cause(bug: Bug, cause: list[str]) -> list[str]:
+    """The numbered steps, then the workaround users have until a fix (or "none" and why)."""
+    found = bug.workaround
+    if found is None or found.apply is None:
+        today = f"none ({found.summary.removeprefix('none: ') if found else 'none declared'})."
+    else:
+        today = f"{found.in_torch_terms or found.summary}."
+    return [*(f"{i}. {plain(step)}" for i, step in enumerate(cause, start=1)), "", f"Workaround until a fix: {today}"]
 
 
 def _candidates(report: Report, filing: Filing) -> list[str]:
@@ -119,15 +117,11 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
     ]
 
 
-def render(report: Report, filing: Filing, cause: RootCause | None) -> str:
-    """``cause``: the measured chain of the original bug; other bugs explain themselves from the catalogue."""
+def render(report: Report, filing: Filing, cause: list[str] | None) -> str:
+    """``cause``: the bug's root cause as steps (``repro.filing.explain.steps``); None: not measured,
+    its static signature's evidence stands in (file:line each)."""
     bug, env = filing.bug, report.environment
-    reference = (
-        f"Reported before as {bug.upstream} (closed without a fix); a downstream test asserts the "
-        f"error today: {DOWNSTREAM_TEST}."
-        if bug.id == ORIGINAL
-        else "Not reported before, as far as we know."
-    )
+    reference = bug.reported or "Not reported before, as far as we know."
     lines = [
         "### 🐛 Describe the bug",
         "",
@@ -149,7 +143,7 @@ def render(report: Report, filing: Filing, cause: RootCause | None) -> str:
         f"In the same run, {_matching(report)} matched the eager twin in every scenario.",
         "",
         "Root cause, as measured on this torch:",  # a list may follow a paragraph line directly
-        *_root_cause(bug, cause),
+        *_root_cause(bug, cause if cause is not None else bug.static(installed_sources()).evidence),
         *_candidates(report, filing),
         "",
         *_details(

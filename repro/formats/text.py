@@ -24,7 +24,7 @@ from repro.report import DEPARTURES, Report, conclusion
 
 if TYPE_CHECKING:  # the filing kit is imported only for --explain and --candidates
     from repro.filing.candidates import CandidateResult
-    from repro.filing.explain import RootCause
+    from repro.proof import Proof
 
 COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
 WIDTH = 100  # every line of the report fits a 100-column terminal
@@ -201,7 +201,8 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
             *_wrap(f"  upstream: {bug.upstream}; styles: {', '.join(bug.styles)}"),
             *_wrap(f"  APIs: {', '.join(bug.apis)}"),
             *_wrap(f"  symptom: {bug.symptom}"),
-            f"  bisect: python {bug.script}",
+            *_wrap(f"  bisect: python -m repro.bisect {bug.id} (from a checkout: python {bug.script})"),
+            *_wrap(f"  workaround: {bug.workaround.summary if bug.workaround else 'none declared'}"),
             "",
         ]
     designed: list[ByDesign | DesignedDifference] = [e for e in BY_DESIGN if e.designed]
@@ -219,43 +220,45 @@ def _where(entry: ByDesign | DesignedDifference) -> str:
     return refusal_line(entry) if isinstance(entry, ByDesign) else line_of(entry.source, entry.marker)
 
 
-def render_bug_cause(torch_version: str, bug: Bug) -> str:
-    """``--explain --bug ID`` for a bug without a measured chain: its mechanism, then each piece
-    of its static signature with file:line in the installed torch."""
-    from repro.source_checks import installed_sources
-
-    verdict = bug.static(installed_sources())
-    text = "\n".join(
-        [
-            f"Root cause of {bug.id} on torch {torch_version}:",
-            *_wrap(" ".join(bug.explanation.split()), indent=""),
-            "",
-            f"Static signature: {verdict.verdict}",
-            *(f"  {line}" for line in verdict.evidence),
-        ]
-    )
-    return fit(text)
-
-
-def render_explanation(torch_version: str, cause: RootCause) -> str:
-    """``--explain`` for the original bug: the measured chain, one numbered step each, wrapped."""
-    steps = [
+def render_cause(torch_version: str, bug: Bug, steps: list[str]) -> str:
+    """``--explain`` for one bug: its cause as numbered steps, each naming the file and line (or the
+    C++ file and upstream commit) of its piece, then what users can do today."""
+    numbered = [
         line
-        for i, step in enumerate(cause.chain(), start=1)
+        for i, step in enumerate(steps, start=1)
         for line in textwrap.wrap(f"{i}. {step}", WIDTH, subsequent_indent="   ", break_on_hyphens=False)
     ]
-    return fit("\n".join([f"Root cause on torch {torch_version}:", *steps]))
+    return fit("\n".join([f"Root cause of {bug.id} on torch {torch_version}:", *numbered, *_workaround(bug)]))
 
 
-def render_explanations(torch_version: str, sections: Iterable[tuple[Bug, RootCause | None]]) -> str:
+def _workaround(bug: Bug) -> list[str]:
+    """The closing lines: the workaround, or "none" and each alternative tried."""
+    found = bug.workaround
+    if found is None:
+        return ["Workaround: none declared."]
+    lines = _wrap(f"Workaround: {found.summary}.", indent="  ")
+    if found.apply is not None:
+        lines += [line for usage in found.usage.splitlines() for line in _wrap(f"  {usage}", indent="    ")]
+    return lines + [line for tried in found.tried for line in _wrap(f"  tried: {tried}", indent="    ")]
+
+
+def render_explanations(torch_version: str, sections: Iterable[tuple[Bug, list[str]]]) -> str:
     """``--explain`` with several ``--bug``: one section per bug, in the order asked, separated by a
-    blank line. The original bug's section is its measured chain (``cause``); another bug's, its
-    mechanism and static signature."""
-    parts = [
-        render_explanation(torch_version, cause) if cause is not None else render_bug_cause(torch_version, bug)
-        for bug, cause in sections
-    ]
-    return "\n\n".join(parts)
+    blank line."""
+    return "\n\n".join(render_cause(torch_version, bug, steps) for bug, steps in sections)
+
+
+def render_proofs(torch_version: str, proofs: list[Proof]) -> str:
+    """``--workarounds``: per bug, its workaround and what its scope showed with it in force."""
+    lines = [f"Workarounds on torch {torch_version}, each bug's whole scope run with it in force:"]
+    for proof in proofs:
+        found = proof.bug.workaround
+        if found is None or found.apply is None:
+            verdict = f"none ({found.summary.removeprefix('none: ') if found else 'none declared'})"
+        else:
+            verdict = f"{'works' if proof.works else 'DOES NOT WORK'}: {found.summary}"
+        lines += ["", *_wrap(f"{proof.bug.id}: {verdict}", indent="  "), *_wrap(f"  {proof.summary()}", indent="    ")]
+    return fit("\n".join(lines))
 
 
 def render_candidates(torch_version: str, device: str, results: list[CandidateResult]) -> str:

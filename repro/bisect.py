@@ -1,0 +1,121 @@
+"""``python -m repro.bisect ID``: run a catalogued bug's paste-ready script with `git bisect run`'s exit codes.
+
+Exit 1: the bug is present (the script ends in its failing ``assert`` or in the bug's own error);
+0: the script ran to its end, as on ``nn.Module``; 125: cannot test (torch does not import,
+TorchScript is off or unusable, this torch lacks an API the bug needs, or the script stopped on
+an error that is not the bug's); 128: an id the catalogue does not hold, which aborts a bisection.
+
+The script is the catalogue's ``Bug.paste``, the same text an issue body shows, so the two cannot
+drift. This module, and what it imports, needs only torch and the standard library: a PyTorch
+checkout being bisected has nothing else installed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import linecache
+import sys
+import textwrap
+import traceback
+import warnings
+from typing import Any
+
+from repro.catalogue import BUGS, UnknownBug, get
+from repro.catalogue.bug import Bug
+
+PRESENT, ABSENT, CANNOT_TEST, USAGE = 1, 0, 125, 128
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print what happened (torch's version first) and return the exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print(f"usage: python -m repro.bisect ID  (ID: one of {', '.join(BUGS)})", file=sys.stderr)
+        return USAGE
+    try:
+        bug = get(args[0])
+    except UnknownBug as err:
+        print(err, file=sys.stderr)
+        return USAGE
+    code, message = judge(bug)
+    print(textwrap.fill(message, 100, subsequent_indent="  "))  # a terminal's 100 columns
+    return code
+
+
+def judge(bug: Bug) -> tuple[int, str]:
+    """(exit code, one line saying why) for ``bug`` on the torch this process imports."""
+    try:
+        import torch
+    except Exception as err:  # e.g. a device backend that fails to autoload
+        return CANNOT_TEST, f"cannot test: import torch failed: {type(err).__name__}: {err}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TorchScript is deprecated since 2.10
+        unusable = _torchscript_problem(torch)
+        if unusable:
+            return CANNOT_TEST, f"cannot test: TorchScript is unusable: {unusable}"
+        print(f"torch {torch.__version__}")
+        missing = [need for need in bug.needs if not _has(need)]
+        if missing:
+            return CANNOT_TEST, f"cannot test: torch {torch.__version__} lacks {', '.join(missing)}"
+        try:
+            _run(bug)
+        except AssertionError as err:
+            return PRESENT, f"BUG: {err}"
+        except Exception as err:
+            text = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+            if any(fragment in str(err) for fragment in bug.errors):
+                return PRESENT, f"BUG: {text}"
+            trace = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+            print(trace, file=sys.stderr)
+            return CANNOT_TEST, f"cannot test: the script stopped on an error that is not the bug's: {text}"
+    return ABSENT, f"OK: the script of {bug.id} ran to its end, as on nn.Module"
+
+
+def _torchscript_problem(torch: Any) -> str | None:
+    """Why a ScriptModule subclass cannot be built and scripted here (``PYTORCH_JIT=0``, a broken
+    TorchScript), or None. The probe is a class of its own: a bug's class keeps its first instance.
+    Its ``forward`` carries no comment: TorchScript reads a ``type:`` comment as a signature."""
+    try:
+
+        class Probe(torch.jit.ScriptModule):
+            @torch.jit.script_method
+            def forward(self, x):
+                return x
+
+        if "_actual_script_module" not in Probe().__dict__:
+            return "TorchScript is disabled (PYTORCH_JIT=0?): ScriptModule is a plain nn.Module"
+    except Exception as err:
+        return f"{type(err).__name__}: {err}"
+    return None
+
+
+def _has(dotted: str) -> bool:
+    """Does this torch have ``dotted`` (``torch.nn.Module.compile``)? Its longest importable module
+    prefix is imported, the rest looked up as attributes."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+def _run(bug: Bug) -> None:
+    """Run the paste-ready script as ``__main__``. TorchScript compiles a ``script_method`` from its
+    source text, so the text is registered with ``linecache`` under the script's file name."""
+    filename = f"<{bug.id}.py>"
+    linecache.cache[filename] = (len(bug.paste), None, bug.paste.splitlines(keepends=True), filename)
+    try:
+        exec(compile(bug.paste, filename, "exec"), {"__name__": "__main__", "__file__": filename})
+    finally:
+        linecache.cache.pop(filename, None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""``repro.bisect``: one harness runs every bug's paste-ready script with `git bisect run`'s exit codes."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from helpers import ROOT
+from repro import bisect
+from repro.catalogue import BUGS
+
+ENTRIES = sorted((ROOT / "repro").glob("*_bug.py"))
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[entry.name for entry in ENTRIES])
+def test_each_bug_script_is_a_thin_entry_of_one_bug(entry):
+    """No reproducer is written twice: an entry sets the path and hands its bug's id to the harness."""
+    named = [bug for bug in BUGS.values() if bug.script == f"repro/{entry.name}"]
+    assert len(named) == 1
+    tree = ast.parse(entry.read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Try))]
+    assert len(tree.body) <= 7
+    assert f'sys.exit(main(["{named[0].id}"]))' in entry.read_text()
+
+
+def test_every_bug_has_its_entry():
+    assert {bug.script for bug in BUGS.values()} == {f"repro/{entry.name}" for entry in ENTRIES}
+
+
+@pytest.mark.parametrize("argv", [[], ["no-such-bug"], ["full-backward-hook-flag", "extra"]])
+def test_a_wrong_id_aborts_a_bisection(argv, capsys):
+    """128 is neither good, bad nor skip to `git bisect run`: it stops the bisection."""
+    assert bisect.main(argv) == bisect.USAGE == 128
+    assert "full-backward-hook-flag" in capsys.readouterr().err
+
+
+def test_a_torch_without_an_api_the_bug_needs_cannot_test(monkeypatch):
+    monkeypatch.delattr(torch.nn.Module, "compile")
+    code, message = bisect.judge(BUGS["module-compile-noop"])
+    assert (code, message) == (125, f"cannot test: torch {torch.__version__} lacks torch.nn.Module.compile")
+
+
+@pytest.mark.parametrize(
+    ("tail", "code", "says"),
+    [
+        ("raise ValueError('a broken build')", 125, "not the bug's: ValueError: a broken build"),
+        ("raise RuntimeError('Could not cast attribute \\'_is_full_backward_hook\\' to type NoneType')", 1, "BUG:"),
+        ("assert 1 == 2, 'the hook never ran'", 1, "BUG: the hook never ran"),
+        ("x = 1", 0, "OK:"),
+    ],
+    ids=["another error", "the bug's error", "its assert", "runs to its end"],
+)
+def test_how_the_script_ends_decides_the_exit_code(tail, code, says):
+    bug = dataclasses.replace(BUGS["full-backward-hook-flag"], paste=f"import torch\n{tail}\n")
+    got, message = bisect.judge(bug)
+    assert got == code and says in message, message
+
+
+def test_torchscript_switched_off_cannot_test(monkeypatch):
+    monkeypatch.setattr(torch.jit, "ScriptModule", torch.nn.Module)
+    monkeypatch.setattr(torch.jit, "script_method", lambda fn: fn)
+    code, message = bisect.judge(BUGS["deepcopy-drops-subclass"])
+    assert code == 125 and "TorchScript is disabled" in message
+
+
+def test_the_harness_imports_only_the_standard_library_until_it_imports_torch():
+    """A PyTorch checkout being bisected has nothing else installed (``-S``: no site-packages at all)."""
+    probe = "import sys, repro.bisect; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    proc = subprocess.run([sys.executable, "-S", "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert set(proc.stdout.split()) - set(sys.stdlib_module_names) == {"__main__", "repro"}

@@ -1,0 +1,179 @@
+"""Every catalogued bug's workaround, proven on the installed torch: its whole scope, run with the
+workaround in force, matches eager; a bug without one still shows, and what was tried fails as said."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+from repro import workaround
+from repro.catalogue import BUGS
+from repro.engine.models import build_script
+from repro.proof import prove
+
+WITH = [bug_id for bug_id, bug in BUGS.items() if bug.workaround and bug.workaround.apply]
+WITHOUT = [bug_id for bug_id, bug in BUGS.items() if bug.workaround and not bug.workaround.apply]
+
+
+@pytest.mark.parametrize("bug_id", list(BUGS))
+def test_each_bug_declares_a_workaround_or_none_with_what_was_tried(bug_id):
+    found = BUGS[bug_id].workaround
+    assert found is not None, f"{bug_id} declares no workaround, not even 'none'"
+    assert found.summary and found.usage
+    if found.apply is None:
+        assert found.summary.startswith("none: ") and found.tried
+    assert found.style in ("", "plain_forward")
+
+
+@pytest.mark.parametrize("bug_id", WITH)
+def test_each_workaround_makes_the_bugs_whole_scope_match_eager(bug_id):
+    proof = prove(BUGS[bug_id])
+    assert proof.results and not proof.failures(), [(r.scenario.key, r.style, r.detail) for r in proof.failures()]
+    assert proof.works and all(cause != bug_id for _, cause in proof.elsewhere())
+
+
+@pytest.mark.needs_bug
+@pytest.mark.parametrize("bug_id", WITHOUT)
+def test_a_bug_without_a_workaround_still_shows_in_its_whole_scope(bug_id):
+    """'none' is measured: nothing in force, every departure of the scope is the bug's own."""
+    proof = prove(BUGS[bug_id])
+    assert proof.failures() and not proof.works
+
+
+def _flat(style: str = "script_method") -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return build_script("flat", style, "later", "cpu")
+
+
+def _none_through_the_wrapper(model: Any) -> str:
+    object.__setattr__(model, "weight", None)
+    kept = "weight" in model.state_dict() and model(torch.ones(1, 2)) is not None
+    return f"wrapper reads {model.weight}; state_dict keeps it: {kept}"
+
+
+def _delete_the_parameter(model: Any) -> str:
+    del model.weight
+    return "deleted"
+
+
+def _none_in_parameters(model: Any) -> str:
+    model._parameters["weight"] = None
+    return "assigned"
+
+
+def _delete_through_the_inner_module(model: Any) -> str:
+    model.label = "set after __init__"
+    delattr(model._actual_script_module, "label")
+    return f"deleted: {not hasattr(model, 'label')}"
+
+
+def _copy_copy(model: Any) -> str:
+    clone = copy.copy(model)
+    return f"same class: {type(clone) is type(model)}; shares weight: {clone.weight is model.weight}"
+
+
+def _counting_backend(graphs: list) -> Callable[..., Any]:
+    def backend(graph_module: Any, inputs: Any) -> Any:  # dynamo calls it once per graph it compiles
+        graphs.append(graph_module)
+        return graph_module.forward
+
+    return backend
+
+
+def _compile_a_script_method(model: Any) -> str:
+    graphs: list = []
+    workaround.compile(model, backend=_counting_backend(graphs))
+    model(torch.ones(1, 2))
+    return f"{len(graphs)} graphs"
+
+
+def _torch_compile_a_script_method(model: Any) -> str:
+    graphs: list = []
+    torch.compile(model, backend=_counting_backend(graphs))(torch.ones(1, 2))
+    return f"{len(graphs)} graphs"
+
+
+# Each line of a bug's `tried` (named by how it starts), done on a model of its scope: (bug, the
+# alternative, what it shows on this torch).
+TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
+    "object.__setattr__(model, 'weight', None)": (
+        "attribute-assignment-forwarded",
+        _none_through_the_wrapper,
+        "wrapper reads None; state_dict keeps it: True",
+    ),
+    "del model.weight": (
+        "attribute-assignment-forwarded",
+        _delete_the_parameter,
+        "cannot delete methods or parameters",
+    ),
+    "model._parameters['weight'] = None": (
+        "attribute-assignment-forwarded",
+        _none_in_parameters,
+        "strides() called on an undefined Tensor",
+    ),
+    "delattr(model._actual_script_module, name)": (
+        "attribute-assignment-forwarded",
+        _delete_through_the_inner_module,
+        "deleted: True",
+    ),
+    "copy.copy": ("deepcopy-drops-subclass", _copy_copy, "same class: True; shares weight: True"),
+    "repro.workaround.compile on a script_method": ("module-compile-noop", _compile_a_script_method, "0 graphs"),
+    "torch.compile(model) on a script_method": ("module-compile-noop", _torch_compile_a_script_method, "0 graphs"),
+}
+
+
+@pytest.mark.needs_bug
+@pytest.mark.parametrize("start", list(TRIED))
+def test_what_each_bug_says_was_tried_does_what_it_says(start):
+    bug_id, attempt, shows = TRIED[start]
+    try:
+        seen = attempt(_flat())
+    except RuntimeError as err:
+        seen = str(err).splitlines()[0]
+    assert shows in seen
+
+
+def test_every_alternative_a_bug_names_is_measured_here():
+    """Each line of a ``tried`` has its row in TRIED, but full-backward-hook-flag's, which ``python -m
+    repro --candidates`` measures (``jit-ignored-attributes``: tests/test_filing.py)."""
+    named = [
+        (bug_id, line) for bug_id, bug in BUGS.items() for line in (bug.workaround.tried if bug.workaround else ())
+    ]
+    rows = sorted((bug_id, start) for start, (bug_id, _, _) in TRIED.items())
+    matched = sorted((bug_id, start) for bug_id, line in named for start in TRIED if line.startswith(start))
+    assert matched == rows
+    assert {bug_id for bug_id, line in named if not any(line.startswith(start) for start in TRIED)} == {
+        "full-backward-hook-flag"
+    }
+
+
+def test_allow_global_backward_hooks_is_undone_by_remove():
+    scripted = torch.jit.script(torch.nn.Linear(2, 2))
+    with workaround.allow_global_backward_hooks():
+        assert scripted._get_backward_hooks() == ([], [])
+    with pytest.raises(RuntimeError, match="_get_backward_hooks is not supported on ScriptModules"):
+        scripted._get_backward_hooks()
+
+
+def test_deepcopy_keeps_the_class_hooks_and_an_independent_copy():
+    model, calls = _flat("plain_forward"), []
+    model.register_forward_hook(lambda module, args, output: calls.append(module))
+    clone = workaround.deepcopy(model)
+    clone(torch.ones(1, 2))
+    assert type(clone) is type(model) and calls == [clone]
+    assert clone.weight is not model.weight and torch.equal(clone.weight, model.weight)
+    eager = torch.nn.Linear(2, 2)
+    assert type(workaround.deepcopy(eager)) is torch.nn.Linear
+
+
+@pytest.mark.parametrize("bug_id", WITH)
+def test_each_workaround_is_also_said_in_torchs_terms_for_an_issue_body(bug_id):
+    """An upstream reader has no ``repro.workaround``: the issue body says what it does with torch's names."""
+    found = BUGS[bug_id].workaround
+    assert found is not None and found.in_torch_terms and "repro" not in found.in_torch_terms
