@@ -14,11 +14,10 @@ import contextlib
 import warnings
 from dataclasses import dataclass
 
-from repro.catalogue import cause_of
+from repro.catalogue import cause_of, scope_runs
 from repro.catalogue.bug import Bug
-from repro.engine.models import INSTANCES, STYLES, forget_built_classes, styles_of
+from repro.engine.models import INSTANCES, STYLES, forget_built_classes
 from repro.engine.oracle import ScenarioResult, run_scenario
-from repro.engine.scenarios import SCENARIOS
 
 NEUTRAL = ("match", "refused", "unavailable", "not-run")
 
@@ -36,9 +35,21 @@ class Proof:
             if r.verdict not in NEUTRAL and (cause := cause_of(r)) not in (None, self.bug.id)
         ]
 
-    def failures(self) -> list[ScenarioResult]:
-        """The runs that depart through this bug, or in a way no catalogued bug explains."""
+    def _departing(self) -> list[ScenarioResult]:
         return [r for r in self.results if r.verdict not in NEUTRAL and cause_of(r) in (None, self.bug.id)]
+
+    def _limit(self, result: ScenarioResult) -> bool:
+        limits = self.bug.workaround.limits if self.bug.workaround else ()
+        return (result.scenario.model, result.style) in limits
+
+    def failures(self) -> list[ScenarioResult]:
+        """The runs that depart through this bug, or in a way no catalogued bug explains, outside the
+        workaround's declared limits."""
+        return [r for r in self._departing() if not self._limit(r)]
+
+    def limited(self) -> list[ScenarioResult]:
+        """The runs that depart on a (shape, style) the workaround declares it does not cover."""
+        return [r for r in self._departing() if self._limit(r)]
 
     @property
     def works(self) -> bool:
@@ -49,11 +60,16 @@ class Proof:
         matched = sum(r.verdict == "match" for r in self.results)
         others = sorted({cause for _, cause in self.elsewhere()})
         parts = [f"{matched} of {len(self.results)} runs of its scope match eager"]
-        refused = sum(r.verdict == "refused" for r in self.results)
-        if refused:
-            parts.append(f"{refused} refused by design")
+        designed = sum(r.verdict == "refused" and "(by design: " in r.detail for r in self.results)
+        undocumented = sum(r.verdict == "refused" and "(undocumented: " in r.detail for r in self.results)
+        if designed:
+            parts.append(f"{designed} differ or are refused by design")
+        if undocumented:
+            parts.append(f"{undocumented} refused, undocumented")
         if others:
             parts.append(f"{len(self.elsewhere())} depart through {', '.join(others)}")
+        if self.limited():
+            parts.append(f"{len(self.limited())} depart where it declares it does not work")
         if self.failures():
             parts.append(f"{len(self.failures())} still depart")
         return "; ".join(parts)
@@ -63,16 +79,7 @@ def prove(bug: Bug, device: str = "cpu") -> Proof:
     """Run ``bug``'s scope with its workaround in force (none: as it is) and judge every run."""
     workaround = bug.workaround
     in_force = workaround.apply() if workaround and workaround.apply else contextlib.nullcontext()
-    runs = [
-        (scenario, style, instance)
-        for scenario in SCENARIOS
-        if scenario.apis & set(bug.apis)
-        and scenario.model in bug.models
-        and (not bug.cases or scenario.name in bug.cases)
-        for style in styles_of(scenario.model)
-        if style in bug.styles
-        for instance in INSTANCES
-    ]
+    runs = [(scenario, style, instance) for scenario, style in scope_runs(bug) for instance in INSTANCES]
     forget_built_classes()  # no class compiled before the workaround serves a run under it
     try:
         with warnings.catch_warnings(), in_force:

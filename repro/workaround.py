@@ -124,6 +124,12 @@ def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> tor
     memo[id(module)] = clone
     for name, value in module.__dict__.items():
         clone.__dict__[name] = copy.deepcopy(value, memo)
+    # The compiled module's copy clones its tensors with their autograd history: its parameters are not
+    # leaves, so backward through the copy would leave them without gradients. Make them leaves again.
+    for name, param in list(clone.named_parameters()):
+        if not param.is_leaf:
+            owner, _, leaf = name.rpartition(".")
+            setattr(clone.get_submodule(owner), leaf, torch.nn.Parameter(param.detach(), param.requires_grad))
     return clone
 
 

@@ -30,6 +30,9 @@ PASTE_ENDS = {
     "attribute-assignment-forwarded": "AssertionError: model.weight = None raised: Could not cast attribute 'weight'",
     "child-hooks-bypassed": "AssertionError: the forward hook on model.child registered without error",
     "checkpoint-early-stop": "AssertionError: backward through checkpoint raised: The following operation failed",
+    "jit-error-replaces-exception": "AssertionError: the caller got",
+    "addition-refused-misleadingly": "AssertionError: refused with a message about __init__",
+    "copy-shares-training": "AssertionError: eval() on a copy.copy of the model put the original in eval mode",
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 import torch
@@ -91,6 +92,26 @@ DEPARTURES = {
         "script_method",
         "raises",
         "RuntimeError: The following operation failed in the TorchScript interpreter.",
+    ),
+    "jit-error-replaces-exception": replace(
+        _result(
+            "register_forward_hook: always_call: the forward itself raises; the caller catches",
+            "script_method",
+            "differs",
+        ),
+        script=Side({"hook calls": [["forward (always_call)"]], "the caller catches": "Error"}, None),
+        eager=Side({"hook calls": [["forward (always_call)"]], "the caller catches": "ValueError"}, None),
+    ),
+    "addition-refused-misleadingly": _result(
+        "register_buffer: adds a buffer after __init__",
+        "plain_forward",
+        "raises",
+        "AttributeError: cannot assign buffer before Module.__init__() call",
+    ),
+    "copy-shares-training": replace(
+        _result("copy.copy: eval() on the copy leaves the original in training mode", "script_method", "differs"),
+        script=Side({"hook calls": [], "original training": False, "copy training": False}, None),
+        eager=Side({"hook calls": [], "original training": True, "copy training": False}, None),
     ),
 }
 

@@ -3,6 +3,8 @@ says or is one sentence, exit 2 (``repro.cli.main`` in this process; torch is al
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from repro.catalogue import BUGS
@@ -74,7 +76,7 @@ def test_workarounds_proves_each_one_and_fails_when_one_does_not_work(repro_main
     from repro.catalogue import BUGS
 
     code, out, _ = repro_main("--workarounds", "--bug", "deepcopy-drops-subclass")
-    assert code == 0 and "deepcopy-drops-subclass: works: " in out and "4 of 4 runs" in out, out
+    assert code == 0 and "deepcopy-drops-subclass: works: " in out and re.search(r"(\d+) of \1 runs", out), out
     bug = BUGS["deepcopy-drops-subclass"]
     broken = dataclasses.replace(bug.workaround, apply=contextlib.nullcontext)  # in force: nothing
     monkeypatch.setitem(BUGS, bug.id, dataclasses.replace(bug, workaround=broken))

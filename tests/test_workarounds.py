@@ -35,6 +35,9 @@ def test_each_workaround_makes_the_bugs_whole_scope_match_eager(bug_id):
     proof = prove(BUGS[bug_id])
     assert proof.results and not proof.failures(), [(r.scenario.key, r.style, r.detail) for r in proof.failures()]
     assert proof.works and all(cause != bug_id for _, cause in proof.elsewhere())
+    declared = set(BUGS[bug_id].workaround.limits)  # a limit is measured, never an excuse: each one departs
+    assert {(r.scenario.model, r.style) for r in proof.limited()} == declared
+    assert not declared or BUGS[bug_id].workaround.limits_why
 
 
 @pytest.mark.needs_bug
@@ -76,6 +79,46 @@ def _delete_through_the_inner_module(model: Any) -> str:
 def _copy_copy(model: Any) -> str:
     clone = copy.copy(model)
     return f"same class: {type(clone) is type(model)}; shares weight: {clone.weight is model.weight}"
+
+
+def _child(style: str = "script_method") -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return build_script("child", style, "later", "cpu")
+
+
+def _new_parameter_by_assignment(model: Any) -> str:
+    model.extra = torch.nn.Parameter(torch.ones(1))
+    return "added"
+
+
+def _new_child_by_assignment(model: Any) -> str:
+    model.extra = torch.nn.Identity()
+    return "added"
+
+
+def _buffer_on_a_child(model: Any) -> str:
+    _child().linear.register_buffer("extra", torch.ones(1))
+    return "added"
+
+
+def _catch_the_own_class(model: Any) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raising = build_script("raising", "script_method", "later", "cpu")
+    try:
+        raising(torch.full((2, 2), -100.0))
+    except ValueError:
+        return "caught ValueError"
+    except Exception as err:
+        return f"the caller gets {type(err).__name__}"
+    return "nothing raised"
+
+
+def _deepcopy_for_training(model: Any) -> str:
+    clone = copy.deepcopy(model)
+    clone.eval()
+    return f"original training: {model.training}; copy: {type(clone).__name__}"
 
 
 def _counting_backend(graphs: list) -> Callable[..., Any]:
@@ -125,6 +168,31 @@ TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
     "copy.copy": ("deepcopy-drops-subclass", _copy_copy, "same class: True; shares weight: True"),
     "repro.workaround.compile on a script_method": ("module-compile-noop", _compile_a_script_method, "0 graphs"),
     "torch.compile(model) on a script_method": ("module-compile-noop", _torch_compile_a_script_method, "0 graphs"),
+    "except ValueError around a script_method forward": (
+        "jit-error-replaces-exception",
+        _catch_the_own_class,
+        "the caller gets Error",
+    ),
+    "setattr of a new nn.Parameter": (
+        "addition-refused-misleadingly",
+        _new_parameter_by_assignment,
+        "Can't add a new parameter after ScriptModule construction",
+    ),
+    "setattr of a new eager child": (
+        "addition-refused-misleadingly",
+        _new_child_by_assignment,
+        "tried to replace existing module 'extra'",
+    ),
+    "register_buffer on a child (m.linear)": (
+        "addition-refused-misleadingly",
+        _buffer_on_a_child,
+        "Can't add a new parameter after ScriptModule construction",
+    ),
+    "copy.deepcopy: keeps its own training mode": (
+        "copy-shares-training",
+        _deepcopy_for_training,
+        "original training: True; copy: RecursiveScriptModule",
+    ),
 }
 
 

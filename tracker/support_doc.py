@@ -205,7 +205,7 @@ def classified() -> list[str]:
 def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today: str) -> str:
     newest = list(measured)[-1]
     legend = [f"- `{code}`: {words}" for code, words in CODE_WORDS.items()]
-    legend.insert(1, "- a bug id (`full-backward-hook-flag`, ...): that catalogued bug (listed at the end)")
+    legend.insert(1, "- a bug id: that catalogued bug (each is listed at the end, with its upstream report)")
     return (
         "\n".join(
             [

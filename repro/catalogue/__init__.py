@@ -121,6 +121,22 @@ def select(bug_ids: list[str], slow: bool, also: tuple[str, ...] = ()) -> Select
     return Selection(runs, not_run, skipped)
 
 
+def scope_runs(bug: Bug) -> list[tuple[Scenario, str]]:
+    """Every (scenario, style) of the bug's whole scope: each scenario of its APIs (its cases) on each
+    shape it declares, in each style, where the scope holds that shape and style."""
+    from repro.engine.models import styles_of
+    from repro.engine.scenarios import SCENARIOS
+
+    return [
+        (scenario.on(shape), style)
+        for scenario in SCENARIOS
+        if scenario.apis & set(bug.apis) and (not bug.cases or scenario.name in bug.cases)
+        for shape in scenario.shapes
+        for style in styles_of(shape)
+        if (shape, style, "") in bug.scope or (shape, style, scenario.name) in bug.scope
+    ]
+
+
 def across_scope(bugs: list[Bug]) -> list[Scenario]:
     """One scenario of each bug built on each other shape of its scope, so that a run judges a bug on
     the shapes exploration found it on, not only where its scenarios are built by default."""

@@ -47,6 +47,11 @@ ROOTS = tuple(shape for shape in SUBCLASS_SHAPES if not shape.startswith("in eag
 Scope = tuple[tuple[str, str, str], ...]  # (shape, style, scenario name or "" for each of its scenarios)
 
 
+def scope_pairs(shapes: tuple[str, ...], styles: tuple[str, ...] = STYLES) -> tuple[tuple[str, str], ...]:
+    """Every (shape, style) pair of these: where a workaround declares it does not work."""
+    return tuple((shape, style) for shape in shapes for style in styles)
+
+
 def scope(shapes: tuple[str, ...], styles: tuple[str, ...] = STYLES, case: str = "") -> Scope:
     """Every pair of these shapes and styles, for one scenario (``case``) or all the bug's: a bug's
     scope is a sum of such products."""
@@ -64,6 +69,9 @@ class Workaround:
     style: str = ""  # "plain_forward": the change is to write forward in Python; the scope runs in that style
     tried: tuple[str, ...] = ()  # what else was tried on the installed torch, and how it failed
     in_torch_terms: str = ""  # the same for an issue body, whose readers lack this project: torch's names only
+    # (shape, style) pairs of the scope where it does not work, measured by the proof, and why
+    limits: tuple[tuple[str, str], ...] = ()
+    limits_why: str = ""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from repro.catalogue.bug import (
     raised,
     routed,
     scope,
+    scope_pairs,
 )
 from repro.catalogue.child_hooks_bypassed import CASES as BYPASSED
 from repro.source_checks import (
@@ -154,6 +155,22 @@ BUG = Bug(
         tried=(
             "__jit_ignored_attributes__ = ['_is_full_backward_hook'] on the class: registration succeeds, but "
             "the flag the wrapper reads stays None and no backward hook runs (python -m repro --candidates)",
+        ),
+        limits=scope_pairs(
+            (
+                "child first",
+                "child between",
+                "child last",
+                "several children",
+                "buffers only",
+                "two inputs",
+                "non-tensor input",
+            ),
+            ("script_method",),
+        ),
+        limits_why=(
+            "with a script_method forward on these shapes the hook runs, but on some calls (first or later: order-"
+            "dependent, not explained yet) its grad_input or grad_output differs from eager's; a plain forward works"
         ),
     ),
 )

@@ -24,6 +24,7 @@ from repro.catalogue.bug import (
     global_backward_hooks_allowed,
     paste_script,
     scope,
+    scope_pairs,
 )
 from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find
 
@@ -121,5 +122,13 @@ BUG = Bug(
             "and _maybe_warn_non_full_backward_hook"
         ),
         style="plain_forward",
+        limits=scope_pairs(
+            ("two deep", "three deep"),
+            ("plain_forward",),
+        ),
+        limits_why=(
+            "a nested subclass whose own forward is compiled still skips its children: every subclass in the "
+            "hierarchy needs a plain forward"
+        ),
     ),
 )

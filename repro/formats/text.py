@@ -256,8 +256,12 @@ def render_proofs(torch_version: str, proofs: list[Proof]) -> str:
         if found is None or found.apply is None:
             verdict = f"none ({found.summary.removeprefix('none: ') if found else 'none declared'})"
         else:
-            verdict = f"{'works' if proof.works else 'DOES NOT WORK'}: {found.summary}"
+            works = ("works, with limits" if proof.limited() else "works") if proof.works else "DOES NOT WORK"
+            verdict = f"{works}: {found.summary}"
         lines += ["", *_wrap(f"{proof.bug.id}: {verdict}", indent="  "), *_wrap(f"  {proof.summary()}", indent="    ")]
+        if found and proof.limited():
+            shapes = ", ".join(f"{shape} ({style})" for shape, style in found.limits)
+            lines += _wrap(f"  limits: {shapes}: {found.limits_why}", indent="    ")
     return fit("\n".join(lines))
 
 
