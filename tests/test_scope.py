@@ -73,3 +73,17 @@ def test_a_scope_names_only_shapes_its_scenarios_declare() -> None:
     declared |= {("scripted child", "torch.jit.script")}
     for bug in BUGS.values():
         assert {(shape, style) for shape, style, _ in bug.scope} <= declared, bug.id
+
+
+def test_every_shape_a_scenario_declares_runs_its_eager_twin():
+    """A declaration is checked, not trusted: the eager twin of every declared shape runs the body."""
+    from repro.engine.oracle import absent_device, missing_needs, observe_eager
+
+    failing = [
+        f"{s.key} [on {shape}]: {side.error}"
+        for s in SCENARIOS
+        if not missing_needs(s) and not absent_device(s)
+        for shape in s.shapes
+        if (side := observe_eager(s.on(shape), "cpu")).error
+    ]
+    assert failing == []
