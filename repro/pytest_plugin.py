@@ -5,7 +5,10 @@ ledger (default: ``REPRO_LEDGER``, else the shipped one). The header says what t
 each catalogued bug on the installed torch; the terminal summary lists the tests whose expectation
 came from it. It loads in every pytest session of the environment: nothing here imports torch, and a
 session whose tests use neither the marker nor the decorator only reads the ledger for the header.
-Under pytest-xdist each test's state travels to the controller in its report's ``user_properties``.
+The controller reads the ledger once and resolves each bug's expectation for the installed torch;
+under pytest-xdist it hands that to the workers (``workerinput``), so a ledger rewritten mid-run
+changes nothing a test is held to, and each test's state travels back in its report's
+``user_properties``.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ from typing import Any
 import pytest
 
 from repro import expect
-from repro.catalogue import UnknownBug
+from repro.catalogue import BUGS, UnknownBug, get
 from repro.ledger import LedgerError
 
 MARKER = "upstream_bug"
 PROPERTY = "upstream_bug"  # user_properties key: "BUG_ID|STATE"
+WORKERINPUT = "upstream_bug_expectations"  # xdist workerinput: ledger -> torch -> bug id -> [state, reason]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,11 +48,34 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Summary(), "repro-upstream-summary")
     option = config.getoption("upstream_ledger")
     expect.use_ledger(Path(option) if option else None)
-    if not hasattr(config, "workerinput"):  # the controller checks once; workers read it when a test needs it
+    handed = getattr(config, "workerinput", {}).get(WORKERINPUT)
+    if handed is not None:  # an xdist worker: the controller's one reading, never the file again
+        expect.pin(handed)
+        return
+    if not hasattr(config, "workerinput"):  # the controller reads the ledger once per session
         try:
             expect.read_ledger()
         except LedgerError as problem:  # the sentence names --upstream-ledger, REPRO_LEDGER or the packaged one
             raise pytest.UsageError(str(problem)) from None
+        _pin_the_ledgers_word()
+
+
+def _pin_the_ledgers_word() -> None:
+    """Resolve each catalogued bug's expectation for the installed torch from the ledger in use, once: the
+    tests and the summary then agree, whatever happens to the file during the run."""
+    try:
+        version = expect.torch_version()
+    except Exception:  # no torch: tied tests skip, nothing to resolve
+        return
+    ledger = str(expect.ledger_in_use())
+    words = {bug_id: expect.from_ledger(bug_id) for bug_id in BUGS}
+    expect.pin({ledger: {version: {bug_id: [word.state, word.reason] for bug_id, word in words.items()}}})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: hand each worker the controller's expectations (``workerinput``)."""
+    node.workerinput[WORKERINPUT] = expect.pinned()
 
 
 def short_path(path: Path) -> str:
@@ -102,9 +129,10 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
         if len(mark.args) != 1 or not isinstance(mark.args[0], str):
             raise pytest.Collector.CollectError(f"{item.nodeid}: {MARKER} takes one catalogued bug id")
         try:
-            item.obj = expect.known_upstream_bug(mark.args[0])(item.obj)
+            get(mark.args[0])  # a misspelled id fails its module's collection, in one sentence
         except UnknownBug as unknown:
             raise pytest.Collector.CollectError(f"{item.nodeid}: {unknown}") from None
+        item.obj = expect.known_upstream_bug(mark.args[0])(item.obj)
     return result
 
 
