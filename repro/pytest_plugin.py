@@ -22,6 +22,7 @@ import pytest
 from repro import expect
 from repro.catalogue import BUGS, UnknownBug, get
 from repro.ledger import LedgerError
+from repro.sanitise import for_terminal
 
 MARKER = "upstream_bug"
 PROPERTY = "upstream_bug"  # user_properties key: "BUG_ID|STATE"
@@ -98,7 +99,7 @@ def pytest_report_header(config: pytest.Config) -> str:
         return f"upstream bugs: torch is not installed ({type(err).__name__}); no expectations"
     ledger = expect.ledger_in_use()
     for shown in (str(ledger), short_path(ledger), ledger.name):  # the first that keeps it to one line
-        line = f"upstream bugs: torch {version}, ledger {shown} ({expect.ledger_source()})"
+        line = for_terminal(f"upstream bugs: torch {version}, ledger {shown} ({expect.ledger_source()})")
         if len(line) <= 100:
             break
     return line
@@ -177,8 +178,9 @@ class Summary:
             return
         ledgers = sorted({ledger for _, _, ledger, _ in self.results.values()})
         terminalreporter.write_sep("=", "upstream bugs: tests whose expectation came from the ledger")
-        for ledger in ledgers:
-            terminalreporter.write_line(f"ledger: {ledger if len(ledger) <= 92 else short_path(Path(ledger))}")
+        for ledger in ledgers:  # paths and node ids come from outside: control characters shown as escapes
+            shown = ledger if len(ledger) <= 92 else short_path(Path(ledger))
+            terminalreporter.write_line(for_terminal(f"ledger: {shown}"))
         seen_bugs = dict.fromkeys(bug_id for bug_id, _, _, _ in self.results.values())
         for bug_id in seen_bugs:
             for ledger in ledgers:
@@ -186,17 +188,17 @@ class Summary:
                     expected = expect.from_ledger(bug_id, ledger)
                 except LedgerError:
                     continue
-                for line in _wrapped(f"{bug_id}: {expected.state}; {expected.reason}"):
+                for line in _wrapped(for_terminal(f"{bug_id}: {expected.state}; {expected.reason}")):
                     terminalreporter.write_line(line)
         by_file: dict[str, list[str]] = {}
         for nodeid, (bug_id, state, _, outcome) in sorted(self.results.items()):
             path, _, name = nodeid.partition("::")
             by_file.setdefault(path, []).append(f"{name or path}:\n      {bug_id}, {state}: {outcome}")
         for path, tests in by_file.items():  # the file once, then its tests: node ids stay whole
-            terminalreporter.write_line(f"{path}:")
+            terminalreporter.write_line(for_terminal(f"{path}:"))
             for test in tests:  # the test's name, then its bug, expectation and outcome
                 for line in f"  {test}".split("\n"):
-                    terminalreporter.write_line(line)
+                    terminalreporter.write_line(for_terminal(line))
 
 
 def _wrapped(line: str, width: int = 100, indent: str = "    ") -> list[str]:
