@@ -207,12 +207,13 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
             raise bad(f"a release key {version!r} that is not in its normal form {release_key(version)!r}")
         if not isinstance(entry, dict) or not isinstance(entry.get("bugs", {}), dict):
             raise bad(f"a release {version} that is not an object with a 'bugs' object")
-        support = entry.get("support", {})
-        if not isinstance(support, dict) or not all(
-            isinstance(api, str) and isinstance(c, str) and len(api) <= TEXT_CAP and len(c) <= MAX_CELL
-            for api, c in support.items()
-        ):
+        if not _cells(entry.get("support", {})):
             raise bad(f"support cells in {version} that are not API names mapped to strings of {MAX_CELL} at most")
+        devices = entry.get("device_support", {})
+        if not isinstance(devices, dict) or not all(
+            isinstance(column, dict) and _cells(column.get("cells")) for column in devices.values()
+        ):
+            raise bad(f"device_support in {version} that is not device -> {{'cells': API -> string}}")
         for bug_id, verdicts in entry.get("bugs", {}).items():
             if not BUG_ID.fullmatch(bug_id):
                 raise bad(f"a bug id {bug_id[:80]!r} in {version} that is not an id (lower-case words and hyphens)")
@@ -230,6 +231,14 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(data.get("upstream_issues", {}), dict):
         raise bad("'upstream_issues' that is not an object")
     return data
+
+
+def _cells(cells: Any) -> bool:
+    """A support-table column: API names mapped to cells, each bounded."""
+    return isinstance(cells, dict) and all(
+        isinstance(api, str) and isinstance(c, str) and len(api) <= TEXT_CAP and len(c) <= MAX_CELL
+        for api, c in cells.items()
+    )
 
 
 def _version_or_none(value: Any, problem: LedgerError) -> None:

@@ -81,8 +81,9 @@ def test_a_commit_with_an_odd_date_is_one_sentence(tmp_path, capsys, when, says)
 
 
 def many_changes(n: int) -> tuple[dict, dict]:
-    before = {"schema": 2, "bugs": {"bug-a": {"fixed_in": None, "regressions": []}}, "releases": {}}
-    after = copy.deepcopy(before)
+    bugs: dict = {"bug-a": {"fixed_in": None, "regressions": []}}
+    before: dict = {"schema": 2, "bugs": copy.deepcopy(bugs), "releases": {}}
+    after: dict = {"schema": 2, "bugs": copy.deepcopy(bugs), "releases": {}}
     for i in range(n):
         before["releases"][f"3.{i}.0"] = {"bugs": {"bug-a": {"dynamic": {"verdict": "present"}}}}
         after["releases"][f"3.{i}.0"] = {"bugs": {"bug-a": {"dynamic": {"verdict": "fixed"}}}}
