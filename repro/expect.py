@@ -17,6 +17,7 @@ Nothing here imports torch: the detector imports it when a decorated test first 
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib.metadata
 import os
@@ -101,9 +102,34 @@ def loaded_ledger(path: Path) -> dict[str, Any]:
     return load(path)
 
 
+_pinned: dict[tuple[str, str, str], Expected] = {}  # (ledger path, torch, bug id) -> the ledger's word
+
+
+def pin(expectations: dict[str, dict[str, dict[str, list[str]]]]) -> None:
+    """Fix the ledger's word for this session (ledger path -> torch version -> bug id -> [state, reason]):
+    what the pytest controller read once and handed to every xdist worker, so that a ledger rewritten
+    mid-run changes nothing any test is held to."""
+    for ledger, versions in expectations.items():
+        for version, bugs in versions.items():
+            for bug_id, (state, reason) in bugs.items():
+                _pinned[(ledger, version, bug_id)] = Expected(bug_id, state, reason)
+
+
+def pinned() -> dict[str, dict[str, dict[str, list[str]]]]:
+    """What ``pin`` fixed, in the form it takes (JSON-able, for ``workerinput``)."""
+    found: dict[str, dict[str, dict[str, list[str]]]] = {}
+    for (ledger, version, bug_id), expected in _pinned.items():
+        found.setdefault(ledger, {}).setdefault(version, {})[bug_id] = [expected.state, expected.reason]
+    return found
+
+
 def from_ledger(bug_id: str, ledger: str | Path | None = None) -> Expected:
-    """The ledger's word alone (no torch import): what the header prints."""
+    """The ledger's word alone (no torch import): what the header prints; the session's pinned word
+    where the pytest plugin fixed one for that ledger and torch."""
     version = torch_version()
+    fixed = _pinned.get((str(ledger_in_use(ledger)), version, bug_id))
+    if fixed is not None:
+        return fixed
     expectation = expectation_for(read_ledger(ledger), version, bug_id)
     return Expected(
         bug_id,
@@ -194,8 +220,49 @@ def _xfail(reason: str) -> None:
     pytest.xfail(reason)
 
 
+def unknown_id(bug_id: str) -> str:
+    """One sentence for an id the catalogue lacks, with the closest catalogued id."""
+    close = difflib.get_close_matches(bug_id, list(BUGS), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(BUGS)}"
+    return f"known_upstream_bug: no catalogued bug {bug_id[:80]!r}{hint}"
+
+
+def _unknown(bug_id: str) -> Callable[[Test], Test]:
+    """A misspelled id fails each test it decorates, in one sentence, rather than the import of its module
+    with a traceback (unittest's loader prints one for any exception raised at import)."""
+    sentence = unknown_id(bug_id)
+
+    def decorate(test: Test) -> Test:
+        @functools.wraps(test)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            case = args[0] if args and isinstance(args[0], unittest.TestCase) else None
+            if case is None and "pytest" in sys.modules:
+                import pytest
+
+                pytest.fail(sentence, pytrace=False)
+            raise UnknownBugInTest(sentence)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+class UnknownBugInTest(AssertionError):
+    """A test decorated with an id the catalogue lacks (one sentence)."""
+
+
 def known_upstream_bug(bug_id: str, *, ledger: str | Path | None = None) -> Callable[[Test], Test]:
-    """Tie a test of the wanted behaviour to a catalogued bug (an unknown id raises ``UnknownBug`` here)."""
+    """Tie a test of the wanted behaviour to a catalogued bug. An id that is not one, or a decorator used
+    without its id, raises ``UnknownBug`` here, in one sentence that names the catalogued ids."""
+    if callable(bug_id) or not isinstance(bug_id, str):
+        raise TypeError(
+            f"known_upstream_bug takes a catalogued bug id, as in @known_upstream_bug({next(iter(BUGS))!r}), "
+            f"not {type(bug_id).__name__}"
+        )
+    if ledger is not None and not isinstance(ledger, (str, Path)):
+        raise TypeError(f"known_upstream_bug's ledger= is a path, not {type(ledger).__name__}")
+    if bug_id not in BUGS:
+        return _unknown(bug_id)
     bug = get(bug_id)
 
     def decorate(test: Test) -> Test:

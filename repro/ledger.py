@@ -226,11 +226,7 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
             raise bad(f"a release key {version!r} that is not in its normal form {release_key(version)!r}")
         if not isinstance(entry, dict) or not isinstance(entry.get("bugs", {}), dict):
             raise bad(f"a release {version} that is not an object with a 'bugs' object")
-        legacy = entry.get("support_legacy", {})
-        if not isinstance(legacy, dict) or not all(
-            isinstance(api, str) and isinstance(c, str) and len(api) <= TEXT_CAP and len(c) <= MAX_CELL
-            for api, c in legacy.items()
-        ):
+        if not _cells(entry.get("support_legacy", {})):
             raise bad(f"support cells in {version} that are not API names mapped to strings of {MAX_CELL} at most")
         support = entry.get("support", {})
         if not isinstance(support, dict) or not all(
@@ -255,6 +251,14 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(data.get("upstream_issues", {}), dict):
         raise bad("'upstream_issues' that is not an object")
     return data
+
+
+def _cells(cells: Any) -> bool:
+    """A schema-2 support column (kept as ``support_legacy``): API names mapped to cells, each bounded."""
+    return isinstance(cells, dict) and all(
+        isinstance(api, str) and isinstance(c, str) and len(api) <= TEXT_CAP and len(c) <= MAX_CELL
+        for api, c in cells.items()
+    )
 
 
 def valid_column(column: Any) -> bool:

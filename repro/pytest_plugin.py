@@ -5,7 +5,10 @@ ledger (default: ``REPRO_LEDGER``, else the shipped one). The header says what t
 each catalogued bug on the installed torch; the terminal summary lists the tests whose expectation
 came from it. It loads in every pytest session of the environment: nothing here imports torch, and a
 session whose tests use neither the marker nor the decorator only reads the ledger for the header.
-Under pytest-xdist each test's state travels to the controller in its report's ``user_properties``.
+The controller reads the ledger once and resolves each bug's expectation for the installed torch;
+under pytest-xdist it hands that to the workers (``workerinput``), so a ledger rewritten mid-run
+changes nothing a test is held to, and each test's state travels back in its report's
+``user_properties``.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from typing import Any
 import pytest
 
 from repro import expect
-from repro.catalogue import UnknownBug
+from repro.catalogue import BUGS, UnknownBug, get
 from repro.ledger import LedgerError
+from repro.sanitise import for_terminal
 
 MARKER = "upstream_bug"
 PROPERTY = "upstream_bug"  # user_properties key: "BUG_ID|STATE"
+WORKERINPUT = "upstream_bug_expectations"  # xdist workerinput: ledger -> torch -> bug id -> [state, reason]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,11 +49,34 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Summary(), "repro-upstream-summary")
     option = config.getoption("upstream_ledger")
     expect.use_ledger(Path(option) if option else None)
-    if not hasattr(config, "workerinput"):  # the controller checks once; workers read it when a test needs it
+    handed = getattr(config, "workerinput", {}).get(WORKERINPUT)
+    if handed is not None:  # an xdist worker: the controller's one reading, never the file again
+        expect.pin(handed)
+        return
+    if not hasattr(config, "workerinput"):  # the controller reads the ledger once per session
         try:
             expect.read_ledger()
         except LedgerError as problem:  # the sentence names --upstream-ledger, REPRO_LEDGER or the packaged one
             raise pytest.UsageError(str(problem)) from None
+        _pin_the_ledgers_word()
+
+
+def _pin_the_ledgers_word() -> None:
+    """Resolve each catalogued bug's expectation for the installed torch from the ledger in use, once: the
+    tests and the summary then agree, whatever happens to the file during the run."""
+    try:
+        version = expect.torch_version()
+    except Exception:  # no torch: tied tests skip, nothing to resolve
+        return
+    ledger = str(expect.ledger_in_use())
+    words = {bug_id: expect.from_ledger(bug_id) for bug_id in BUGS}
+    expect.pin({ledger: {version: {bug_id: [word.state, word.reason] for bug_id, word in words.items()}}})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: hand each worker the controller's expectations (``workerinput``)."""
+    node.workerinput[WORKERINPUT] = expect.pinned()
 
 
 def short_path(path: Path) -> str:
@@ -71,7 +99,7 @@ def pytest_report_header(config: pytest.Config) -> str:
         return f"upstream bugs: torch is not installed ({type(err).__name__}); no expectations"
     ledger = expect.ledger_in_use()
     for shown in (str(ledger), short_path(ledger), ledger.name):  # the first that keeps it to one line
-        line = f"upstream bugs: torch {version}, ledger {shown} ({expect.ledger_source()})"
+        line = for_terminal(f"upstream bugs: torch {version}, ledger {shown} ({expect.ledger_source()})")
         if len(line) <= 100:
             break
     return line
@@ -102,9 +130,10 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
         if len(mark.args) != 1 or not isinstance(mark.args[0], str):
             raise pytest.Collector.CollectError(f"{item.nodeid}: {MARKER} takes one catalogued bug id")
         try:
-            item.obj = expect.known_upstream_bug(mark.args[0])(item.obj)
+            get(mark.args[0])  # a misspelled id fails its module's collection, in one sentence
         except UnknownBug as unknown:
             raise pytest.Collector.CollectError(f"{item.nodeid}: {unknown}") from None
+        item.obj = expect.known_upstream_bug(mark.args[0])(item.obj)
     return result
 
 
@@ -149,8 +178,9 @@ class Summary:
             return
         ledgers = sorted({ledger for _, _, ledger, _ in self.results.values()})
         terminalreporter.write_sep("=", "upstream bugs: tests whose expectation came from the ledger")
-        for ledger in ledgers:
-            terminalreporter.write_line(f"ledger: {ledger if len(ledger) <= 92 else short_path(Path(ledger))}")
+        for ledger in ledgers:  # paths and node ids come from outside: control characters shown as escapes
+            shown = ledger if len(ledger) <= 92 else short_path(Path(ledger))
+            terminalreporter.write_line(for_terminal(f"ledger: {shown}"))
         seen_bugs = dict.fromkeys(bug_id for bug_id, _, _, _ in self.results.values())
         for bug_id in seen_bugs:
             for ledger in ledgers:
@@ -158,17 +188,17 @@ class Summary:
                     expected = expect.from_ledger(bug_id, ledger)
                 except LedgerError:
                     continue
-                for line in _wrapped(f"{bug_id}: {expected.state}; {expected.reason}"):
+                for line in _wrapped(for_terminal(f"{bug_id}: {expected.state}; {expected.reason}")):
                     terminalreporter.write_line(line)
         by_file: dict[str, list[str]] = {}
         for nodeid, (bug_id, state, _, outcome) in sorted(self.results.items()):
             path, _, name = nodeid.partition("::")
             by_file.setdefault(path, []).append(f"{name or path}:\n      {bug_id}, {state}: {outcome}")
         for path, tests in by_file.items():  # the file once, then its tests: node ids stay whole
-            terminalreporter.write_line(f"{path}:")
+            terminalreporter.write_line(for_terminal(f"{path}:"))
             for test in tests:  # the test's name, then its bug, expectation and outcome
                 for line in f"  {test}".split("\n"):
-                    terminalreporter.write_line(line)
+                    terminalreporter.write_line(for_terminal(line))
 
 
 def _wrapped(line: str, width: int = 100, indent: str = "    ") -> list[str]:

@@ -235,4 +235,6 @@ def versus_ledger(report: Report) -> str:
     """The sentence that says whether the run agrees with the ledger."""
     if report.matches_expectation:
         return "This is as the ledger expects."
+    if report.outcome == "cannot-test" and report.run.cannot_test:  # nothing measured: no comparison made
+        return "Nothing could be measured here, so nothing is compared with the ledger (an environment error)."
     return f"The ledger expects otherwise for {len(report.drift)} item(s): this is drift."

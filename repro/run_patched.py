@@ -11,7 +11,8 @@ the others can also be applied and reverted inside one process. ``--sources DIR`
 files under DIR (e.g. ``DIR/torch/jit/_script.py`` after ``patch -p1``) that differ from the
 installed ones instead, and names them on stderr; symbolic links in DIR are followed, and a
 ``torch/**/*.py`` that is not a regular file (a folder, a dangling link, a FIFO) is named instead.
-Exit 2: usage, nothing to overlay, or a source that is not a regular file.
+``-h``/``--help`` prints this (exit 0). Exit 2: usage, nothing to overlay, or a source that is not
+a regular file.
 """
 
 from __future__ import annotations
@@ -46,8 +47,19 @@ def _usage(problem: str) -> NoReturn:
     raise SystemExit(EXIT_USAGE)
 
 
+def _help() -> NoReturn:
+    """``-h``/``--help``: the usage and what the command does, within 100 columns, exit 0."""
+    usage = textwrap.wrap(USAGE, 100, subsequent_indent="    ", break_on_hyphens=False)
+    candidates = [f"  {name}" for name in CANDIDATES]
+    about = (__doc__ or "").strip().splitlines()
+    print("\n".join([*usage, "", *about, "", "candidates:", *candidates]))
+    raise SystemExit(0)
+
+
 def main(argv: list[str]) -> None:
     fix: AbstractContextManager[None] = nullcontext()
+    if argv[:1] in (["-h"], ["--help"]):
+        _help()
     if argv[:1] == ["--sources"] and len(argv) > 1:
         directory, argv = Path(argv[1]), argv[1:]
         if not directory.is_dir():

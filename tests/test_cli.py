@@ -272,6 +272,9 @@ def test_torchscript_disabled_cannot_test(ledger):
     assert (code, report["outcome"], report["bug_present"]) == (2, "cannot-test", None)
     assert "TorchScript is disabled" in report["cannot_test_reason"]
     assert run([SCRIPT], env={"PYTORCH_JIT": "0"}).returncode == 125
+    proc = run(["-m", "repro"], ledger=ledger, env={"PYTORCH_JIT": "0"})  # before: stdout said "this is drift"
+    assert proc.returncode == 2 and "drift" not in proc.stdout.lower(), proc.stdout
+    assert "nothing is compared with the ledger (an environment error)" in " ".join(proc.stdout.split())
 
 
 @pytest.mark.slow

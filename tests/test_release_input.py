@@ -81,8 +81,9 @@ def test_a_commit_with_an_odd_date_is_one_sentence(tmp_path, capsys, when, says)
 
 
 def many_changes(n: int) -> tuple[dict, dict]:
-    before = {"schema": 2, "bugs": {"bug-a": {"fixed_in": None, "regressions": []}}, "releases": {}}
-    after = copy.deepcopy(before)
+    bugs: dict = {"bug-a": {"fixed_in": None, "regressions": []}}
+    before: dict = {"schema": 2, "bugs": copy.deepcopy(bugs), "releases": {}}
+    after: dict = {"schema": 2, "bugs": copy.deepcopy(bugs), "releases": {}}
     for i in range(n):
         before["releases"][f"3.{i}.0"] = {"bugs": {"bug-a": {"dynamic": {"verdict": "present"}}}}
         after["releases"][f"3.{i}.0"] = {"bugs": {"bug-a": {"dynamic": {"verdict": "fixed"}}}}
@@ -121,3 +122,12 @@ def test_set_version_replaces_each_file_whole_or_not_at_all(tmp_path, capsys):
     assert "was not written" in one_sentence(capsys)
     assert (tmp_path / "pyproject.toml").read_bytes() == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pyproject.toml", "repro"]  # no temporary file left
+
+
+def test_a_release_naming_a_bug_no_bugs_entry_lists_still_has_notes():
+    """Before: StopIteration (a traceback) grouping the change under a bug id ``bugs`` did not list."""
+    before, after = many_changes(1)
+    before["releases"]["3.0.0"]["bugs"]["bug-z"] = {"dynamic": {"verdict": "present"}}
+    after["releases"]["3.0.0"]["bugs"]["bug-z"] = {"dynamic": {"verdict": "fixed"}}
+    text = notes(before, after, "0.2.0", "0.1.0")
+    assert "### `bug-z`\n- `3.0.0: present -> fixed`" in text

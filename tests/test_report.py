@@ -82,7 +82,7 @@ def test_torchscript_unusable_is_cannot_test_for_every_bug():
             [],
             _expect(),
             "Cannot test on torch 2.13.0: TorchScript is disabled. "
-            f"The ledger expects otherwise for {len(BUGS)} item(s): this is drift.",
+            "Nothing could be measured here, so nothing is compared with the ledger (an environment error).",
         ),
     ],
     ids=["agrees", "drift", "cannot-test"],

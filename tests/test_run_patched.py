@@ -43,6 +43,20 @@ def test_usage_errors_exit_2_like_argparse(argv):
     assert argv[:1] != ["no-such-candidate"] or "'no-such-candidate' is neither a candidate" in last
 
 
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_prints_the_usage_and_the_candidates_exit_0(flag, capsys):
+    """Before: ``--help`` was "neither a candidate nor --sources DIR", exit 2."""
+    from repro import run_patched
+    from repro.filing.candidates import CANDIDATES
+
+    with pytest.raises(SystemExit) as exit_:
+        run_patched.main([flag])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0 and out.startswith(f"usage: {PROG} ")
+    assert all(f"\n  {name}\n" in out + "\n" for name in CANDIDATES) and "--sources DIR" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
 @pytest.mark.parametrize("layout", ["empty", "one-level-too-deep", "unchanged-copy"])
 def test_sources_with_nothing_to_overlay_are_refused(tmp_path, print_source, layout):
     """A wrong DIR used to run the unpatched torch silently and report 'as the ledger expects'."""

@@ -97,3 +97,11 @@ def test_the_cli_writes_from_the_ledger_and_refuses_one_without_measurements(tmp
     path.write_text(json.dumps({"schema": 2, "bugs": {}, "releases": {"2.12.0": {"support": {"setattr": "works"}}}}))
     assert support_doc.main(["--out", str(out)]) == 2  # migrated: its text cells are legacy, not measured here
     assert "holds no measured support table" in capsys.readouterr().err
+
+
+def test_a_merged_device_column_fills_its_column_and_the_others_say_not_measured():
+    npu = {"python": "3.11.7", "platform": "linux-aarch64", "rows": {"setattr": row(["ok"], "works")}}
+    text = page({"2.14.0": {"support": {**column(NEWEST), "npu": npu}}})
+    departs = text.split("## torch 2.14.0: departs", 1)[1].split("##", 1)[0]
+    assert "| `setattr` | ok/attribute-assignment-forwarded/design | not measured | ok |" in departs
+    assert "Accelerator columns merged from device reports: npu." in text

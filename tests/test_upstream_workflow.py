@@ -339,6 +339,21 @@ def test_no_open_pull_request_no_comment_and_the_branch_still_kept(repo, tmp_pat
     assert not [call for call in gh_calls(repo) if call[:2] == ["pr", "comment"]]
 
 
+def test_a_step_summary_nobody_reads_is_a_warning_not_a_hang(repo, tmp_path):
+    """A FIFO without a reader as $GITHUB_STEP_SUMMARY: the old open() blocked for ever."""
+    import os
+
+    edit_ledger(repo, new_release("2.16.0"))
+    assert rolling_pr(repo, FIRST_REPORT).returncode == 0
+    push_to_branch(repo, tmp_path, MAINTAINER)
+    edit_ledger(repo, new_release("2.16.1"))
+    fifo = tmp_path / "summary.fifo"
+    os.mkfifo(fifo)
+    proc = rolling_pr(repo, NEXT_REPORT, env={"GITHUB_STEP_SUMMARY": str(fifo)})
+    assert proc.returncode == 0 and "not force-pushed" in proc.stdout
+    assert proc.stderr.strip().splitlines()[-1].startswith("rolling_pr: warning: GITHUB_STEP_SUMMARY cannot be")
+
+
 def test_a_shallow_checkout_rebuilds_its_own_branch_after_main_moved_on(repo, tmp_path):
     """The workflow's checkout has one commit of main only: the branch's base (yesterday's main, by
     someone else) must be seen as main's, not as a stranger's commit."""

@@ -37,6 +37,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as `python tracker/rolling_pr.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from repro import atomic
 from repro.sanitise import capped, code_span, one_line, plain
 from tracker.summary import markdown
 from tracker.sweep import Outcome
@@ -226,11 +227,10 @@ def leave(repo: Path, head: str, foreign: list[dict[str, str]], pr: dict[str, An
             Path(out.name).unlink()
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        try:
-            with open(summary, "a", encoding="utf-8") as step_summary:
-                step_summary.write(f"> [!WARNING]\n> {said}\n")
-        except OSError as err:
-            _say(f"rolling_pr: warning: GITHUB_STEP_SUMMARY cannot be written: {err.strerror}", sys.stderr)
+        try:  # one write, opened without blocking: never half a summary, never a hang on a FIFO
+            atomic.append(summary, f"> [!WARNING]\n> {said}\n")
+        except atomic.WriteError as err:
+            _say(f"rolling_pr: warning: GITHUB_STEP_SUMMARY cannot be written: {err.why}", sys.stderr)
     return line
 
 

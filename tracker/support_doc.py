@@ -88,7 +88,14 @@ def measured_section(ledger: dict[str, Any], measured: dict[str, dict[str, Any]]
             f"| {version} | cpu | {table_cell(plain(column['python']))} | {table_cell(plain(column['platform']))} "
             f"| {len(column['rows'])} | {left} |"
         )
-    lines += ["", "CUDA and NPU columns: not measured (no such device on the measuring machine).", ""]
+    merged = sorted({d for v in measured for d in ledger["releases"][v]["support"] if d != "cpu"})
+    lines += [
+        "",
+        f"Accelerator columns merged from device reports: {', '.join(merged)}."
+        if merged
+        else "CUDA and NPU columns: not measured (no such device on the measuring machine).",
+        "",
+    ]
     others = []
     for version in sorted(set(ledger["releases"]) - set(measured), key=Version):
         entry = ledger["releases"][version]
@@ -109,9 +116,10 @@ def measured_section(ledger: dict[str, Any], measured: dict[str, dict[str, Any]]
     return [*lines, ""]
 
 
-def newest_lists(version: str, column: dict[str, Any]) -> list[str]:
-    """The newest release as a backend's documentation lists it: what works, what departs."""
-    rows = column["rows"]
+def newest_lists(version: str, support: dict[str, Any]) -> list[str]:
+    """The newest release as a backend's documentation lists it: what works, what departs (on CPU; the
+    accelerator columns where a device report was merged, else "not measured")."""
+    rows = support["cpu"]["rows"]
     works = [api for api, row in rows.items() if row["codes"] == ["ok"]]
     departs = [api for api in rows if api not in works]
     lines = [f"## torch {version}: works as on `nn.Module`", ""]
@@ -125,7 +133,8 @@ def newest_lists(version: str, column: dict[str, Any]) -> list[str]:
     ]
     for api in sorted(departs):
         cell = table_cell(plain(rows[api]["cell"]))
-        lines.append(f"| {_api(api)} | {'/'.join(rows[api]['codes'])} | not measured | not measured | {cell} |")
+        others = [codes_of(support[d], api) if d in support else "not measured" for d in DEVICES[1:]]
+        lines.append(f"| {_api(api)} | {'/'.join(rows[api]['codes'])} | {' | '.join(others)} | {cell} |")
     return [*lines, ""]
 
 
@@ -224,7 +233,7 @@ def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today:
                 *(line for item in legend for line in _wrap(item)),
                 "",
                 *measured_section(ledger, measured),
-                *newest_lists(newest, measured[newest]),
+                *newest_lists(newest, ledger["releases"][newest]["support"]),
                 *older_section(newest, measured),
                 *overview(measured),
                 *notes(measured),

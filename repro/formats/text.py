@@ -149,7 +149,12 @@ def render(report: Report) -> str:
         lines += ["", *_wrap(not_run_line(report.not_run), indent="")]
     if report.drift:
         drift = counted(report.drift)  # the same drift seen on both instances is one line, counted
-        lines += ["", "Drift from the ledger:", *(line for d in drift for line in _wrap(f"  - {d}"))]
+        title = (
+            "What the ledger expects, not measured here:"
+            if report.outcome == "cannot-test" and report.run.cannot_test
+            else "Drift from the ledger:"
+        )
+        lines += ["", title, *(line for d in drift for line in _wrap(f"  - {d}"))]
     lines += ["", *_wrap(conclusion(report), indent="")]
     return fit("\n".join(lines))
 
