@@ -105,3 +105,12 @@ def test_a_merged_device_column_fills_its_column_and_the_others_say_not_measured
     departs = text.split("## torch 2.14.0: departs", 1)[1].split("##", 1)[0]
     assert "| `setattr` | ok/attribute-assignment-forwarded/design | not measured | ok |" in departs
     assert "Accelerator columns merged from device reports: npu." in text
+
+
+def test_every_model_shape_is_described_on_the_page():
+    from repro.catalogue.bug import SHAPE_WORDS
+    from repro.engine.models import MODELS
+
+    assert set(SHAPE_WORDS) == set(MODELS)
+    text = page({"2.14.0": {"support": column(NEWEST)}})
+    assert all(f"| {shape} | {words} |" in text for shape, words in SHAPE_WORDS.items())

@@ -30,6 +30,7 @@ from packaging.version import Version
 from repro import atomic
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
+from repro.catalogue.bug import SHAPE_WORDS
 from repro.catalogue.by_design import BY_DESIGN, DESIGNED_DIFFERENCES
 from repro.sanitise import cell as table_cell
 from repro.sanitise import code_span, for_terminal, plain
@@ -113,6 +114,13 @@ def measured_section(ledger: dict[str, Any], measured: dict[str, dict[str, Any]]
         f"`{MEASURE.format('X.Y.Z')}` measures one (it installs that torch in a throwaway environment and "
         "runs `python -m repro --json --slow` there)."
     )
+    return [*lines, ""]
+
+
+def shapes_section() -> list[str]:
+    """What each model shape a condition names is: "on child between" means that model, no other."""
+    lines = ["## Model shapes the conditions name", "", "| shape | the model |", "|---|---|"]
+    lines += [f"| {shape} | {words} |" for shape, words in SHAPE_WORDS.items()]
     return [*lines, ""]
 
 
@@ -233,6 +241,7 @@ def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today:
                 *(line for item in legend for line in _wrap(item)),
                 "",
                 *measured_section(ledger, measured),
+                *shapes_section(),
                 *newest_lists(newest, ledger["releases"][newest]["support"]),
                 *older_section(newest, measured),
                 *overview(measured),

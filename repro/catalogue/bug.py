@@ -39,6 +39,27 @@ SUBCLASS_SHAPES = (
     "three deep",
     "raising",
 )
+# What each shape is, in words a page can print without importing torch (repro.engine.models builds
+# them; a test keeps the two in step): a condition "on child between" means exactly this model.
+SHAPE_WORDS = {
+    "flat": "its own weight and bias; forward F.linear(x, weight, bias)",
+    "child": "an nn.Linear child; forward linear(x)",
+    "child first": "an nn.Linear child; forward linear(x) * 2 + 1 (eager ops after the child)",
+    "child between": "an nn.Linear child; forward tanh(linear(x * 0.5)) + 1 (eager ops before and after)",
+    "child last": "an nn.Linear child; forward linear(x * 2 - 1) (eager ops before the child)",
+    "several children": "children linear, act (ReLU) and head (Linear); forward head(act(linear(x)))",
+    "buffers only": "buffers scale and steps, no parameter; forward x @ scale + steps",
+    "two inputs": "as flat, forward F.linear(x, weight, bias) * y with a second tensor y",
+    "non-tensor input": "as flat, forward F.linear(x, weight, bias) * scale with a float scale",
+    "in eager parent": "the subclass (as flat) is the child inner of an eager nn.Module",
+    "in eager parent, with child": "the subclass (as child) is the child inner of an eager nn.Module",
+    "scripted child": "torch.jit.script of the eager flat model is the child inner of an eager nn.Module",
+    "subclass child": "forward inner(x); inner is a subclass as flat, with a script_method forward",
+    "two deep": "forward inner(x); inner is a subclass as child, with a script_method forward",
+    "three deep": "forward inner(x); inner is a subclass as two deep (script_method forwards inside)",
+    "raising": "as flat, and forward raises ValueError for an input summing below -100",
+}
+
 # Groups of shapes the scopes below are written in (what exploration measured them on).
 WITH_CHILDREN = ("child", "child first", "child between", "child last", "several children")
 NESTED = ("subclass child", "two deep", "three deep")

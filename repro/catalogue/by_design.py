@@ -86,10 +86,14 @@ BY_DESIGN = (
 
 
 def _children_compiled(script: Any, eager: Any) -> bool:
-    """Every module whose class differs is a ``RecursiveScriptModule`` on the ScriptModule side."""
+    """Every class that differs is TorchScript's: a ``RecursiveScriptModule`` child, or a compiled
+    method (``ScriptMethod``) where eager has a Python one."""
     script, eager = script or {}, eager or {}
     differing = [name for name in {*script, *eager} if script.get(name) != eager.get(name)]
-    return bool(differing) and all(script.get(name) == "RecursiveScriptModule" for name in differing)
+    return bool(differing) and all(script.get(name) in COMPILED for name in differing)
+
+
+COMPILED = ("RecursiveScriptModule", "ScriptMethod")
 
 
 @dataclass(frozen=True)
@@ -108,7 +112,9 @@ class DesignedDifference:
 DESIGNED_DIFFERENCES = (
     DesignedDifference(
         "the children of a ScriptModule subclass are RecursiveScriptModules, not their own classes "
-        "(isinstance(m.child, nn.Linear) is False; hooks receive the compiled child)",
+        "(isinstance(m.child, nn.Linear) is False; hooks receive the compiled child), and a script_method "
+        "forward is a ScriptMethod (torch.jit.ScriptModule's documentation: 'in ScriptModules methods are "
+        "implemented as TorchScript functions')",
         "types",
         _children_compiled,
         "modules[name] = wrap_cpp_module(cpp_module)",

@@ -84,7 +84,7 @@ BUG = Bug(
     id="jit-error-replaces-exception",
     title="An exception raised in a script_method forward reaches the caller as torch.jit.Error",
     upstream="pytorch/pytorch#54612",
-    apis=("register_forward_hook",),
+    apis=("register_forward_hook", "forward"),
     scope=scope(("raising",), ("script_method",)),
     symptom="except ValueError around the model misses it: the caller gets torch.jit.Error",
     recognise=recognise,
@@ -104,5 +104,8 @@ BUG = Bug(
         in_torch_terms="a plain Python forward, whose exception reaches the caller as its own class",
         tried=("except ValueError around a script_method forward: never reached; the caller gets torch.jit.Error",),
     ),
-    cases=("always_call: the forward itself raises; the caller catches",),
+    cases=(
+        "always_call: the forward itself raises; the caller catches",
+        "an exception raised in forward reaches the caller as its own class",
+    ),
 )

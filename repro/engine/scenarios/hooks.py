@@ -588,17 +588,23 @@ for _register, _hook in (
         requires=("inner",),
     )(_child_hooked)
 
-for _register in (
+for _register in (  # every local hook API on a child: each is tried there, not only on the model
     "register_forward_pre_hook",
     "register_full_backward_hook",
     "register_full_backward_pre_hook",
+    "register_backward_hook",
     "register_state_dict_pre_hook",
+    "register_state_dict_post_hook",
+    "_register_state_dict_hook",
+    "register_load_state_dict_pre_hook",
+    "register_load_state_dict_post_hook",
+    "_register_load_state_dict_pre_hook",
 ):
 
     def _submodule_hooked(m, rec, register=_register):
         getattr(m.linear, register)(rec.mark("submodule hook"))
         rec.backward()
-        m.state_dict()  # for the state_dict hook
+        m.load_state_dict(m.state_dict())  # for the state_dict and load_state_dict hooks
 
     scenario(
         _register,

@@ -117,10 +117,10 @@ def _(m, rec):
 
 for _method in ("get_buffer", "get_submodule"):
 
-    def _found(m, rec, method=_method, target="steps" if _method == "get_buffer" else ""):
+    def _found(m, rec, method=_method, target="steps" if _method == "get_buffer" else "linear"):
         rec.note(f"{method}({target!r})", getattr(m, method)(target))
 
-    needs = ("own buffer",) if _method == "get_buffer" else ()
+    needs = ("own buffer",) if _method == "get_buffer" else ("linear",)
     scenario(_method, "finds its target by name", tier="variant", model="child", requires=needs)(_found)
 
 
@@ -145,6 +145,20 @@ def _(m, rec):
 @scenario("forward", "calling forward directly gives the output", tier="variant", requires=("root", "x only"))
 def _(m, rec):
     rec.note("output", m.forward(rec.input()))
+    rec.types["forward"] = type(m.forward).__name__  # a compiled forward is a ScriptMethod, by design
+
+
+@scenario(
+    "forward",
+    "an exception raised in forward reaches the caller as its own class",
+    tier="variant",
+    requires=("raises",),
+)
+def _(m, rec):
+    try:
+        rec.forward(rec.input([[-100.0, -100.0], [-100.0, -100.0]]))
+    except Exception as err:  # what the caller can catch: the exception's class
+        rec.facts["the caller catches"] = type(err).__name__
 
 
 @scenario("extra_repr", "the same extra representation", tier="variant")
