@@ -26,16 +26,21 @@ from repro.catalogue.bug import Bug
 PRESENT, ABSENT, CANNOT_TEST, USAGE = 1, 0, 125, 128
 
 
+def _within(text: str) -> str:
+    """A usage line within 100 columns: the catalogue's ids make it long."""
+    return "\n".join(textwrap.wrap(text, 100, subsequent_indent="  ", break_on_hyphens=False))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print what happened (torch's version first) and return the exit code."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print(f"usage: python -m repro.bisect ID  (ID: one of {', '.join(BUGS)})", file=sys.stderr)
+        print(_within(f"usage: python -m repro.bisect ID  (ID: one of {', '.join(BUGS)})"), file=sys.stderr)
         return USAGE
     try:
         bug = get(args[0])
     except UnknownBug as err:
-        print(err, file=sys.stderr)
+        print(_within(str(err)), file=sys.stderr)
         return USAGE
     code, message = judge(bug)
     print(textwrap.fill(message, 100, subsequent_indent="  "))  # a terminal's 100 columns
