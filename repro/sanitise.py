@@ -102,8 +102,10 @@ def _escape_marker(match: re.Match[str]) -> str:
 
 
 def cell(text: str) -> str:
-    """A Markdown table cell: ``|`` escaped (GitHub splits cells on it even inside code spans), one line."""
-    return for_terminal(text).replace("|", "\\|")
+    """A Markdown table cell of text ``plain`` or ``code_span`` made inert: ``|`` escaped (GitHub splits
+    cells on it even inside code spans), one line. Their mention breaker stays as it is: they escaped
+    every other one, so a raw one here is this policy's own."""
+    return ZWJ.join(for_terminal(part) for part in str(text).split(ZWJ)).replace("|", "\\|")
 
 
 def capped(text: str, limit: int) -> str:

@@ -62,7 +62,7 @@ def columns(ledger: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def codes_of(column: dict[str, Any], api: str) -> str:
     row = column["rows"].get(api)
-    return "/".join(row["codes"]) if row else "not measured"
+    return "/".join(dict.fromkeys(row["codes"])) if row else "not measured"  # once each: stored before dedup
 
 
 def _wrap(text: str) -> list[str]:
@@ -128,7 +128,7 @@ def newest_lists(version: str, support: dict[str, Any]) -> list[str]:
     """The newest release as a backend's documentation lists it: what works, what departs (on CPU; the
     accelerator columns where a device report was merged, else "not measured")."""
     rows = support["cpu"]["rows"]
-    works = [api for api, row in rows.items() if row["codes"] == ["ok"]]
+    works = [api for api in rows if codes_of(support["cpu"], api) == "ok"]
     departs = [api for api in rows if api not in works]
     lines = [f"## torch {version}: works as on `nn.Module`", ""]
     lines += _wrap(", ".join(_api(api) for api in sorted(works)))
@@ -142,7 +142,7 @@ def newest_lists(version: str, support: dict[str, Any]) -> list[str]:
     for api in sorted(departs):
         cell = table_cell(plain(rows[api]["cell"]))
         others = [codes_of(support[d], api) if d in support else "not measured" for d in DEVICES[1:]]
-        lines.append(f"| {_api(api)} | {'/'.join(rows[api]['codes'])} | {' | '.join(others)} | {cell} |")
+        lines.append(f"| {_api(api)} | {codes_of(support['cpu'], api)} | {' | '.join(others)} | {cell} |")
     return [*lines, ""]
 
 

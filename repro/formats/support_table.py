@@ -58,7 +58,8 @@ class SupportRow:
 
     @property
     def codes(self) -> tuple[str, ...]:
-        return tuple(o.code for o in self.outcomes)
+        """Each code once ("raises: X" and "differs: X" are both X), in code order."""
+        return tuple(dict.fromkeys(o.code for o in self.outcomes))
 
 
 def outcome_of(result: ScenarioResult) -> tuple[str, str]:
