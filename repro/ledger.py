@@ -364,12 +364,14 @@ def _locked(path: Path) -> Iterator[None]:
 def capped(value: Any, limit: int | None = None) -> Any:
     """``value`` with every string in it cut to ``TEXT_CAP`` characters, ending in ``CUT`` where cut: text
     from outside (a wheel URL, pip's last line) is stored raw, but never so long that the ledger stops
-    being readable. Keys are left alone: release keys are validated versions, the others are ours."""
+    being readable. A support row's ``cell`` keeps up to ``MAX_CELL``, what the reader accepts: its
+    conditions name every run. Keys are left alone: release keys are validated versions, the others
+    are ours."""
     limit = TEXT_CAP if limit is None else limit
     if isinstance(value, str):
         return value if len(value) <= limit else value[: limit - len(CUT)] + CUT
     if isinstance(value, dict):
-        return {key: capped(item, limit) for key, item in value.items()}
+        return {key: capped(item, MAX_CELL if key == "cell" else limit) for key, item in value.items()}
     if isinstance(value, list):
         return [capped(item, limit) for item in value]
     return value

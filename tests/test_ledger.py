@@ -303,3 +303,16 @@ def test_a_read_only_ledger_or_directory_is_refused(tmp_path, what):
     says = f"its directory {tmp_path} is read-only" if what == "directory" else "the file is read-only"
     with read_only(tmp_path if what == "directory" else path), pytest.raises(LedgerError, match=re.escape(says)):
         check_writable(path)
+
+
+def test_a_support_cell_keeps_up_to_what_the_reader_accepts_and_other_text_is_capped(tmp_path):
+    path = tmp_path / "ledger.json"
+    column = {
+        "python": "3.11.7",
+        "platform": "linux-x86_64",
+        "rows": {"setattr": {"codes": ["ok"], "cell": "w" * 1500}},
+    }
+    update(path, lambda data: data["releases"].update({"2.13.0": {"support": {"cpu": column}, "error": "e" * 1500}}))
+    release = load(path)["releases"]["2.13.0"]
+    assert release["support"]["cpu"]["rows"]["setattr"]["cell"] == "w" * 1500
+    assert len(release["error"]) == 500 and release["error"].endswith("…[cut]")
