@@ -236,6 +236,7 @@ def _support_table(environment: Environment, as_json: bool, fail: Callable[[obje
 
     from repro.catalogue import select
     from repro.engine.oracle import run_all
+    from repro.engine.scenarios import fingerprint
     from repro.formats import support_table
 
     run = run_all(environment.device, select([], slow=True).scenarios)
@@ -251,6 +252,7 @@ def _support_table(environment: Environment, as_json: bool, fail: Callable[[obje
                 "platform": sysconfig.get_platform(),
                 "device": environment.device,
                 "codes": list(support_table.CODES),
+                "scenario_table": fingerprint(),
                 "rows": support_table.as_dicts(rows),
             },
             indent=2,

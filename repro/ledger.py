@@ -268,6 +268,8 @@ def valid_column(column: Any) -> bool:
     for key in ("python", "platform"):
         if not isinstance(column.get(key), str) or len(column[key]) > 64:
             return False
+    if not isinstance(column.get("table", ""), str) or len(column.get("table", "")) > 16:
+        return False
     return all(
         isinstance(api, str)
         and len(api) <= TEXT_CAP

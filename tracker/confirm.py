@@ -146,6 +146,8 @@ def read_support(stdout: str) -> dict[str, Any]:
         and isinstance(row.get("codes"), list)
     }
     column = {"python": python, "platform": platform, "rows": kept}
+    if isinstance(report.get("scenario_table"), str):  # which scenario table measured it (a short hash)
+        column["table"] = report["scenario_table"][:16]
     return {device.split(":")[0]: column} if kept and ledger_io.valid_column(column) else {}
 
 

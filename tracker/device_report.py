@@ -34,7 +34,7 @@ DEVICES = ("cuda", "npu", "xpu", "mps", "hpu", "mtia")  # accelerators a support
 MAX_REPORT_BYTES = 4 * 1024 * 1024  # the CPU report of 2.13.0 is about 40 kB
 MAX_ROWS = 1000  # one per nn.Module API: 72 on 2.13.0
 API = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,199}")  # an API name as the support table writes it
-KEYS = {"schema", "torch_version", "python_version", "platform", "device", "codes", "rows"}  # --support-table --json
+KEYS = {"schema", "torch_version", "python_version", "platform", "device", "codes", "scenario_table", "rows"}
 ROW_KEYS = {"api", "cell", "codes", "left_out", "outcomes"}
 SCHEMA = 1  # repro.formats.support_table.SCHEMA, the one this version reads
 
@@ -103,6 +103,8 @@ def validate(path: Path, report: Any, device: str, torch: str) -> dict[str, Any]
             raise Refused(f"the report {path} names {row['api']} twice.")
         cells[row["api"]] = {k: row[k] for k in ("codes", "cell", "left_out")}
     column = {"python": report["python_version"], "platform": report["platform"], "rows": cells}
+    if isinstance(report["scenario_table"], str):
+        column["table"] = report["scenario_table"][:16]
     if not ledger_io.valid_column(column):
         raise Refused(f"the report {path} has no Python version and platform of at most 64 characters each.")
     return column

@@ -51,13 +51,16 @@ CODE_WORDS = {
 
 
 def columns(ledger: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Release -> the CPU column measured with this scenario table, oldest first."""
+    """Release -> its CPU column, oldest first: those measured with the scenario table of the newest
+    release's column (``table``, a hash), so that releases are compared on the same scenarios."""
     found = {
         v: e["support"]["cpu"]
         for v, e in ledger["releases"].items()
         if isinstance(e.get("support"), dict) and "cpu" in e["support"]
     }
-    return {v: found[v] for v in sorted(found, key=Version)}
+    ordered = sorted(found, key=Version)
+    table = found[ordered[-1]].get("table") if ordered else None
+    return {v: found[v] for v in ordered if found[v].get("table") == table}
 
 
 def codes_of(column: dict[str, Any], api: str) -> str:
@@ -100,8 +103,8 @@ def measured_section(ledger: dict[str, Any], measured: dict[str, dict[str, Any]]
     others = []
     for version in sorted(set(ledger["releases"]) - set(measured), key=Version):
         entry = ledger["releases"][version]
-        if entry.get("support_legacy"):
-            why = "measured only with an earlier scenario table (before shapes were explored), not shown"
+        if entry.get("support_legacy") or "cpu" in (entry.get("support") or {}):
+            why = "measured only with an earlier scenario table than the newest release's, not shown"
         elif entry.get("not_installable") or entry.get("unmeasurable"):
             why = "could not be installed and run here"
         else:

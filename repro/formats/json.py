@@ -9,6 +9,7 @@ from typing import Any
 
 from repro.catalogue import cause_of, covering
 from repro.engine.oracle import ScenarioResult
+from repro.engine.scenarios import fingerprint
 from repro.filing.explain import RootCause
 from repro.formats import support_table
 from repro.report import SCHEMA, BugStatus, Report, conclusion
@@ -74,6 +75,7 @@ def as_dict(report: Report, cause: RootCause) -> dict[str, Any]:
         "bugs": [_bug(b) for b in report.bugs],
         "scenarios": [scenario_as_dict(r) for r in report.run.results],
         "support": support_table.as_dicts(support_table.support_rows(report.run.results)),
+        "scenario_table": fingerprint(),
         "not_run": [{"api": s.api, "name": s.name, "tier": s.tier} for s in report.not_run],
         "completed": {bug_id: n for bug_id, n in report.completed},
         "matches_expectation": report.matches_expectation,

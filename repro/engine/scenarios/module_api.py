@@ -152,6 +152,7 @@ def _(m, rec):
     "forward",
     "an exception raised in forward reaches the caller as its own class",
     tier="variant",
+    model="raising",
     requires=("raises",),
 )
 def _(m, rec):

@@ -94,13 +94,26 @@ def scenario(
 
     def add(body: Body) -> Body:
         needs = (api, *also) if called else also
-        declared = (model, *(shape for shape in shapes_offering(requires) if shape != model))
+        offering = shapes_offering(requires)
+        assert model in offering, f"{api}: {name}: its own shape {model!r} lacks what it requires, {requires}"
+        declared = (model, *(shape for shape in offering if shape != model))
         SCENARIOS.append(
             Scenario(api.split("(")[0], name, body, needs, downstream, tier, model, device, where, declared)
         )
         return body
 
     return add
+
+
+def fingerprint(scenarios: list[Scenario] | None = None) -> str:
+    """A short hash of the scenario table (each scenario's key, shapes, requirements and tier): support
+    columns measured with different tables are not compared as if they were one."""
+    import hashlib
+
+    rows = sorted(
+        f"{s.key}|{s.model}|{','.join(s.shapes)}|{s.tier}|{','.join(s.needs)}" for s in scenarios or SCENARIOS
+    )
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()[:12]
 
 
 def uncovered_hook_apis() -> list[str]:
