@@ -24,6 +24,7 @@ NPU_REPORT = {
     "platform": "linux-aarch64",
     "device": "npu:0",
     "codes": ["ok", "BUG", "design", "undocumented", "unexplained", "absent", "not-run", "eager-fails"],
+    "scenario_table": "27de8f846655",
     "rows": [
         _row("register_full_backward_hook", ["full-backward-hook-flag"], "raises: full-backward-hook-flag"),
         _row("npu", ["ok"], "works"),
@@ -56,7 +57,7 @@ def test_a_device_report_becomes_that_devices_column(tmp_path, ledger, capsys):
         "cell": "works",
         "left_out": 0,
     }
-    assert column["python"] == "3.11.7" and column["platform"] == "linux-aarch64"
+    assert column["python"] == "3.11.7" and column["platform"] == "linux-aarch64" and column["table"] == "27de8f846655"
     assert column["rows"]["to"]["cell"] == NPU_REPORT["rows"][2]["cell"]  # stored raw: rendering sanitises
     assert unseen(out) == []
 

@@ -114,3 +114,13 @@ def test_every_model_shape_is_described_on_the_page():
     assert set(SHAPE_WORDS) == set(MODELS)
     text = page({"2.14.0": {"support": column(NEWEST)}})
     assert all(f"| {shape} | {words} |" in text for shape, words in SHAPE_WORDS.items())
+
+
+def test_only_columns_measured_with_the_newest_releases_scenario_table_are_compared():
+    newer = {"cpu": {**column(NEWEST)["cpu"], "table": "aaaa"}}
+    older = {"cpu": {**column(OLDER)["cpu"], "table": "bbbb"}}
+    same = {"cpu": {**column(OLDER)["cpu"], "table": "aaaa"}}
+    text = page({"2.14.0": {"support": newer}, "2.13.0": {"support": older}, "2.12.0": {"support": same}})
+    measured = text.split("## What was measured", 1)[1].split("\n## ", 1)[0]
+    assert "| 2.14.0 | cpu |" in measured and "| 2.12.0 | cpu |" in measured and "| 2.13.0 | cpu |" not in measured
+    assert "- 2.13.0: measured only with an earlier scenario table than the newest release's" in measured
