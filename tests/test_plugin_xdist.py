@@ -52,7 +52,7 @@ def test_a_ledger_rewritten_mid_run_changes_nothing_a_test_is_held_to(tmp_path):
     summary = out[out.index("upstream bugs: tests whose expectation came from the ledger") :]
     assert f"{ORIGINAL}: expected failure;" in summary and f"{ORIGINAL}, expected failure: xfailed" in summary
     assert "must pass" not in summary
-    assert json.loads(ledger.read_text())["schema"] == 2
+    assert json.loads(ledger.read_text())["schema"] == 3
 
 
 HOSTILE_IDS = f"""\
