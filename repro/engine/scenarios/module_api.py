@@ -227,43 +227,36 @@ def _(m, rec):
     rec.note("state_dict", m.state_dict())
 
 
-@scenario(
-    "register_buffer",
-    "adds a buffer to a child after __init__",
-    tier="variant",
-    model="child",
-    where="on a child",
-    requires=("linear",),
-)
-def _(m, rec):
-    m.linear.register_buffer("extra", torch.ones(1))
-    rec.note("state_dict", m.state_dict())
+def _state_dict(m) -> dict:
+    return m.state_dict()
 
 
-@scenario(
-    "register_parameter",
-    "adds a parameter to a child after __init__",
-    tier="variant",
-    model="child",
-    where="on a child",
-    requires=("linear",),
-)
-def _(m, rec):
-    m.linear.register_parameter("extra", nn.Parameter(torch.ones(1)))
-    rec.note("parameters", [name for name, _ in m.named_parameters()])
+def _parameter_names(m) -> list[str]:
+    return [name for name, _ in m.named_parameters()]
 
 
-@scenario(
-    "add_module",
-    "adds a child to a child after __init__",
-    tier="variant",
-    model="child",
-    where="on a child",
-    requires=("linear",),
-)
-def _(m, rec):
-    m.linear.add_module("extra", nn.Identity())
-    rec.note("modules", [name for name, _ in m.named_modules()])
+def _module_names(m) -> list[str]:
+    return [name for name, _ in m.named_modules()]
+
+
+for _method, _what, _value, _key, _observed in (
+    ("register_buffer", "a buffer", lambda: torch.ones(1), "state_dict", _state_dict),
+    ("register_parameter", "a parameter", lambda: nn.Parameter(torch.ones(1)), "parameters", _parameter_names),
+    ("add_module", "a child", nn.Identity, "modules", _module_names),
+):
+
+    def _added_to_child(m, rec, method=_method, value=_value, key=_key, observed=_observed):
+        getattr(m.linear, method)("extra", value())
+        rec.note(key, observed(m))
+
+    scenario(
+        _method,
+        f"adds {_what} to a child after __init__",
+        tier="variant",
+        model="child",
+        where="on a child",
+        requires=("linear",),
+    )(_added_to_child)
 
 
 @scenario(
