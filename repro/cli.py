@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue import DEFAULT, WITH_FIXES, UnknownBug, get
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
-from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load
+from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
 from repro.output import emit
 from repro.sanitise import for_terminal
 
@@ -51,11 +51,11 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--patch", action="store_true", help="print the proposed upstream diff (with a regression test) for this torch"
     )
     mode.add_argument("--list-bugs", action="store_true", help="list the catalogued bugs and exit")
-    mode.add_argument(
+    parser.add_argument(
         "--workarounds",
         action="store_true",
         help="prove each bug's workaround here: run its whole scope with it in force against eager "
-        "(exit 1 when one does not work)",
+        "(exit 1 when one does not work; with --json: one object per bug)",
     )
     parser.add_argument(
         "--support-table",
@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug
     ):
         return fail("--support-table runs every scenario: it takes only --json and --device")
+    if args.workarounds and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs):
+        return fail("--workarounds takes only --json, --bug and --device")
     if args.patch:
         return _patch(fail, args.against)
     try:
@@ -178,9 +180,12 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         from repro.proof import prove
 
         proofs = [prove(b, environment.device) for b in ([get(i) for i in dict.fromkeys(args.bug)] or BUGS.values())]
-        emit(shown(text.render_proofs(environment.torch_version, proofs)))
-        declared = [p for p in proofs if p.bug.workaround and p.bug.workaround.apply]
-        return EXIT_OK if all(p.works for p in declared) else EXIT_DRIFT
+        emit(
+            json_format.render_proofs(environment, proofs)
+            if args.json
+            else shown(text.render_proofs(environment.torch_version, proofs))
+        )
+        return EXIT_DRIFT if any(p.status == "does-not-work" for p in proofs) else EXIT_OK
     if args.candidates:
         from repro.filing.candidates import judge_all
 
@@ -197,7 +202,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     from repro.report import conclude
 
     if args.support_table:
-        return _support_table(environment, args.json, fail)
+        return _support_table(environment, args.json, ledger, fail)
 
     report = conclude(
         environment,
@@ -229,8 +234,9 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     return EXIT_DRIFT
 
 
-def _support_table(environment: Environment, as_json: bool, fail: Callable[[object], int]) -> int:
-    """Every scenario, every tier, summarised per API (repro.formats.support_table)."""
+def _support_table(environment: Environment, as_json: bool, ledger: dict, fail: Callable[[object], int]) -> int:
+    """Every scenario, every tier, summarised per API (repro.formats.support_table), each bug with what
+    the ledger records of its workaround on this release (proven by the tracker, not run here)."""
     import json
     import sysconfig
 
@@ -243,6 +249,8 @@ def _support_table(environment: Environment, as_json: bool, fail: Callable[[obje
     if run.cannot_test:
         return fail(run.cannot_test)
     rows = support_table.support_rows(run.results)
+    entry = ledger["releases"].get(release_key(environment.torch_version)) or {}
+    proofs = support_table.proven(entry, fingerprint(), environment.device)
     emit(
         json.dumps(
             {
@@ -253,12 +261,12 @@ def _support_table(environment: Environment, as_json: bool, fail: Callable[[obje
                 "device": environment.device,
                 "codes": list(support_table.CODES),
                 "scenario_table": fingerprint(),
-                "rows": support_table.as_dicts(rows),
+                "rows": support_table.as_dicts(rows, proofs),
             },
             indent=2,
         )
         if as_json
-        else shown(support_table.render(environment, rows))
+        else shown(support_table.render(environment, rows, proofs))
     )
     return EXIT_OK
 

@@ -2,8 +2,9 @@
 
 Schema 3: ``bugs[id]`` holds ``fixed_in`` and ``regressions``; ``releases[version]`` holds when it
 was checked, whether its wheel is yanked, what reading the wheel cost (``probe``), under
-``bugs[id]`` the static and dynamic verdicts, and under ``support[device]`` the measured support
-table (where: ``python``, ``platform``; per API: ``codes``, ``cell``, ``left_out``). Schema 1 (the
+``bugs[id]`` the static and dynamic verdicts and what proving its workaround found (``workaround``,
+optional), and under ``support[device]`` the measured support table (where: ``python``,
+``platform``; per API: ``codes``, ``cell``, ``left_out``). Schema 1 (the
 original bug only) and 2 (support cells as text, kept as ``support_legacy``) are migrated on read
 and written back only as schema 3.
 
@@ -41,6 +42,11 @@ OUTCOMES = ("present", "fixed", "different", "cannot-test")  # a report's outcom
 # symptom is gone while its APIs still depart from nn.Module in ways no catalogued bug explains.
 STATUSES = ("present", "fixed", "incomplete-fix", "not-applicable", "cannot-test")
 EXPECTABLE = ("present", "fixed", "incomplete-fix", "cannot-test")  # what a confirmed result can make expected
+# What proving a bug's workaround on a release measured (repro.proof.Proof.status): every run of its scope
+# matches eager; it does outside the (shape, style) pairs it declares; some run still departs; no run of
+# its scope matched (this torch lacks its APIs); none declared.
+WORKAROUND_STATUSES = ("works", "works-with-limits", "does-not-work", "not-measured", "none")
+PROOF_KEYS = ("status", "workaround", "runs", "matched", "summary")  # of a proof the ledger records per bug
 STATIC_VERDICTS = ("present", "changed", "removed", "unknown", "not-applicable")  # source_checks.StaticVerdict
 TEXT_CAP = 500  # characters of one string from outside (URL, evidence, error, pip's last line) the ledger keeps
 CUT = "…[cut]"
@@ -248,6 +254,8 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
                         f"a {kind} verdict {verdict!r} for {bug_id} in {version}, "
                         f"which is none of {', '.join(spellings)}"
                     )
+            if "workaround" in verdicts and not valid_proof(verdicts["workaround"]):
+                raise bad(f"a workaround proof for {bug_id} in {version} that is not {', '.join(PROOF_KEYS)}")
     if not isinstance(data.get("upstream_issues", {}), dict):
         raise bad("'upstream_issues' that is not an object")
     return data
@@ -282,6 +290,23 @@ def valid_column(column: Any) -> bool:
         and type(row.get("left_out", 0)) is int
         and 0 <= row.get("left_out", 0) <= 100_000
         for api, row in column["rows"].items()
+    )
+
+
+def valid_proof(proof: Any) -> bool:
+    """One bug's workaround proof on a release (``repro.proof.Proof.as_dict``, and the scenario table's
+    hash and the device where the run gave them): a known status, the workaround's name, run counts, a
+    summary line."""
+    return (
+        isinstance(proof, dict)
+        and set(PROOF_KEYS) <= set(proof) <= {*PROOF_KEYS, "table", "device"}
+        and proof["status"] in WORKAROUND_STATUSES
+        and all(isinstance(proof[k], str) and len(proof[k]) <= TEXT_CAP for k in ("workaround", "summary"))
+        and all(type(proof[k]) is int and 0 <= proof[k] <= 100_000 for k in ("runs", "matched"))
+        and proof["matched"] <= proof["runs"]
+        and isinstance(proof.get("table", ""), str)
+        and len(proof.get("table", "")) <= 16
+        and bool(DEVICE.fullmatch(proof.get("device", "cpu")))
     )
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from repro.catalogue import cause_of, scope_runs
 from repro.catalogue.bug import Bug
+from repro.catalogue.by_design import DESIGNED, UNDOCUMENTED
 from repro.engine.models import INSTANCES, STYLES, forget_built_classes
 from repro.engine.oracle import ScenarioResult, run_scenario
 
@@ -51,19 +52,54 @@ class Proof:
         """The runs that depart on a (shape, style) the workaround declares it does not cover."""
         return [r for r in self._departing() if self._limit(r)]
 
+    def observed(self) -> list[ScenarioResult]:
+        """The runs that show the workaround doing its job: they match eager, or differ from it only as
+        TorchScript's design says (a compiled child's class), every other observation equal."""
+        return [r for r in self.results if r.verdict == "match" or _differs_by_design(r)]
+
     @property
     def works(self) -> bool:
-        return bool(self.results) and not self.failures()
+        """Some run was observed to behave as eager with it in force, and none departs through this bug
+        or unexplained outside its limits: a scope this torch cannot run (every API absent, or every call
+        refused) proves nothing."""
+        return bool(self.observed()) and not self.failures()
+
+    @property
+    def status(self) -> str:
+        """One of ``repro.ledger.WORKAROUND_STATUSES``: what the ledger records and the support table reads."""
+        found = self.bug.workaround
+        if found is None or found.apply is None:
+            return "none"
+        if self.failures():
+            return "does-not-work"
+        if not self.works:
+            return "not-measured"
+        return "works-with-limits" if self.limited() else "works"
+
+    def as_dict(self) -> dict[str, object]:
+        """What ``--workarounds --json`` prints per bug and the tracker records per release."""
+        found = self.bug.workaround
+        return {
+            "id": self.bug.id,
+            "status": self.status,
+            "workaround": found.name if found else "none",
+            "runs": len(self.results),
+            "matched": sum(r.verdict == "match" for r in self.results),
+            "summary": self.summary(),
+        }
 
     def summary(self) -> str:
         """One line: how many runs match, and where the rest went."""
         matched = sum(r.verdict == "match" for r in self.results)
         others = sorted({cause for _, cause in self.elsewhere()})
         parts = [f"{matched} of {len(self.results)} runs of its scope match eager"]
-        designed = sum(r.verdict == "refused" and "(by design: " in r.detail for r in self.results)
-        undocumented = sum(r.verdict == "refused" and "(undocumented: " in r.detail for r in self.results)
+        differ = sum(_differs_by_design(r) for r in self.results)
+        designed = sum(r.verdict == "refused" and f"({DESIGNED}: " in r.detail for r in self.results) - differ
+        undocumented = sum(r.verdict == "refused" and f"({UNDOCUMENTED}: " in r.detail for r in self.results)
+        if differ:
+            parts.append(f"{differ} differ from it only by design (a compiled child's class)")
         if designed:
-            parts.append(f"{designed} differ or are refused by design")
+            parts.append(f"{designed} refused by design")
         if undocumented:
             parts.append(f"{undocumented} refused, undocumented")
         if others:
@@ -73,6 +109,11 @@ class Proof:
         if self.failures():
             parts.append(f"{len(self.failures())} still depart")
         return "; ".join(parts)
+
+
+def _differs_by_design(result: ScenarioResult) -> bool:
+    raised = result.script is None or result.script.error
+    return result.verdict == "refused" and f"({DESIGNED}: " in result.detail and not raised
 
 
 def prove(bug: Bug, device: str = "cpu") -> Proof:

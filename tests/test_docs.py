@@ -17,11 +17,11 @@ from repro.catalogue import BUGS
 from repro.cli import build_parser as repro_parser
 from repro.cli import main as repro_main
 from repro.engine.oracle import OracleRun, ScenarioResult, Side
-from repro.engine.scenarios import SCENARIOS
+from repro.engine.scenarios import SCENARIOS, fingerprint
 from repro.environment import Environment
 from repro.filing.explain import RootCause
 from repro.formats.json import as_dict
-from repro.ledger import Expectation
+from repro.ledger import Expectation, ledger_path, load
 from repro.report import build_report
 from repro.source_checks import StaticVerdict
 from tracker import matrix, release, rolling_pr
@@ -218,3 +218,16 @@ def test_downstream_has_one_workaround_section_per_bug():
     for bug_id, text in sections:
         found = BUGS[bug_id].workaround
         assert found is not None and text.startswith("None: ") == (found.apply is None), bug_id
+
+
+def test_each_workaround_sections_figures_are_the_ledgers_proof_on_the_release_it_names():
+    """'Proven: N of M' is what the tracker recorded for that release, not a number typed once."""
+    sections = re.findall(r"^### `([\w-]+)`\n\n(.*?)(?=^### |^## )", PAGES["downstream.md"], re.MULTILINE | re.DOTALL)
+    release = re.search(r"Figures below .*?torch (\d+\.\d+\.\d+), CPU", PAGES["downstream.md"], re.DOTALL)
+    assert release and sections
+    entry = load(ledger_path())["releases"][release.group(1)]
+    for bug_id, text in sections:
+        proof = entry["bugs"][bug_id]["workaround"]
+        assert proof["table"] == fingerprint(), f"{bug_id}: proven with another scenario table; measure it again"
+        figures = re.search(r"(\d+) of (\d+)", text)
+        assert figures and (int(figures.group(1)), int(figures.group(2))) == (proof["matched"], proof["runs"]), bug_id

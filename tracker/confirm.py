@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import ledger as ledger_io
-from repro.ledger import OUTCOMES, STATUSES  # a report's outcome; a bug's status, recorded (not "skipped")
+from repro.ledger import OUTCOMES, PROOF_KEYS, STATUSES  # a report's outcome; a bug's status (not "skipped")
 
 PROJECT = Path(__file__).resolve().parents[1]
 RUN_ENV = ("PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE")  # and LC_*: what the reproducer is given
@@ -52,12 +52,13 @@ class Dynamic:
 
 @dataclass(frozen=True)
 class Measurement:
-    """What one dynamic run measured: a verdict per bug, and the support table's column for its device
+    """What one dynamic run measured: a verdict per bug, the support table's column for its device
     (``{device: {"python", "platform", "rows": {api: {"codes", "cell", "left_out"}}}}``; empty where the
-    reproducer made none)."""
+    reproducer made none), and what proving each bug's workaround there found."""
 
     verdicts: dict[str, Dynamic]
     support: dict[str, Any]
+    workarounds: dict[str, dict[str, Any]]  # per bug, its workaround's proof (``read_workarounds``)
 
 
 @dataclass(frozen=True)
@@ -80,26 +81,58 @@ class TimedOut(ReportError):
 
 
 def confirm(version: str, installer: Installer, timeout: float) -> Measurement:
-    """Install ``torch==version`` as ``installer`` says and run ``python -m repro --json --slow``:
-    a verdict per catalogued bug, or ``ReportError``."""
+    """Install ``torch==version`` as ``installer`` says, run ``python -m repro --json --slow`` and
+    prove every workaround (``--workarounds --json``): a verdict per catalogued bug, or ``ReportError``."""
     with tempfile.TemporaryDirectory(prefix=f"torch-{version}-") as tmp:
         env_dir = Path(tmp) / "venv"
         try:
             python = _create(env_dir, version, installer, timeout)
-            proc = subprocess.run(
-                [str(python), "-m", "repro", "--json", "--slow", "--device", "cpu"],
-                cwd=tmp,
-                timeout=timeout,
-                capture_output=True,
-                text=True,
-                env={**allowed_env(RUN_ENV), "PYTHONPATH": str(PROJECT)},
-            )
+            report = _repro(python, tmp, timeout, "--slow")
+            verdicts = read_report(report.stdout, report.stderr)  # no report: no proofs run either
+            proofs = _repro(python, tmp, timeout, "--workarounds")
         except subprocess.TimeoutExpired:
             raise TimedOut(f"timed out after {timeout:.0f} s") from None
         except subprocess.CalledProcessError as err:
             tail = (err.stderr or err.stdout or "").strip().splitlines()[-1:] or ["no output"]
             raise ReportError(f"installing torch {version} failed: {tail[0]}") from None
-        return Measurement(read_report(proc.stdout, proc.stderr), read_support(proc.stdout))
+        return Measurement(verdicts, read_support(report.stdout), read_workarounds(proofs.stdout, proofs.stderr))
+
+
+def _repro(python: Path, cwd: str, timeout: float, mode: str) -> subprocess.CompletedProcess[str]:
+    """``python -m repro --json MODE --device cpu`` in the throwaway environment, with this checkout."""
+    return subprocess.run(
+        [str(python), "-m", "repro", "--json", mode, "--device", "cpu"],
+        cwd=cwd,
+        timeout=timeout,
+        capture_output=True,
+        text=True,
+        env={**allowed_env(RUN_ENV), "PYTHONPATH": str(PROJECT)},
+    )
+
+
+def read_workarounds(stdout: str, stderr: str) -> dict[str, dict[str, Any]]:
+    """Per bug, what ``--workarounds --json`` measured: status, workaround, runs, matched, summary, the
+    scenario table's hash and the device. Output that is not such a report is a ``ReportError``; an entry that
+    is not such is left out (the ledger validates each again when it is written)."""
+    try:
+        report = json.loads(stdout)
+    except (ValueError, RecursionError):
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
+        raise ReportError(f"proving the workarounds printed no report: {last}") from None
+    entries = report.get("workarounds") if isinstance(report, dict) else None
+    if not isinstance(entries, list):
+        raise ReportError(f"the workarounds' JSON is not a report with a list of proofs: {stdout.strip()[:80]!r}")
+    table, device = report.get("scenario_table"), report.get("device")
+    where = ({"table": table[:16]} if isinstance(table, str) else {}) | (
+        {"device": device.split(":")[0]} if isinstance(device, str) else {}
+    )
+    kept = {}
+    for entry in entries:
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            proof = {k: entry.get(k) for k in PROOF_KEYS} | where
+            if ledger_io.valid_proof(proof):
+                kept[entry["id"]] = proof
+    return kept
 
 
 def read_report(stdout: str, stderr: str) -> dict[str, Dynamic]:

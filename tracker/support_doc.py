@@ -149,6 +149,34 @@ def newest_lists(version: str, support: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def workarounds_section(ledger: dict[str, Any], measured: dict[str, dict[str, Any]]) -> list[str]:
+    """Per bug, what proving its workaround found on each measured release (``--workarounds``, run by
+    the tracker with the same scenario table); "not proven" where the ledger records no such proof."""
+    versions = list(measured)
+    lines = [
+        "## Workarounds, proven per release",
+        "",
+        *_wrap(
+            "Each bug's whole scope run with its workaround in force, every run judged against eager "
+            "(`python -m repro --workarounds`, run by `check_upstream --versions`). `works-with-limits`: it "
+            "works except on the shapes it declares (docs/downstream.md); `not-measured`: no run of the "
+            "scope could show it working on that release; `none`: the bug has no workaround."
+        ),
+        "",
+        "| bug | workaround | " + " | ".join(versions) + " |",
+        "|---|---|" + "---|" * len(versions),
+    ]
+    for bug in BUGS.values():
+        statuses = []
+        for version in versions:
+            proof = ledger_io.verdicts_of(ledger["releases"][version], bug.id).get("workaround") or {}
+            same = proof.get("table") == measured[version].get("table")
+            statuses.append(table_cell(plain(proof["status"])) if proof and same else "not proven")
+        name = bug.workaround.name if bug.workaround else "none"
+        lines.append(f"| `{bug.id}` | {table_cell(plain(name))} | " + " | ".join(statuses) + " |")
+    return [*lines, ""]
+
+
 def older_section(newest: str, measured: dict[str, dict[str, Any]]) -> list[str]:
     """Each older release: only the APIs whose codes differ from the newest's."""
     lines = ["## Older releases: what differs from the newest", ""]
@@ -246,6 +274,7 @@ def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today:
                 *measured_section(ledger, measured),
                 *shapes_section(),
                 *newest_lists(newest, ledger["releases"][newest]["support"]),
+                *workarounds_section(ledger, measured),
                 *older_section(newest, measured),
                 *overview(measured),
                 *notes(measured),

@@ -262,18 +262,25 @@ def _replace_static(entry: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
 
 
 def _record_dynamic(
-    verdicts: dict[str, dict[str, Any]], support: dict[str, Any] | None = None
+    verdicts: dict[str, dict[str, Any]],
+    support: dict[str, Any] | None = None,
+    proofs: dict[str, dict[str, Any]] | None = None,
 ) -> Callable[[dict[str, Any]], None]:
-    """Each bug's new dynamic verdict, from a report, and the support column it measured (per device, for
-    docs/support-table.md; another device's column stays): the release's error and failed attempts end."""
+    """Each bug's new dynamic verdict, from a report, the support column it measured (per device, for
+    docs/support-table.md; another device's column stays) and each bug's workaround proof, which
+    ``--support-table`` reads: the release's error and failed attempts end."""
 
     def change(existing: dict[str, Any]) -> None:
         for key in ("error", "failed_attempts", "unmeasurable", "not_installable"):
             existing.pop(key, None)
         if support:
             existing["support"] = {**(existing.get("support") or {}), **support}
+        bugs = existing.setdefault("bugs", {})
         for bug_id, dynamic in verdicts.items():
-            existing.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = dynamic
+            bugs.setdefault(bug_id, {})["dynamic"] = dynamic
+        for bug_id, proof in (proofs or {}).items():
+            if bug_id in verdicts:  # the bugs this run was asked about (--bug), as for verdicts
+                bugs[bug_id]["workaround"] = proof
 
     return change
 
@@ -389,7 +396,9 @@ def confirm_and_record(version: str, options: Options, outcome: Outcome, progres
     verdicts = {
         bug_id: {"verdict": r.verdict, "detail": r.detail, "checked_at": checked_at} for bug_id, r in results.items()
     }
-    release = record(options.ledger, key, _record_dynamic(verdicts, measured.support))["releases"][key]
+    release = record(options.ledger, key, _record_dynamic(verdicts, measured.support, measured.workarounds))[
+        "releases"
+    ][key]
     for bug_id in verdicts:
         entry.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = release["bugs"][bug_id]["dynamic"]
     progress(f"{key}: " + ", ".join(f"{b}: {v['verdict']}" for b, v in verdicts.items()))
@@ -441,15 +450,23 @@ def status(verdicts: dict[str, Any]) -> str | None:
     return (verdicts.get("dynamic") or {}).get("verdict") or (verdicts.get("static") or {}).get("verdict")
 
 
-def _status_before(ledger: dict[str, Any], version: str, bug_id: str) -> str | None:
-    """What the ledger held for this release, or else for the latest earlier release with a status."""
+def workaround_status(verdicts: dict[str, Any]) -> str | None:
+    """What proving the bug's workaround on a release found (``repro.ledger.WORKAROUND_STATUSES``)."""
+    return (verdicts.get("workaround") or {}).get("status")
+
+
+def _status_before(
+    ledger: dict[str, Any], version: str, bug_id: str, read: Callable[[dict[str, Any]], str | None] = status
+) -> str | None:
+    """What the ledger held for this release, or else for the latest earlier release with a status
+    (``read``: the bug's status, or its workaround's)."""
     _, releases = ledger_io.bug_history(ledger, bug_id)
-    if status(releases.get(version) or {}):
-        return status(releases[version])
+    if read(releases.get(version) or {}):
+        return read(releases[version])
     earlier = sorted(
-        (Version(v) for v in releases if Version(v) < Version(version) and status(releases[v])), reverse=True
+        (Version(v) for v in releases if Version(v) < Version(version) and read(releases[v])), reverse=True
     )
-    return status(releases[str(earlier[0])]) if earlier else None
+    return read(releases[str(earlier[0])]) if earlier else None
 
 
 def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> list[str]:
@@ -479,4 +496,20 @@ def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> 
                 continue
             look = " (needs a look: its error is gone, its APIs still depart)" * (new_status == "incomplete-fix")
             found.append(f"{bug_id}: {version}: {old_status} -> {new_status}{look}")
+    return found + _workaround_changes(before, after, outcome)
+
+
+def _workaround_changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> list[str]:
+    """A bug whose workaround's proof on a release this run measured differs from what the ledger held
+    (for a new release: from the latest earlier release's proof): tests that rely on it may break."""
+    found = []
+    for version in outcome.entries:
+        for bug_id in outcome.entries[version].get("bugs") or {}:
+            new = workaround_status(ledger_io.verdicts_of(after["releases"].get(version, {}), bug_id))
+            known = {**before, "releases": {**after["releases"], **before["releases"]}}
+            if version not in before["releases"]:
+                known["releases"].pop(version, None)
+            old = _status_before(known, version, bug_id, workaround_status)
+            if old and new and old != new:
+                found.append(f"{bug_id}: {version}: workaround {old} -> {new}")
     return found

@@ -104,6 +104,7 @@ BUG = Bug(
     errors=("before Module.__init__() call",),
     root_cause=root_cause,
     workaround=Workaround(
+        name="none",
         summary="none: after __init__ nothing can be added; register every child, parameter and buffer in __init__",
         usage="none: declare each child, parameter and buffer in __init__, before the class is compiled",
         apply=None,

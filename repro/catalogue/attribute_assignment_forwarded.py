@@ -89,6 +89,7 @@ BUG = Bug(
     explanation=__doc__,
     root_cause=root_cause,
     workaround=Workaround(
+        name="none",
         summary="none: the values live in the compiled module, typed when it was scripted",
         usage="none: keep a parameter and zero it, assign a bool to training, wrap a tensor in nn.Parameter",
         apply=None,

@@ -84,6 +84,7 @@ class Workaround:
     """What a user can do today, proven only by running the bug's whole scope with it in force and
     matching eager (``repro.proof``); ``apply`` None means there is none, and ``tried`` says why."""
 
+    name: str  # a few words a support table cell can carry ("works with workaround NAME"); "none" where none
     summary: str  # one line: what to call or change
     usage: str  # a few lines of code or one sentence, as docs/downstream.md and --explain show it
     apply: Callable[[], AbstractContextManager[Any]] | None  # puts it in force for the oracle's scenarios

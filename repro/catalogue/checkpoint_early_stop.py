@@ -112,6 +112,7 @@ BUG = Bug(
     needs=("torch.utils.checkpoint.set_checkpoint_early_stop",),
     root_cause=root_cause,
     workaround=Workaround(
+        name="early stop off",
         summary="early stop off: torch.utils.checkpoint.set_checkpoint_early_stop(False) around forward and backward",
         usage="with torch.utils.checkpoint.set_checkpoint_early_stop(False):\n"
         "    checkpoint(model, x, use_reentrant=False).sum().backward()",

@@ -91,6 +91,7 @@ BUG = Bug(
     explanation=__doc__,
     root_cause=root_cause,
     workaround=Workaround(
+        name="a plain forward on the parent",
         summary="a plain Python forward on the parent, so that it calls the child through its wrapper",
         usage="drop @torch.jit.script_method from the parent's forward; full backward hooks on the child "
         "then need repro.workaround.register_full_backward_hook (full-backward-hook-flag)",

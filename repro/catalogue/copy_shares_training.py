@@ -71,6 +71,7 @@ BUG = Bug(
     no_static="the shared state is the compiled C++ module: judged at run time",
     root_cause=root_cause,
     workaround=Workaround(
+        name="repro.workaround.shallow_copy",
         summary="__copy__ = repro.workaround.shallow_copy in the class body (or call it in place of copy.copy)",
         usage="class Net(torch.jit.ScriptModule):\n    __copy__ = repro.workaround.shallow_copy",
         apply=routed("__copy__"),

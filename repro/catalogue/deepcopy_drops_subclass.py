@@ -108,6 +108,7 @@ BUG = Bug(
     explanation=__doc__,
     root_cause=root_cause,
     workaround=Workaround(
+        name="repro.workaround.deepcopy",
         summary="__deepcopy__ = repro.workaround.deepcopy in the class body (or call it in place of copy.deepcopy)",
         usage="class Net(torch.jit.ScriptModule):\n    __deepcopy__ = repro.workaround.deepcopy",
         apply=routed("__deepcopy__"),

@@ -144,6 +144,7 @@ BUG = Bug(
     "error today: Ascend/pytorch test/test_jit_api.py::TestScriptModuleHooks::test_register_full_backward_hook_raises.",
     candidates=True,
     workaround=Workaround(
+        name="repro.workaround.register_full_backward_hook",
         summary="repro.workaround.register_full_backward_hook / register_backward_hook in place of the methods",
         usage="handle = repro.workaround.register_full_backward_hook(model, hook, prepend=False)",
         apply=routed("register_full_backward_hook", "register_backward_hook"),

@@ -119,6 +119,7 @@ BUG = Bug(
     errors=tuple(f"{name} is not supported on ScriptModules" for name in STUBBED),
     root_cause=root_cause,
     workaround=Workaround(
+        name="repro.workaround.allow_global_backward_hooks",
         summary="repro.workaround.allow_global_backward_hooks() while global backward hooks are registered",
         usage="with repro.workaround.allow_global_backward_hooks(): ...  # or keep its handle, .remove() later",
         apply=global_backward_hooks_allowed,

@@ -111,6 +111,7 @@ BUG = Bug(
     needs=("torch.nn.modules.module.register_module_forward_hook",),
     root_cause=root_cause,
     workaround=Workaround(
+        name="a plain forward (and allow_global_backward_hooks)",
         summary="a plain Python forward (no @torch.jit.script_method), with "
         "repro.workaround.allow_global_backward_hooks() for global backward hooks",
         usage="drop @torch.jit.script_method from forward; with global backward hooks, also "

@@ -97,6 +97,7 @@ BUG = Bug(
     no_static="the interpreter's exception handling is C++ (torch/csrc/jit/runtime/interpreter.cpp)",
     root_cause=root_cause,
     workaround=Workaround(
+        name="a plain forward",
         summary="a plain Python forward: the exception reaches the caller as its own class",
         usage="drop @torch.jit.script_method from forward (or catch torch.jit.Error and read its message)",
         apply=unchanged,

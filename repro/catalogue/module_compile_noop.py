@@ -85,6 +85,7 @@ BUG = Bug(
     needs=("torch.nn.Module.compile",),
     root_cause=root_cause,
     workaround=Workaround(
+        name="repro.workaround.compile",
         summary="repro.workaround.compile(model, ...) in place of model.compile(...), on a plain Python forward",
         usage="drop @torch.jit.script_method from forward, then repro.workaround.compile(model, backend=...)",
         apply=routed("compile"),

@@ -10,9 +10,13 @@ from typing import Any
 from repro.catalogue import cause_of, covering
 from repro.engine.oracle import ScenarioResult
 from repro.engine.scenarios import fingerprint
+from repro.environment import Environment
 from repro.filing.explain import RootCause
 from repro.formats import support_table
+from repro.proof import Proof
 from repro.report import SCHEMA, BugStatus, Report, conclusion
+
+PROOFS_SCHEMA = 1  # of ``--workarounds --json``
 
 
 def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
@@ -87,3 +91,19 @@ def as_dict(report: Report, cause: RootCause) -> dict[str, Any]:
 
 def render(report: Report, cause: RootCause) -> str:
     return json.dumps(as_dict(report, cause), indent=2)
+
+
+def render_proofs(environment: Environment, proofs: list[Proof]) -> str:
+    """``--workarounds --json``: where it was measured, and per bug what its workaround's proof found."""
+    return json.dumps(
+        {
+            "schema": PROOFS_SCHEMA,
+            "torch_version": environment.torch_version,
+            "python_version": environment.python_version,
+            "platform": sysconfig.get_platform(),
+            "device": environment.device,
+            "scenario_table": fingerprint(),
+            "workarounds": [proof.as_dict() for proof in proofs],
+        },
+        indent=2,
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from repro.catalogue import BUGS, cause_of
 from repro.catalogue.by_design import DESIGNED
@@ -142,8 +143,55 @@ def _label(result: ScenarioResult) -> str:
     return result.scenario.where or result.scenario.name
 
 
-def render(environment: Environment, rows: list[SupportRow]) -> str:
-    """The Markdown table; a cell longer than the line allows goes on in rows whose API cell is empty."""
+@dataclass(frozen=True)
+class Proven:
+    """What the ledger records about one bug's workaround on this release (``repro.proof`` run by the
+    tracker, never again here), as a support cell names it next to the bug."""
+
+    name: str  # the workaround, in a few words ("none" where the bug declares none)
+    status: str  # one of repro.ledger.WORKAROUND_STATUSES, or "unproven" where the ledger has no proof
+    on: str = ""  # the device it was proven on, where not the table's
+
+    @property
+    def words(self) -> str:
+        on = f" (proven on {self.on})" if self.on else ""
+        return {
+            "works": f"works with workaround {self.name}{on}",
+            "works-with-limits": f"works with workaround {self.name}, with limits{on}",
+            "does-not-work": f"workaround {self.name} does not work{on}",
+            "not-measured": "workaround not measured",
+            "none": "no workaround",
+        }.get(self.status, "workaround not proven on this release")
+
+
+def proven(ledger_entry: dict[str, Any], table: str, device: str) -> dict[str, Proven]:
+    """Per catalogued bug, its workaround's proof as the ledger's entry for this release records it; a
+    proof made with another scenario table, or none, is ``unproven`` (the scope it ran was not this)."""
+    found = {}
+    for bug in BUGS.values():
+        proof = (ledger_entry.get("bugs", {}).get(bug.id) or {}).get("workaround") or {}
+        name = bug.workaround.name if bug.workaround else "none"
+        if proof.get("table") != table:
+            found[bug.id] = Proven(name, "unproven")
+        else:
+            on = proof.get("device", "cpu")
+            found[bug.id] = Proven(name, proof["status"], "" if on == device.split(":")[0] else on)
+    return found
+
+
+def annotated(row: SupportRow, proofs: dict[str, Proven]) -> str:
+    """The row's cell with each bug's workaround, as proven: what ``--support-table`` prints."""
+    return "; ".join(
+        o.what
+        + (f" [{proofs[o.code].words}]" if o.code in proofs else "")
+        + (f" ({' · '.join(o.where)})" if o.where else "")
+        for o in row.outcomes
+    )
+
+
+def render(environment: Environment, rows: list[SupportRow], proofs: dict[str, Proven] | None = None) -> str:
+    """The Markdown table; a cell longer than the line allows goes on in rows whose API cell is empty.
+    A bug's outcome says what the ledger records of its workaround on this release (``proofs``)."""
     api_width = min(API_WIDTH, max(len("API"), *(len(r.api) + 2 for r in rows)))
     room = WIDTH - api_width - 7
     lines = [
@@ -153,7 +201,8 @@ def render(environment: Environment, rows: list[SupportRow]) -> str:
         f"|{'-' * (api_width + 2)}|{'-' * (room + 2)}|",
     ]
     for row in rows:
-        parts = textwrap.wrap(row.cell.replace("|", "\\|"), room, break_on_hyphens=False) or [""]
+        cell = annotated(row, proofs) if proofs else row.cell
+        parts = textwrap.wrap(cell.replace("|", "\\|"), room, break_on_hyphens=False) or [""]
         api = f"`{row.api}`"
         if len(api) > api_width:  # a long name has a row of its own; its cell starts on the next
             lines.append(f"| {api} | |")
@@ -164,14 +213,24 @@ def render(environment: Environment, rows: list[SupportRow]) -> str:
     return "\n".join(lines)
 
 
-def as_dicts(rows: list[SupportRow]) -> list[dict]:
+def as_dicts(rows: list[SupportRow], proofs: dict[str, Proven] | None = None) -> list[dict]:
+    """The rows as JSON; with ``proofs``, each bug's outcome also says what its workaround's proof found
+    (the ``cell`` stays as measured: the ledger's support columns are made of it)."""
     return [
         {
             "api": r.api,
             "cell": r.cell,
             "codes": list(r.codes),
             "left_out": r.left_out,
-            "outcomes": [{"code": o.code, "what": o.what, "where": list(o.where)} for o in r.outcomes],
+            "outcomes": [
+                {"code": o.code, "what": o.what, "where": list(o.where)} | _workaround(o, proofs or {})
+                for o in r.outcomes
+            ],
         }
         for r in rows
     ]
+
+
+def _workaround(outcome: Outcome, proofs: dict[str, Proven]) -> dict[str, Any]:
+    found = proofs.get(outcome.code)
+    return {"workaround": {"name": found.name, "status": found.status, "on": found.on}} if found else {}

@@ -253,6 +253,14 @@ def render_explanations(torch_version: str, sections: Iterable[tuple[Bug, list[s
     return "\n\n".join(render_cause(torch_version, bug, steps) for bug, steps in sections)
 
 
+PROOF_WORDS = {  # --workarounds' verdict per repro.ledger.WORKAROUND_STATUSES (but "none")
+    "works": "works",
+    "works-with-limits": "works, with limits",
+    "does-not-work": "DOES NOT WORK",
+    "not-measured": "not measured (no run of its scope matched eager here)",
+}
+
+
 def render_proofs(torch_version: str, proofs: list[Proof]) -> str:
     """``--workarounds``: per bug, its workaround and what its scope showed with it in force."""
     lines = [f"Workarounds on torch {torch_version}, each bug's whole scope run with it in force:"]
@@ -261,8 +269,7 @@ def render_proofs(torch_version: str, proofs: list[Proof]) -> str:
         if found is None or found.apply is None:
             verdict = f"none ({found.summary.removeprefix('none: ') if found else 'none declared'})"
         else:
-            works = ("works, with limits" if proof.limited() else "works") if proof.works else "DOES NOT WORK"
-            verdict = f"{works}: {found.summary}"
+            verdict = f"{PROOF_WORDS[proof.status]}: {found.summary}"
         lines += ["", *_wrap(f"{proof.bug.id}: {verdict}", indent="  "), *_wrap(f"  {proof.summary()}", indent="    ")]
         if found and proof.limited():
             shapes = ", ".join(f"{shape} ({style})" for shape, style in found.limits)
