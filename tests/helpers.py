@@ -33,6 +33,12 @@ PASTE_ENDS = {
     "jit-error-replaces-exception": "AssertionError: the caller got",
     "addition-refused-misleadingly": "AssertionError: refused with a message about __init__",
     "copy-shares-training": "AssertionError: eval() on a copy.copy of the model put the original in eval mode",
+    "compile-subclass-silent": "AssertionError: torch.compile(model) compiled nothing and said nothing",
+    "jit-save-drops-plain-forward": "AssertionError: torch.jit.save kept no forward",
+    "quantize-dynamic-skips-subclass": "AssertionError: quantize_dynamic quantized nothing and said nothing",
+    "optimized-graph-ignores-grad-mode": "AssertionError: under torch.no_grad() the output of the optimized forward",
+    "init-hooks-break-plain-forward": "AssertionError: construction failed: Couldn't find method: 'forward'",
+    "export-scripted-child-crashes": "AssertionError: export crashed in its tracer",
 }
 
 

@@ -456,4 +456,6 @@ def test_the_pull_request_title_and_body_stay_within_githubs_limits(count, chang
     rows = [line for line in lines if line.startswith("| 3.")]
     if count > len(rows):  # what did not fit is counted, never silently dropped
         assert f"{count - len(rows)} more releases checked are left out here: the ledger's diff holds them all." in made
-    assert len(rows) >= min(count, 10)  # as many as fit (each release has a row per catalogued bug), not none
+    # As many as fit, not none: each release has a row per catalogued bug, here each with a 500-character
+    # detail (cut to its cap), so with 17 bugs about eight releases' rows fit in GitHub's limit.
+    assert len(rows) >= min(count, 5)

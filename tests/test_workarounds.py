@@ -4,6 +4,7 @@ workaround in force, matches eager; a bug without one still shows, and what was 
 from __future__ import annotations
 
 import copy
+import io
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +28,7 @@ def test_each_bug_declares_a_workaround_or_none_with_what_was_tried(bug_id):
     assert found.summary and found.usage
     if found.apply is None:
         assert found.summary.startswith("none: ") and found.tried
-    assert found.style in ("", "plain_forward")
+    assert found.style in ("", "plain_forward", "script_method")
 
 
 @pytest.mark.parametrize("bug_id", WITH)
@@ -82,9 +83,13 @@ def _copy_copy(model: Any) -> str:
 
 
 def _child(style: str = "script_method") -> Any:
+    return _built("child", style)
+
+
+def _built(shape: str, style: str, instance: str = "later") -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return build_script("child", style, "later", "cpu")
+        return build_script(shape, style, instance, "cpu")
 
 
 def _new_parameter_by_assignment(model: Any) -> str:
@@ -142,6 +147,46 @@ def _torch_compile_a_script_method(model: Any) -> str:
     return f"{len(graphs)} graphs"
 
 
+def _torch_compile_the_forward(model: Any) -> str:
+    graphs: list = []
+    torch.compile(model.forward, backend=_counting_backend(graphs))(torch.ones(1, 2))
+    return f"{len(graphs)} graphs"
+
+
+def _script_then_save(model: Any) -> str:
+    plain = _built("flat", "plain_forward")
+    buffer = io.BytesIO()
+    torch.jit.save(torch.jit.script(plain), buffer)
+    buffer.seek(0)
+    return (
+        f"same model: {torch.jit.script(plain) is plain}; loaded forward: {hasattr(torch.jit.load(buffer), 'forward')}"
+    )
+
+
+def _quantize_in_place(model: Any) -> str:
+    try:
+        torch.ao.quantization.quantize_dynamic(_child(), {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
+    except AttributeError as err:
+        return f"AttributeError: {err}"
+    return "quantized"
+
+
+def _unoptimized_execution(model: Any) -> str:
+    between, x = _built("child between", "script_method", "first"), torch.ones(2, 2, requires_grad=True)
+    between(x)
+    between(x)  # optimized now
+    with torch.jit.optimized_execution(False), torch.no_grad():
+        return f"requires grad: {between(x).requires_grad}"
+
+
+def _strict_export(model: Any) -> str:
+    try:
+        torch.export.export(_built("scripted child", "torch.jit.script"), (torch.ones(2, 2),), strict=True)
+    except Exception as err:  # dynamo's Unsupported: the refusal is the observation
+        return str(err).splitlines()[0]
+    return "exported"
+
+
 # Each line of a bug's `tried` (named by how it starts), done on a model of its scope: (bug, the
 # alternative, what it shows on this torch).
 TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
@@ -187,6 +232,23 @@ TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
         "addition-refused-misleadingly",
         _buffer_on_a_child,
         "Can't add a new parameter after ScriptModule construction",
+    ),
+    "torch.compile(model.forward)": ("compile-subclass-silent", _torch_compile_the_forward, "0 graphs"),
+    "torch.jit.script(model) before saving": (
+        "jit-save-drops-plain-forward",
+        _script_then_save,
+        "same model: True; loaded forward: False",
+    ),
+    "quantize_dynamic(..., inplace=True)": ("quantize-dynamic-skips-subclass", _quantize_in_place, "qconfig"),
+    "torch.jit.optimized_execution(False)": (
+        "optimized-graph-ignores-grad-mode",
+        _unoptimized_execution,
+        "requires grad: True",
+    ),
+    "torch.export.export(..., strict=True)": (
+        "export-scripted-child-crashes",
+        _strict_export,
+        "torch.jit.script/freeze modules unsupported",
     ),
     "copy.deepcopy: keeps its own training mode": (
         "copy-shares-training",

@@ -16,13 +16,19 @@ from repro.catalogue import (
     attribute_assignment_forwarded,
     checkpoint_early_stop,
     child_hooks_bypassed,
+    compile_subclass_silent,
     copy_shares_training,
     deepcopy_drops_subclass,
+    export_scripted_child_crashes,
     full_backward_hook_flag,
     global_backward_hooks_scripted,
     global_hooks_root_only,
+    init_hooks_break_plain_forward,
     jit_error_replaces_exception,
+    jit_save_drops_forward,
     module_compile_noop,
+    optimized_graph_ignores_grad_mode,
+    quantize_dynamic_skips_subclass,
 )
 from repro.catalogue.bug import Bug
 
@@ -44,6 +50,12 @@ BUGS: dict[str, Bug] = {
         jit_error_replaces_exception,
         addition_refused_misleadingly,
         copy_shares_training,
+        compile_subclass_silent,
+        jit_save_drops_forward,
+        quantize_dynamic_skips_subclass,
+        optimized_graph_ignores_grad_mode,
+        init_hooks_break_plain_forward,
+        export_scripted_child_crashes,
     )
 }
 

@@ -58,6 +58,10 @@ SHAPE_WORDS = {
     "two deep": "forward inner(x); inner is a subclass as child, with a script_method forward",
     "three deep": "forward inner(x); inner is a subclass as two deep (script_method forwards inside)",
     "raising": "as flat, and forward raises ValueError for an input summing below -100",
+    "hooked in __init__, before children": "as child; __init__ registers a forward hook and pre-hook, then the child",
+    "hooked in __init__, after children": (
+        "as child; __init__ sets the child, then registers a forward hook and pre-hook"
+    ),
 }
 
 # Groups of shapes the scopes below are written in (what exploration measured them on).
@@ -88,7 +92,7 @@ class Workaround:
     summary: str  # one line: what to call or change
     usage: str  # a few lines of code or one sentence, as docs/downstream.md and --explain show it
     apply: Callable[[], AbstractContextManager[Any]] | None  # puts it in force for the oracle's scenarios
-    style: str = ""  # "plain_forward": the change is to write forward in Python; the scope runs in that style
+    style: str = ""  # the forward the change writes ("plain_forward" or "script_method"); the scope runs in it
     tried: tuple[str, ...] = ()  # what else was tried on the installed torch, and how it failed
     in_torch_terms: str = ""  # the same for an issue body, whose readers lack this project: torch's names only
     # (shape, style) pairs of the scope where it does not work, measured by the proof, and why

@@ -71,6 +71,13 @@ BY_DESIGN = (
         "(assertRaisesRegex(RuntimeError, 'Cannot re-assign'): m.sub = nn.Linear(5, 5))",
     ),
     ByDesign(
+        "torch.export.export of a ScriptModule (torch._export.converter.TS2EPConverter converts one)",
+        "Exporting a ScriptModule is not supported",
+        "torch/export/__init__.py",
+        cite="upstream test test/export/test_export.py::TestExport::test_export_script_module "
+        "(assertRaisesRegex(ValueError, 'Exporting a ScriptModule is not supported'))",
+    ),
+    ByDesign(
         "a non-persistent buffer",
         "ScriptModule does not support non-persistent buffers",
         "torch/nn/modules/module.py",

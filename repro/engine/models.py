@@ -196,6 +196,39 @@ class EagerParent(nn.Module):
         return self.inner(x)
 
 
+# The hooks a model registers in its own ``__init__``: typed so that TorchScript compiles them with a
+# ``script_method`` forward (torch.jit.script compiles the hooks a module has when it is compiled),
+# and seen through the output they change, since a hook registered there cannot reach a recorder.
+def _shift_input(module: nn.Module, args: tuple[torch.Tensor]) -> tuple[torch.Tensor]:
+    return (args[0] + 1.0,)
+
+
+def _double_output(module: nn.Module, args: tuple[torch.Tensor], output: torch.Tensor) -> torch.Tensor:
+    return output * 2.0
+
+
+def _hooks_before_children(module: nn.Module) -> None:
+    """A forward hook and pre-hook registered in ``__init__`` before the child is set."""
+    module.register_forward_pre_hook(_shift_input)
+    module.register_forward_hook(_double_output)
+    _child_layer(module)
+
+
+def _hooks_after_children(module: nn.Module) -> None:
+    """The same hooks, registered in ``__init__`` after the child is set."""
+    _child_layer(module)
+    module.register_forward_pre_hook(_shift_input)
+    module.register_forward_hook(_double_output)
+
+
+class HookedBeforeChildren(WithChild):
+    parts = staticmethod(_hooks_before_children)
+
+
+class HookedAfterChildren(WithChild):
+    parts = staticmethod(_hooks_after_children)
+
+
 @dataclass(frozen=True)
 class Model:
     """One shape: its eager class, what it offers a scenario (``traits``), the further forward
@@ -220,7 +253,10 @@ TRAITS = {
     "root": "the model under test is the root the scenario builds",
     "raises": "its forward raises for an input summing below -100",
     "one graph": "torch.compile captures its forward without a graph break (no branch on a tensor's value)",
+    # Only scenarios that require it run on such a shape: its construction is the subject.
+    "hooked in __init__": "its __init__ registers a pre-hook adding 1 to x and a forward hook doubling the output",
 }
+ONLY_WHEN_REQUIRED = "hooked in __init__"
 _FLAT = frozenset({"x only", "params", "own params", "own buffer", "root", "one graph"})
 _CHILD = frozenset({"x only", "params", "own buffer", "linear", "root", "one graph"})
 _INNER = frozenset({"x only", "params", "inner", "one graph"})
@@ -243,13 +279,19 @@ MODELS: dict[str, Model] = {
     "two deep": Model(Middle, _INNER | {"root"}),
     "three deep": Model(Nested, _INNER | {"root"}),
     "raising": Model(Raising, _FLAT - {"one graph"} | {"raises"}),
+    "hooked in __init__, before children": Model(HookedBeforeChildren, frozenset({"x only", ONLY_WHEN_REQUIRED})),
+    "hooked in __init__, after children": Model(HookedAfterChildren, frozenset({"x only", ONLY_WHEN_REQUIRED})),
 }
 
 
 def shapes_offering(traits: tuple[str, ...]) -> tuple[str, ...]:
     """Every shape a scenario that ``requires`` these traits can be built on."""
     assert set(traits) <= set(TRAITS), traits
-    return tuple(shape for shape, model in MODELS.items() if model.traits >= set(traits))
+    return tuple(
+        shape
+        for shape, model in MODELS.items()
+        if model.traits >= set(traits) and (ONLY_WHEN_REQUIRED in traits or ONLY_WHEN_REQUIRED not in model.traits)
+    )
 
 
 _STUBS: dict[type, object] = {}

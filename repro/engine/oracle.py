@@ -104,8 +104,13 @@ def absent_device(scenario: Scenario) -> str | None:
     import torch
 
     backend = getattr(torch, scenario.device, None)
-    available = getattr(backend, "is_available", None)
-    return None if callable(available) and available() else f"no {scenario.device.upper()}"
+    available, count = getattr(backend, "is_available", None), getattr(backend, "device_count", None)
+    name = scenario.device.upper()
+    if not (callable(available) and available()):
+        return f"no {name}"
+    if scenario.devices > 1 and not (callable(count) and count() >= scenario.devices):
+        return f"fewer than {scenario.devices} {name} devices"
+    return None
 
 
 def observe(build: Callable[[], Any], scenario: Scenario, device: str) -> Side:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from repro.engine.scenarios import attributes as attributes  # each area registers its scenarios on import
 from repro.engine.scenarios import copying as copying
+from repro.engine.scenarios import handed_on as handed_on
 from repro.engine.scenarios import hooks as hooks
+from repro.engine.scenarios import lifecycle as lifecycle
 from repro.engine.scenarios import module_api as module_api
 from repro.engine.scenarios import utilities as utilities
 from repro.engine.scenarios.table import (

@@ -36,6 +36,7 @@ class Scenario:
     tier: str = "default"  # which runs include it: a key of TIERS
     model: str = "flat"  # the shape it runs on (repro.engine.models.MODELS)
     device: str = ""  # an accelerator it needs ("cuda"); without one the scenario is not run
+    devices: int = 1  # how many of that accelerator it needs (DataParallel: two, else it just calls the module)
     where: str = ""  # the condition its outcome holds under, where the API's scenarios disagree
     shapes: tuple[str, ...] = ()  # every shape it can be built on, ``model`` (its own) first
 
@@ -69,7 +70,7 @@ TIERS = {
         "ordering, removal, returned values, keywords, other model shapes, part "
         "of a default scenario's check, or nn.Module APIs beyond the hooks",
     ),
-    "seconds": ("slow", "Module.compile and non-reentrant checkpointing load dynamo"),
+    "seconds": ("slow", "compiling, exporting, DDP and non-reentrant checkpointing load dynamo or gloo"),
 }
 
 
@@ -82,6 +83,7 @@ def scenario(
     model: str = "flat",
     called: bool = True,
     device: str = "",
+    devices: int = 1,
     where: str = "",
     requires: tuple[str, ...] = ("root",),
 ) -> Callable[[Body], Body]:
@@ -98,7 +100,7 @@ def scenario(
         assert model in offering, f"{api}: {name}: its own shape {model!r} lacks what it requires, {requires}"
         declared = (model, *(shape for shape in offering if shape != model))
         SCENARIOS.append(
-            Scenario(api.split("(")[0], name, body, needs, downstream, tier, model, device, where, declared)
+            Scenario(api.split("(")[0], name, body, needs, downstream, tier, model, device, devices, where, declared)
         )
         return body
 

@@ -1,0 +1,108 @@
+"""A hook registered in ``__init__`` of a ScriptModule subclass with a plain forward breaks construction.
+
+A ScriptModule subclass is compiled when its ``__init__`` returns, and TorchScript compiles the
+forward hooks and pre-hooks the module has at that moment (upstream's test/jit/test_hooks.py: by
+design, a hook TorchScript cannot compile is refused, with a hint to remove it). Each hook's
+signature is checked against the compiled ``forward``. With a plain Python forward there is none,
+and construction fails with "Couldn't find method: 'forward' on class ...", naming a method the
+class plainly has. Eager registers the same hooks in ``__init__`` and runs them on every call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import Bug, Workaround, always_applies, raised, scope, unchanged
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+MESSAGE = "Couldn't find method: 'forward'"
+CASE = "a forward hook and pre-hook registered in __init__ change every call's output"
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    import torch
+
+    from repro.catalogue.measure import line_of
+
+    def hook(module, args, output):
+        return None
+
+    class Net(torch.jit.ScriptModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(2, 2)
+            self.register_forward_hook(hook)
+
+        def forward(self, x):
+            return self.linear(x)
+
+    try:
+        Net()
+        measured = "construction succeeded"
+    except RuntimeError as err:
+        measured = f"construction raised {str(err).splitlines()[0].split(' on class')[0]}"
+    return [
+        "A ScriptModule subclass is compiled when __init__ returns (ScriptModule's metaclass, "
+        f"{line_of('torch/jit/_script.py', 'def init_then_script')}).",
+        "Compiling a module also compiles its forward hooks and pre-hooks "
+        f"({line_of('torch/jit/_recursive.py', 'def get_hook_stubs')}), each checked against the compiled "
+        "forward's schema (torch/csrc/jit/frontend/ir_emitter.cpp or concrete_module_type.cpp in C++).",
+        f"A plain forward is not compiled, so there is no schema to check against: measured, {measured}.",
+    ]
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """Building the model raised TorchScript's 'no forward' while compiling its hooks."""
+    return raised(result, MESSAGE) and result.scenario.name == CASE
+
+
+PASTE = """import torch
+
+def hook(module, args, output):
+    return None
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+        self.register_forward_hook(hook)  # in __init__, as eager models often do
+
+    def forward(self, x):  # a plain forward, as torch_npu's tests write it
+        return self.linear(x)
+
+try:
+    Net()
+except RuntimeError as err:
+    raise AssertionError(f"construction failed: {str(err).splitlines()[0][:40]}") from err
+"""
+
+BUG = Bug(
+    id="init-hooks-break-plain-forward",
+    title="A hook registered in __init__ of a ScriptModule subclass with a plain forward breaks construction",
+    upstream="not reported yet",
+    apis=("register_forward_hook", "register_forward_pre_hook"),
+    scope=scope(("hooked in __init__, before children", "hooked in __init__, after children"), ("plain_forward",)),
+    symptom="construction fails: Couldn't find method: 'forward' (the class has one)",
+    recognise=recognise,
+    pieces=(),
+    fingerprinted=(),
+    applies=always_applies,
+    script="repro/init_hooks_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+    no_static="the hook's schema check is C++, against the compiled forward",
+    root_cause=root_cause,
+    workaround=Workaround(
+        name="a script_method forward",
+        summary="@torch.jit.script_method on forward: TorchScript compiles the __init__ hooks against it",
+        usage="decorate forward with @torch.jit.script_method and type the hooks as TorchScript needs "
+        "(args: Tuple[Tensor]), or register the hooks after construction",
+        apply=unchanged,
+        style="script_method",
+        in_torch_terms="a script_method forward, whose schema the hooks are checked against",
+        tried=(),
+    ),
+    cases=(CASE,),
+)

@@ -1,0 +1,98 @@
+"""``torch.jit.save`` of a ScriptModule subclass with a plain forward saves a module without one.
+
+A subclass whose ``forward`` is a plain Python method (the style torch_npu's tests use) has no
+compiled ``forward``: TorchScript compiles only ``@torch.jit.script_method`` methods. ``torch.jit.save``
+serialises the compiled module and succeeds without a word; ``torch.jit.load`` then returns a
+``RecursiveScriptModule`` that cannot be called ("'RecursiveScriptModule' object has no attribute
+'forward'"). The loss shows only in the process that loads the file, possibly another machine.
+Eager's way to the same file, ``torch.jit.script(model)`` then ``torch.jit.save``, compiles the
+forward. Related upstream: pytorch/pytorch#38214 (saving ScriptModules).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import ROOTS, Bug, Workaround, always_applies, raised, scope, unchanged
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+NO_FORWARD = "object has no attribute 'forward'"
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    import io
+
+    import torch
+
+    from repro.catalogue.measure import line_of, subclass
+
+    model = subclass(script_method=False)
+    compiled = model._c._has_method("forward")
+    buffer = io.BytesIO()
+    torch.jit.save(model, buffer)
+    buffer.seek(0)
+    loaded = torch.jit.load(buffer)
+    return [
+        "TorchScript compiles only a subclass's @torch.jit.script_method methods "
+        f"({line_of('torch/jit/_script.py', 'def script_method')}): measured, the compiled module of a plain "
+        f"forward subclass has a forward: {compiled}.",
+        f"torch.jit.save writes that compiled module ({line_of('torch/jit/_serialization.py', 'def save')}) "
+        "without checking that it can be called.",
+        f"torch.jit.load returns a RecursiveScriptModule; measured, it has a forward: {hasattr(loaded, 'forward')}.",
+    ]
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """Calling the loaded module raises: the saved module has no forward."""
+    return raised(result, NO_FORWARD) and "torch.jit.save" in result.scenario.apis
+
+
+PASTE = """import io
+
+import torch
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    def forward(self, x):  # a plain forward, as torch_npu's tests write it
+        return self.linear(x)
+
+buffer = io.BytesIO()
+torch.jit.save(torch.jit.script(Net()), buffer)  # succeeds; script returns the model as it is
+buffer.seek(0)
+loaded = torch.jit.load(buffer)
+assert hasattr(loaded, "forward"), "torch.jit.save kept no forward: the loaded module cannot be called"
+"""
+
+BUG = Bug(
+    id="jit-save-drops-plain-forward",
+    title="torch.jit.save of a ScriptModule subclass with a plain forward saves a module that cannot be called",
+    upstream="not reported yet (related: pytorch/pytorch#38214)",
+    apis=("torch.jit.save",),
+    scope=scope(ROOTS, ("plain_forward",)),
+    symptom="save succeeds; the loaded module has no forward ('object has no attribute forward')",
+    recognise=recognise,
+    pieces=(),
+    fingerprinted=(),
+    applies=always_applies,
+    script="repro/jit_save_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+    no_static="what TorchScript compiles of a class is decided when it is built, not by one line",
+    root_cause=root_cause,
+    workaround=Workaround(
+        name="a script_method forward",
+        summary="@torch.jit.script_method on forward, so that torch.jit.save has a forward to save",
+        usage="decorate forward with @torch.jit.script_method before saving the model",
+        apply=unchanged,
+        style="script_method",
+        in_torch_terms="decorate forward with @torch.jit.script_method, so that the compiled module has one",
+        tried=(
+            "torch.jit.script(model) before saving: returns the same model, and the saved file still has no forward",
+        ),
+    ),
+)

@@ -1,0 +1,139 @@
+"""Once optimized, a compiled forward ignores ``no_grad``, ``inference_mode`` and ``torch.func``.
+
+TorchScript's profiling executor runs a ``script_method`` forward as it is for its first call, then
+builds an optimized graph specialised on what that run profiled, with autograd wired in as a
+differentiable subgraph. Later calls reuse it without checking the grad mode or functorch's
+transforms: under ``torch.no_grad()`` the output still requires grad (a graph is recorded and kept
+alive); under ``torch.inference_mode()`` the call fails ("Inference tensors cannot be saved for
+backward"); under ``torch.func.jvp`` the tangents are zero and under ``torch.func.vmap`` the output
+loses ``requires_grad`` or the call fails. It shows on forwards with more than one operation around
+their children (a single ``F.linear`` or child call leaves nothing to optimize), and on
+``torch.jit.script`` of the same eager module too: the executor is TorchScript's, not the
+subclass's. The cause is C++ (the profiling executor), which wheels do not ship as source.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+from repro.catalogue.bug import Bug, Workaround, always_applies, scope
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+EXECUTOR = (
+    "torch/csrc/jit/runtime/profiling_graph_executor_impl.cpp at upstream commit "
+    "00514998856aba55fe374e32da30d7dc3f96fd53 (ProfilingGraphExecutorImpl::getOptimizedPlanFor)"
+)
+APIS = ("torch.no_grad", "torch.inference_mode", "torch.func.vmap", "torch.func.jvp")
+AROUND = ("child first", "child between", "child last", "several children")
+CASES = {
+    "torch.no_grad": ((*AROUND, "buffers only"), "no graph recorded; hooks run"),
+    "torch.inference_mode": ((*AROUND, "buffers only"), "an inference tensor out; hooks run"),
+    "torch.func.vmap": (AROUND, "maps the model over a batch dimension"),
+    "torch.func.jvp": (AROUND, "forward-mode derivative of the model"),
+}
+
+
+def unoptimized() -> AbstractContextManager[Any]:
+    """``Workaround.apply``: TorchScript's own switch; the executor decides at a forward's first calls."""
+    import torch
+
+    return torch.jit.optimized_execution(False)
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    import torch
+
+    from repro.catalogue.measure import line_of
+
+    def fresh() -> torch.nn.Module:
+        """A new class each time: instances of one class share its compiled forward and what it profiled."""
+
+        class Net(torch.jit.ScriptModule):
+            def __init__(self) -> None:
+                super().__init__()
+                self.linear = torch.nn.Linear(2, 2)
+
+            @torch.jit.script_method
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return self.linear(x) * 2.0 + 1.0
+
+        return Net()
+
+    x = torch.ones(1, 2, requires_grad=True)
+    with torch.no_grad():
+        before = fresh()(x).requires_grad  # a first call: not optimized yet
+    model = fresh()
+    model(x)
+    model(x)  # the second call runs the optimized graph
+    with torch.no_grad():
+        after = model(x).requires_grad
+    return [
+        "A script_method forward is compiled by TorchScript "
+        f"({line_of('torch/jit/_script.py', 'def script_method')}), and every call runs in its graph executor.",
+        "TorchScript's profiling executor runs a compiled forward as it is, profiling it, then builds an "
+        f"optimized graph with autograd as a differentiable subgraph ({EXECUTOR}).",
+        "Later calls reuse that graph; nothing in it depends on the grad mode or on functorch's transforms.",
+        f"Measured: under torch.no_grad() the output requires grad {before} on a first call, {after} once the "
+        "forward is optimized (eager: False).",
+    ]
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """A call under one of the four departs: it differs from eager's, or the interpreter failed."""
+    if not result.scenario.apis & set(APIS) or result.verdict not in ("raises", "differs"):
+        return False
+    return result.verdict == "differs" or "failed in the TorchScript interpreter" in result.detail
+
+
+PASTE = """import torch
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x) * 2.0 + 1.0
+
+model, x = Net(), torch.ones(1, 2, requires_grad=True)
+model(x)
+model(x)  # from now on the optimized graph runs
+with torch.no_grad():
+    out = model(x)
+assert not out.requires_grad, "under torch.no_grad() the output of the optimized forward requires grad"
+"""
+
+BUG = Bug(
+    id="optimized-graph-ignores-grad-mode",
+    title="Once optimized, a compiled forward ignores no_grad, inference_mode and torch.func transforms",
+    upstream="not reported yet",
+    apis=APIS,
+    scope=sum((scope(shapes, ("script_method",), case=name) for shapes, name in CASES.values()), ()),
+    symptom="no_grad output requires grad; inference_mode fails; jvp tangents are zero; vmap loses grad",
+    recognise=recognise,
+    pieces=(),
+    fingerprinted=(),
+    applies=always_applies,
+    script="repro/optimized_graph_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+    no_static="the profiling executor is C++ (torch/csrc/jit/runtime/profiling_graph_executor_impl.cpp)",
+    root_cause=root_cause,
+    workaround=Workaround(
+        name="torch.jit.optimized_execution(False)",
+        summary="torch.jit.optimized_execution(False) from the model's first call on: no optimized graph is built",
+        usage="with torch.jit.optimized_execution(False):  # in force from the first call\n"
+        "    out = model(x)\n"
+        "or drop @torch.jit.script_method from forward (a plain forward has no optimized graph)",
+        apply=unoptimized,
+        in_torch_terms="torch.jit.optimized_execution(False) around every call, from the first",
+        tried=(
+            "torch.jit.optimized_execution(False) entered after the forward was optimized: no_grad's output "
+            "still requires grad",
+        ),
+    ),
+)

@@ -1,0 +1,93 @@
+"""``quantize_dynamic`` quantizes nothing of a ScriptModule subclass.
+
+``torch.ao.quantization.quantize_dynamic(model, {nn.Linear})`` deep-copies the model, then swaps
+each child whose type is in the given set for its dynamically quantized version. A ScriptModule
+subclass's children are ``RecursiveScriptModule``s (TorchScript compiles them, by design), so no
+child matches: with a ``script_method`` forward it returns an unquantized model without a word,
+and the caller ships float weights it believes are int8. With a plain forward the deep copy drops
+the Python ``forward`` (``deepcopy-drops-subclass``) and the result cannot be called. Eager-mode
+quantization documents eager modules only; TorchScript has its own ``quantize_dynamic_jit``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import WITH_CHILDREN, Bug, Workaround, always_applies, raised, scope
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+QUANTIZED = "first call: its child quantized"
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    import torch
+
+    from repro.catalogue.measure import line_of, subclass
+
+    model = subclass()
+    quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    child = type(quantized.child).__name__
+    return [
+        "quantize_dynamic swaps a child only when its type is a key of the mapping it was given "
+        f"({line_of('torch/ao/quantization/quantize.py', 'def swap_module')}).",
+        f"A ScriptModule subclass's children are RecursiveScriptModules: measured, {type(model.child).__name__}, "
+        "never nn.Linear, so nothing is swapped and nothing is said.",
+        f"Measured, the result's child is a {child}; with a plain forward, the deep copy quantize_dynamic "
+        "makes first has no forward (deepcopy-drops-subclass).",
+    ]
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """The result is not quantized where eager's is, or the deep copy it made cannot be called."""
+    if "torch.ao.quantization.quantize_dynamic" not in result.scenario.apis:
+        return False
+    script = result.script.observation.get(QUANTIZED) if result.script else None
+    eager = result.eager.observation.get(QUANTIZED) if result.eager else None
+    silent = result.verdict == "differs" and script is False and eager is True
+    return silent or raised(result, "object has no attribute 'forward'")
+
+
+PASTE = """import torch
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+quantized = torch.ao.quantization.quantize_dynamic(Net(), {torch.nn.Linear}, dtype=torch.qint8)
+quantized_linear = torch.ao.nn.quantized.dynamic.Linear
+assert isinstance(quantized.linear, quantized_linear), "quantize_dynamic quantized nothing and said nothing"
+"""
+
+BUG = Bug(
+    id="quantize-dynamic-skips-subclass",
+    title="quantize_dynamic quantizes nothing of a ScriptModule subclass, silently",
+    upstream="not reported yet",
+    apis=("torch.ao.quantization.quantize_dynamic",),
+    scope=scope(WITH_CHILDREN),
+    symptom="the Linear children stay float (script_method), or the result cannot be called (plain forward)",
+    recognise=recognise,
+    pieces=(),
+    fingerprinted=(),
+    applies=always_applies,
+    script="repro/quantize_dynamic_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+    needs=("torch.ao.quantization.quantize_dynamic",),
+    no_static="the children's classes are TorchScript's, decided at run time",
+    root_cause=root_cause,
+    workaround=Workaround(
+        name="none",
+        summary="none: quantize the eager layers before the class is compiled (in __init__)",
+        usage="build the children as torch.ao.nn.quantized.dynamic.Linear in __init__, or quantize an eager model",
+        apply=None,
+        in_torch_terms="none after construction: quantize the eager nn.Linear layers before scripting",
+        tried=("quantize_dynamic(..., inplace=True): raises AttributeError ('qconfig'): the class is TorchScript's",),
+    ),
+)

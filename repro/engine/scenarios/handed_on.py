@@ -1,0 +1,231 @@
+"""What users hand a module to in other torch subsystems: compiling and exporting, saving with
+TorchScript, the ``torch.func`` and ``torch.autograd.functional`` transforms, grad and precision
+modes, distributed data parallel, loading a state dict by assignment, and dynamic quantization.
+
+Each body calls the subsystem twice on the same module (a first and a later call), with a forward
+hook registered before, so that what the subsystem does with the module's hooks is observed too.
+Those that load dynamo (compiling, exporting, DDP, the transforms built on it) take seconds: slow tier.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+
+import torch
+
+from repro.engine.scenarios.table import scenario
+
+CALLS = ("first call", "later call")
+
+
+def _hooked(m, rec) -> None:
+    m.register_forward_hook(rec.mark("forward hook"))
+
+
+def _warmed(m, rec) -> None:
+    """One plain call first: a compiled forward is optimized after its first run, and a transform
+    must meet the same compiled state whichever instance (fresh class or not) the run builds."""
+    m(rec.input())
+    _hooked(m, rec)
+
+
+@scenario(
+    "torch.compile",
+    "a counting backend captures the forward; outputs and hooks as eager",
+    tier="seconds",
+    requires=("x only", "one graph"),
+)
+def _(m, rec):
+    import torch._dynamo
+
+    torch._dynamo.reset()  # a graph another run compiled must not serve this one
+    graphs = []
+
+    def counting(graph, example_inputs):
+        graphs.append(sorted({str(node.op) for node in graph.graph.nodes}))
+        return graph.forward
+
+    _hooked(m, rec)
+    compiled = torch.compile(m, backend=counting)
+    for call in CALLS:
+        rec.note(f"{call}: output", compiled(rec.input()))
+    rec.facts["graphs captured"] = len(graphs)
+    torch._dynamo.reset()
+
+
+@scenario(
+    "torch.export.export",
+    "exports the forward; the exported program computes the same output",
+    tier="seconds",
+    requires=("x only", "one graph"),
+)
+def _(m, rec):
+    _hooked(m, rec)
+    for call in CALLS:
+        exported = torch.export.export(m, (rec.input(),))
+        rec.note(f"{call}: exported output", exported.module()(rec.input()))
+        rec.facts[f"{call}: state_dict keys"] = sorted(exported.state_dict)
+
+
+@scenario(
+    "torch.jit.save",
+    "round-trips through torch.jit.save and torch.jit.load: outputs, parameters, training flag",
+    "torch.jit.load",
+    tier="variant",
+    requires=("x only",),
+)
+def _(m, rec):
+    m.eval()
+    scripted = m if isinstance(m, torch.jit.ScriptModule) else torch.jit.script(m)  # eager: script it first
+    for call in CALLS:
+        buffer = io.BytesIO()
+        torch.jit.save(scripted, buffer)
+        buffer.seek(0)
+        loaded = torch.jit.load(buffer)
+        rec.note(f"{call}: output", loaded(rec.input()))
+        rec.facts[f"{call}: training"] = loaded.training
+        rec.facts[f"{call}: parameters"] = {name: rec.summary(p) for name, p in loaded.named_parameters()}
+
+
+@scenario(
+    "torch.func.grad",
+    "gradients of the parameters through functional_call",
+    tier="variant",
+    requires=("x only", "params"),
+)
+def _(m, rec):
+    params = {name: p.detach() for name, p in m.named_parameters()}
+    _hooked(m, rec)
+    for call in CALLS:
+        grads = torch.func.grad(lambda p, x: torch.func.functional_call(m, p, (x,)).sum())(params, rec.input())
+        rec.note(f"{call}: grads", grads)
+
+
+@scenario("torch.func.vmap", "maps the model over a batch dimension", tier="variant", requires=("x only", "one graph"))
+def _(m, rec):
+    _warmed(m, rec)
+    for call in CALLS:
+        rec.note(f"{call}: output", torch.func.vmap(m)(rec.input()))
+
+
+@scenario("torch.func.jvp", "forward-mode derivative of the model", tier="variant", requires=("x only",))
+def _(m, rec):
+    _warmed(m, rec)
+    for call in CALLS:
+        x = rec.input().detach()
+        rec.note(f"{call}: output and tangent", torch.func.jvp(m, (x,), (torch.ones_like(x),)))
+
+
+@scenario(
+    "torch.autograd.functional.jacobian", "the model's jacobian at the input", tier="variant", requires=("x only",)
+)
+def _(m, rec):
+    _hooked(m, rec)
+    for call in CALLS:
+        rec.note(f"{call}: jacobian", torch.autograd.functional.jacobian(m, rec.input().detach()))
+
+
+@scenario(
+    "torch.autocast", "autocast to bfloat16 on CPU: output dtype and values", tier="variant", requires=("x only",)
+)
+def _(m, rec):
+    _hooked(m, rec)
+    for call in CALLS:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            rec.note(f"{call}: output", m(rec.input()))
+
+
+@scenario("torch.no_grad", "no graph recorded; hooks run", tier="variant", requires=("x only",))
+def _(m, rec):
+    _warmed(m, rec)
+    for call in CALLS:
+        with torch.no_grad():
+            rec.note(f"{call}: output", m(rec.input()))
+
+
+@scenario("torch.inference_mode", "an inference tensor out; hooks run", tier="variant", requires=("x only",))
+def _(m, rec):
+    _warmed(m, rec)
+    for call in CALLS:
+        with torch.inference_mode():
+            out = m(rec.input())
+        rec.note(f"{call}: output", out)
+        rec.facts[f"{call}: inference tensor"] = out.is_inference()
+
+
+@scenario(
+    "torch.nn.parallel.DistributedDataParallel",
+    "gloo, world size 1: outputs, hooks and gradients as eager",
+    "torch.distributed.HashStore",
+    tier="seconds",
+    requires=("x only", "params"),
+)
+def _(m, rec):
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        _hooked(m, rec)
+        wrapped = torch.nn.parallel.DistributedDataParallel(m)
+        for call in CALLS:
+            wrapped(rec.input()).sum().backward()
+            rec.facts[f"{call}: grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
+        # Freed while the group lives and its queue is drained: a Reducer that frees the last reference
+        # to the group joins gloo's threads holding the GIL, while one of them waits for it to free a work.
+        del wrapped
+        gc.collect()
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+@scenario(
+    "torch.nn.DataParallel",
+    "replicas on two CUDA devices: outputs, hooks and gradients as eager",
+    tier="variant",
+    device="cuda",
+    devices=2,
+    requires=("x only", "params"),
+)
+def _(m, rec):
+    _hooked(m, rec)
+    wrapped = torch.nn.DataParallel(m.to("cuda:0"), device_ids=[0, 1])
+    for call in CALLS:
+        out = wrapped(rec.input())  # its batch of two: one row per device
+        rec.note(f"{call}: output", out)
+        out.sum().backward()
+        rec.facts[f"{call}: grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
+
+
+@scenario(
+    "load_state_dict(assign)",
+    "assign=True puts the loaded tensors in the module",
+    tier="variant",
+    requires=("x only", "params"),
+)
+def _(m, rec):
+    for call, scale in zip(CALLS, (2.0, 3.0)):
+        state = {name: t.detach() * scale for name, t in m.state_dict().items()}
+        m.load_state_dict(state, assign=True)
+        rec.note(f"{call}: output", m(rec.input()))
+        rec.facts[f"{call}: the loaded tensors are the module's"] = all(
+            t is state[name] for name, t in m.state_dict().items()
+        )
+
+
+@scenario(
+    "torch.ao.quantization.quantize_dynamic",
+    "dynamic int8 quantization of the linear layers",
+    tier="variant",
+    requires=("x only", "linear"),
+    model="child",
+)
+def _(m, rec):
+    dynamic_linear = torch.ao.nn.quantized.dynamic.Linear
+    for call in CALLS:
+        quantized = torch.ao.quantization.quantize_dynamic(m, {torch.nn.Linear}, dtype=torch.qint8)
+        rec.note(f"{call}: output", quantized(rec.input()))
+        rec.note(f"{call}: its child", quantized.linear)  # the class apart (types): compiled children differ
+        rec.facts[f"{call}: its child quantized"] = isinstance(quantized.linear, dynamic_linear)
+        rec.facts[f"{call}: the original's child quantized"] = isinstance(m.linear, dynamic_linear)
