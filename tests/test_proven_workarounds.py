@@ -56,6 +56,21 @@ def test_a_proof_says_works_only_where_a_run_showed_it_and_none_departs(make, st
     assert recorded["status"] == status and ledger_io.valid_proof({k: recorded[k] for k in PROOF_KEYS})
 
 
+def _missing_switch() -> contextlib.AbstractContextManager[None]:
+    from torch.utils.checkpoint import no_such_switch  # type: ignore[attr-defined]  # as 1.13.1 lacks one
+
+    return no_such_switch(False)
+
+
+def test_a_workaround_this_torch_cannot_apply_is_not_measured_never_an_error():
+    """torch 1.13.1 has no ``set_checkpoint_early_stop``: the proof says so and runs nothing."""
+    proof = _broken("checkpoint-early-stop", apply=_missing_switch)
+    assert (proof.status, proof.results, proof.works) == ("not-measured", [], False)
+    assert proof.summary().startswith("not measured: this torch cannot apply it (ImportError: cannot import name")
+    recorded = proof.as_dict()
+    assert ledger_io.valid_proof({k: recorded[k] for k in PROOF_KEYS})
+
+
 def test_a_difference_only_by_design_counts_as_observed_but_a_refusal_does_not():
     """Global backward hooks on shapes with compiled children: every run differs from eager only in
     the child's class (cited), which shows the hooks ran as eager's; a refused call shows nothing."""
