@@ -158,10 +158,12 @@ def across_scope(bugs: list[Bug]) -> list[Scenario]:
     for bug in bugs:
         own = [s for s in SCENARIOS if s.apis & set(bug.apis) and (not bug.cases or s.name in bug.cases)]
         for shape in dict.fromkeys(shape for shape, _, _ in bug.scope):
-            if any(s.model == shape for s in own):
-                continue
-            candidate = next((s for s in own if shape in s.shapes), None)
-            if candidate:  # never in the default run: the default tier keeps one shape per scenario
+            cases = {case for where, _, case in bug.scope if where == shape}
+            if "" in cases:  # every scenario of the bug holds there: one of them, unless one is built there
+                found = [] if any(s.model == shape for s in own) else [s for s in own if shape in s.shapes][:1]
+            else:  # only the named cases hold there: each of them (a torch lacking one API still runs the rest)
+                found = [s for s in own if s.name in cases and s.model != shape and shape in s.shapes]
+            for candidate in found:  # never in the default run: the default tier keeps one shape per scenario
                 moved = replace(candidate.on(shape), tier="variant" if candidate.tier == "default" else candidate.tier)
                 extra.setdefault(moved.key, moved)
     return list(extra.values())
