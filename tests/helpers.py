@@ -39,6 +39,7 @@ PASTE_ENDS = {
     "optimized-graph-ignores-grad-mode": "AssertionError: under torch.no_grad() the output of the optimized forward",
     "init-hooks-break-plain-forward": "AssertionError: construction failed: Couldn't find method: 'forward'",
     "export-scripted-child-crashes": "AssertionError: export crashed in its tracer",
+    "autocast-compiled-float32": "AssertionError: under autocast the compiled forward returned torch.float32",
 }
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import (
     addition_refused_misleadingly,
     attribute_assignment_forwarded,
+    autocast_compiled_float32,
     checkpoint_early_stop,
     child_hooks_bypassed,
     compile_subclass_silent,
@@ -56,6 +57,7 @@ BUGS: dict[str, Bug] = {
         optimized_graph_ignores_grad_mode,
         init_hooks_break_plain_forward,
         export_scripted_child_crashes,
+        autocast_compiled_float32,
     )
 }
 

@@ -104,6 +104,7 @@ class Recorder:
         if isinstance(value, torch.Tensor):
             return {
                 "class": type(value).__name__,
+                "dtype": str(value.dtype),  # autocast and precision changes show only here
                 "shape": list(value.shape),
                 "values": [round(v, 4) for v in value.detach().cpu().flatten().tolist()],
                 "requires_grad": value.requires_grad,

@@ -1,0 +1,129 @@
+"""Under ``torch.autocast``, a ``script_method`` forward's own ops after a child come out float32.
+
+TorchScript runs its own autocast pass over a compiled graph (JIT autocast, on by default), with a
+cast policy of its own: in a ``script_method`` forward that calls an ``nn.Linear`` child and then
+computes on its output (``linear(x) * 2 + 1``), eager's output under ``torch.autocast("cpu",
+torch.bfloat16)`` is bfloat16 and the compiled forward's is float32, on the first call and every
+later one. A forward that ends with the child (``linear(x * 2 - 1)``) is bfloat16 in both. With JIT
+autocast switched off (``torch._C._jit_set_autocast_mode(False)``) the compiled forward follows the
+eager autocast state and matches; a plain Python forward matches too. The cause is C++
+(torch/csrc/jit/passes/autocast.cpp), which wheels do not ship as source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from repro.catalogue.bug import Bug, Workaround, always_applies, scope
+
+if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
+    from repro.engine.oracle import ScenarioResult
+
+PASS = (
+    "torch/csrc/jit/passes/autocast.cpp at upstream commit 000a882b71406fc0bb39f78b0373518e22d2341b "
+    "(castInputsToWidestType)"
+)
+CASE = "autocast to bfloat16 on CPU: output dtype and values"
+OUTPUT = "first call: output"
+
+
+@contextmanager
+def jit_autocast_off() -> Iterator[None]:
+    """``Workaround.apply``: TorchScript's own switch for its autocast pass, restored afterwards."""
+    import torch
+
+    before = torch._C._jit_set_autocast_mode(False)
+    try:
+        yield
+    finally:
+        torch._C._jit_set_autocast_mode(before)
+
+
+def root_cause(evidence: list[str]) -> list[str]:
+    import torch
+
+    from repro.catalogue.measure import line_of
+
+    def dtype_under_autocast(jit_autocast: bool) -> str:
+        class Net(torch.jit.ScriptModule):  # a new class each time: a compiled graph keeps its passes
+            def __init__(self) -> None:
+                super().__init__()
+                self.linear = torch.nn.Linear(2, 2)
+
+            @torch.jit.script_method
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return self.linear(x) * 2.0 + 1.0
+
+        before = torch._C._jit_set_autocast_mode(jit_autocast)
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return str(Net()(torch.ones(1, 2)).dtype)
+        finally:
+            torch._C._jit_set_autocast_mode(before)
+
+    return [
+        "A script_method forward is compiled by TorchScript "
+        f"({line_of('torch/jit/_script.py', 'def script_method')}), and its graph runs TorchScript's passes.",
+        "With JIT autocast on (as it is here unless switched off), its pass casts every input of add, sub, "
+        "mul and div to float32 "
+        f"when one is float32 or of unknown dtype ({PASS}); eager promotes a bfloat16 tensor and a scalar "
+        "to bfloat16.",
+        f"Measured: the output is {dtype_under_autocast(True)} with JIT autocast on, "
+        f"{dtype_under_autocast(False)} with it off (eager: torch.bfloat16).",
+    ]
+
+
+def recognise(result: ScenarioResult) -> bool:
+    """Under autocast the compiled side's output has another dtype than eager's."""
+    if result.verdict != "differs" or "torch.autocast" not in result.scenario.apis:
+        return False
+    script = result.script.observation.get(OUTPUT) if result.script else None
+    eager = result.eager.observation.get(OUTPUT) if result.eager else None
+    dtypes = [side.get("dtype") if isinstance(side, dict) else None for side in (script, eager)]
+    return dtypes == ["torch.float32", "torch.bfloat16"]
+
+
+PASTE = """import torch
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x) * 2.0 + 1.0
+
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    out = Net()(torch.ones(1, 2))
+assert out.dtype == torch.bfloat16, f"under autocast the compiled forward returned {out.dtype}"
+"""
+
+BUG = Bug(
+    id="autocast-compiled-float32",
+    title="Under torch.autocast, a script_method forward's ops after a child come out float32",
+    upstream="not reported yet",
+    apis=("torch.autocast",),
+    scope=scope(("child first", "child between"), ("script_method",)),
+    symptom="the output is float32 where eager's is bfloat16: JIT autocast's policy, not eager's",
+    recognise=recognise,
+    pieces=(),
+    fingerprinted=(),
+    applies=always_applies,
+    script="repro/autocast_bug.py",
+    paste=PASTE,
+    explanation=__doc__,
+    no_static="the JIT autocast pass is C++ (torch/csrc/jit/passes/autocast.cpp)",
+    root_cause=root_cause,
+    workaround=Workaround(
+        name="JIT autocast off",
+        summary="torch._C._jit_set_autocast_mode(False): compiled forwards follow eager autocast",
+        usage="torch._C._jit_set_autocast_mode(False)  # once, before the model runs under autocast\n"
+        "or drop @torch.jit.script_method from forward",
+        apply=jit_autocast_off,
+        in_torch_terms="torch._C._jit_set_autocast_mode(False) (TorchScript's switch for its autocast pass)",
+    ),
+    cases=(CASE,),
+)
