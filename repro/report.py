@@ -86,7 +86,7 @@ def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[str, str]:
     if skipped:
         return "skipped", skipped
     scope = [r for r in run.results if bug.covers(r)]
-    judged = [r for r in scope if r.verdict not in NOT_JUDGED]
+    judged = [r for r in scope if r.verdict not in (*NOT_JUDGED, "error")]  # where eager fails, nothing is judged
     if not judged:
         reasons = sorted({r.detail for r in scope}) or ["no scenario covers it"]
         return "not-applicable", f"its scenarios cannot run here: {'; '.join(reasons)}"

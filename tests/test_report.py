@@ -111,6 +111,19 @@ def test_a_bug_whose_error_is_gone_while_its_scope_departs_is_an_incomplete_fix_
     )
 
 
+def test_a_bug_whose_eager_twin_fails_in_its_whole_scope_cannot_be_judged_never_an_incomplete_fix():
+    """torch 2.0.0 on Python 3.11: torch.compile raises for the eager twin too; the bug is not-applicable."""
+    key = "torch.compile: a counting backend captures the forward; outputs and hooks as eager"
+    failing = _result(key, "script_method", "error", "the eager twin raised RuntimeError: Python 3.11+ not supported")
+    status = next(b for b in _report([failing]).bugs if b.bug.id == "compile-subclass-silent")
+    assert (status.status, status.detail) == (
+        "not-applicable",
+        "its scenarios cannot run here: the eager twin raised RuntimeError: Python 3.11+ not supported",
+    )
+    shown = _report([failing, DEPARTURES["compile-subclass-silent"]])
+    assert _status(shown, "compile-subclass-silent") == "present"  # the runs that could run still judge it
+
+
 def test_a_departure_through_another_bug_counts_neither_way():
     other = DEPARTURES["global-hooks-root-only"]
     assert set(BUGS["full-backward-hook-flag"].apis).isdisjoint(other.scenario.apis)  # a run in one scope only
