@@ -189,6 +189,10 @@ def test_reports_read():
     assert read_report(json.dumps({**report("ok", "fixed"), "more": 1}), "") == {ORIGINAL: Dynamic("fixed", "ok")}
     with pytest.raises(ReportError, match="^the reproducer printed no report: Segmentation fault$"):
         read_report("", "Segmentation fault\n")  # a crash measured nothing: an error, never cannot-test
+    with pytest.raises(ReportError, match="^the reproducer printed no report: no output; killed by SIGSEGV$"):
+        read_report("", "", -11)  # killed without a word: how it ended is the only clue
+    with pytest.raises(ReportError, match="^the reproducer printed no report: no output; exit code 3$"):
+        read_report("", "", 3)
 
 
 def test_allowed_env(monkeypatch):

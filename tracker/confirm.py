@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -88,14 +89,15 @@ def confirm(version: str, installer: Installer, timeout: float) -> Measurement:
         try:
             python = _create(env_dir, version, installer, timeout)
             report = _repro(python, tmp, timeout, "--slow")
-            verdicts = read_report(report.stdout, report.stderr)  # no report: no proofs run either
+            verdicts = read_report(report.stdout, report.stderr, report.returncode)  # none: no proofs either
             proofs = _repro(python, tmp, timeout, "--workarounds")
         except subprocess.TimeoutExpired:
             raise TimedOut(f"timed out after {timeout:.0f} s") from None
         except subprocess.CalledProcessError as err:
             tail = (err.stderr or err.stdout or "").strip().splitlines()[-1:] or ["no output"]
             raise ReportError(f"installing torch {version} failed: {tail[0]}") from None
-        return Measurement(verdicts, read_support(report.stdout), read_workarounds(proofs.stdout, proofs.stderr))
+        workarounds = read_workarounds(proofs.stdout, proofs.stderr, proofs.returncode)
+        return Measurement(verdicts, read_support(report.stdout), workarounds)
 
 
 def _repro(python: Path, cwd: str, timeout: float, mode: str) -> subprocess.CompletedProcess[str]:
@@ -110,15 +112,27 @@ def _repro(python: Path, cwd: str, timeout: float, mode: str) -> subprocess.Comp
     )
 
 
-def read_workarounds(stdout: str, stderr: str) -> dict[str, dict[str, Any]]:
+def _silent(stderr: str, returncode: int) -> str:
+    """Why a run left no report: its last line on stderr, else how it ended (a signal kills it silently)."""
+    lines = stderr.strip().splitlines()
+    if lines:
+        return lines[-1]
+    if returncode < 0:
+        try:
+            return f"no output; killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"no output; killed by signal {-returncode}"
+    return f"no output; exit code {returncode}" if returncode else "no output"
+
+
+def read_workarounds(stdout: str, stderr: str, returncode: int = 0) -> dict[str, dict[str, Any]]:
     """Per bug, what ``--workarounds --json`` measured: status, workaround, runs, matched, summary, the
     scenario table's hash and the device. Output that is not such a report is a ``ReportError``; an entry that
     is not such is left out (the ledger validates each again when it is written)."""
     try:
         report = json.loads(stdout)
     except (ValueError, RecursionError):
-        last = (stderr.strip().splitlines() or ["no output"])[-1]
-        raise ReportError(f"proving the workarounds printed no report: {last}") from None
+        raise ReportError(f"proving the workarounds printed no report: {_silent(stderr, returncode)}") from None
     entries = report.get("workarounds") if isinstance(report, dict) else None
     if not isinstance(entries, list):
         raise ReportError(f"the workarounds' JSON is not a report with a list of proofs: {stdout.strip()[:80]!r}")
@@ -135,7 +149,7 @@ def read_workarounds(stdout: str, stderr: str) -> dict[str, dict[str, Any]]:
     return kept
 
 
-def read_report(stdout: str, stderr: str) -> dict[str, Dynamic]:
+def read_report(stdout: str, stderr: str, returncode: int = 0) -> dict[str, Dynamic]:
     """The reproducer's verdict per bug. No JSON at all (a crash), or JSON that is not an object with a
     known outcome, a conclusion and a status per bug, is a ``ReportError``."""
     try:
@@ -143,8 +157,7 @@ def read_report(stdout: str, stderr: str) -> dict[str, Dynamic]:
     except RecursionError:
         report = None
     except ValueError:
-        last = (stderr.strip().splitlines() or ["no output"])[-1]
-        raise ReportError(f"the reproducer printed no report: {last}") from None
+        raise ReportError(f"the reproducer printed no report: {_silent(stderr, returncode)}") from None
     if not (
         isinstance(report, dict)
         and report.get("outcome") in OUTCOMES
