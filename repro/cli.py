@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import DEFAULT, WITH_FIXES, UnknownBug, get
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
 from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
-from repro.output import emit
+from repro.output import emit, native_output_to_stderr
 from repro.sanitise import for_terminal
 
 if TYPE_CHECKING:  # the filing kit is imported only when asked for
@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except (LedgerError, UnknownBug) as problem:
         return fail(problem)
     try:
-        return _run(args, ledger, started, fail)
+        with native_output_to_stderr():
+            return _run(args, ledger, started, fail)
     finally:
         if started:
             started.stop()

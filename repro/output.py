@@ -4,12 +4,19 @@ Python raises BrokenPipeError when the reading end of a pipe has closed. The res
 already computed (and, for the tracker, recorded), so the run's exit code stands; stdout is
 pointed at /dev/null so the interpreter's final flush cannot fail again (the recipe in
 Python's documentation on SIGPIPE).
+
+Native libraries write to file descriptor 1 behind Python's back (gloo, from torch 2.8, prints
+"[Gloo] Rank 0 is connected to 0 peer ranks" for each process group): while the work runs, descriptor 1
+is stderr, so that the report on stdout stays one clean document (JSON a tracker parses).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def emit(text: str, end: str = "\n") -> None:
@@ -21,3 +28,29 @@ def emit(text: str, end: str = "\n") -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
+
+
+@contextmanager
+def native_output_to_stderr() -> Iterator[None]:
+    """Descriptor 1 points at stderr and ``sys.stdout`` at the real stdout, until the block ends."""
+    try:
+        own = sys.stdout.fileno() == 1
+    except (AttributeError, OSError, io.UnsupportedOperation):  # a captured stream (pytest's capsys)
+        own = False
+    if not own:
+        yield
+        return
+    sys.stdout.flush()
+    original, saved = sys.stdout, os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = io.TextIOWrapper(os.fdopen(os.dup(saved), "wb"), encoding=original.encoding, line_buffering=False)
+    try:
+        yield
+    finally:
+        report, sys.stdout = sys.stdout, original
+        try:
+            report.close()  # flushes what the run printed
+        except BrokenPipeError:  # the reader left early (emit's case): nothing more to say
+            pass
+        os.dup2(saved, 1)
+        os.close(saved)

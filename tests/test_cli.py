@@ -183,6 +183,19 @@ def test_a_reader_that_stops_early_costs_no_traceback(ledger, tool):
     assert proc.stdout.strip() == "0" and "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
 
 
+def test_what_native_code_prints_during_the_run_goes_to_stderr_and_the_json_report_stays_one_document(ledger):
+    """gloo (torch >= 2.8) writes "[Gloo] Rank 0 is connected ..." to descriptor 1 in the DDP scenario: the
+    tracker could not parse the report. Here a C-level write stands for it, once per scenario run."""
+    noisy = (
+        "import os, sys, repro.engine.oracle as o; run = o.run_scenario\n"
+        "def noisy(*a, **k):\n    os.write(1, b'[native] connected\\n'); return run(*a, **k)\n"
+        "o.run_scenario = noisy; from repro.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    proc = run(["-c", noisy, "--json", "--bug", "copy-shares-training"], ledger=ledger)
+    report = json.loads(proc.stdout)  # one document, nothing before or after it
+    assert report["bugs"] and "[native] connected" in proc.stderr and proc.returncode == 0
+
+
 def test_ledger_saying_the_opposite_is_drift(repro_main, tmp_path):
     """A ledger claiming a fix the torch lacks, or the bug on a torch that fixed it."""
     opposite = (
