@@ -14,8 +14,9 @@ from index_server import IndexServer, build_pure_wheel
 from test_tracker import _packaging_wheel, check
 
 from helpers import flag
+from repro import ledger as ledger_io
 from repro.ledger import ORIGINAL
-from tracker.confirm import INSTALL_ENV, RUN_ENV, Dynamic, ReportError, allowed_env, read_report
+from tracker.confirm import INSTALL_ENV, RUN_ENV, Dynamic, ReportError, allowed_env, read_report, read_support
 
 TOKEN = "s3cr3t-token"
 
@@ -193,6 +194,29 @@ def test_reports_read():
         read_report("", "", -11)  # killed without a word: how it ended is the only clue
     with pytest.raises(ReportError, match="^the reproducer printed no report: no output; exit code 3$"):
         read_report("", "", 3)
+
+
+def test_a_support_column_with_a_cell_over_the_cap_is_kept_with_that_cell_cut():
+    """torch 1.13.1's register_full_backward_hook cell names 3,900 characters of conditions: the column
+    was dropped whole, so the support page left 1.13.1 out."""
+    rows = [
+        {"api": "register_full_backward_hook", "cell": "works (on flat) " * 250, "codes": ["ok"], "left_out": 0},
+        {"api": "train", "cell": "works", "codes": ["ok"]},
+    ]
+    stdout = json.dumps(
+        {
+            "support": rows,
+            "device": "cpu",
+            "python_version": "3.11.7",
+            "platform": "linux-x86_64",
+            "scenario_table": "abc",
+        }
+    )
+    column = read_support(stdout)["cpu"]
+    cell = column["rows"]["register_full_backward_hook"]["cell"]
+    assert (
+        len(cell) == ledger_io.MAX_CELL and cell.endswith(ledger_io.CUT) and column["rows"]["train"]["cell"] == "works"
+    )
 
 
 def test_allowed_env(monkeypatch):

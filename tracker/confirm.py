@@ -174,8 +174,8 @@ def read_report(stdout: str, stderr: str, returncode: int = 0) -> dict[str, Dyna
 
 def read_support(stdout: str) -> dict[str, Any]:
     """The support column of a report ``read_report`` accepted, keyed by its device, with rows that carry
-    codes; an older reproducer's report (no codes, no platform) gives none, and a row that is not such
-    is left out. The ledger validates the column again when it is written."""
+    codes, each cell cut to ``MAX_CELL``; an older reproducer's report (no codes, no platform) gives none,
+    and a row that is not such is left out. The ledger validates the column again when it is written."""
     report = json.loads(stdout)
     rows, device = report.get("support"), report.get("device")
     python, platform = report.get("python_version"), report.get("platform")
@@ -183,8 +183,12 @@ def read_support(stdout: str) -> dict[str, Any]:
         isinstance(rows, list) and isinstance(device, str) and isinstance(python, str) and isinstance(platform, str)
     ):
         return {}
-    kept = {
-        row["api"]: {"codes": row["codes"], "cell": row["cell"], "left_out": row.get("left_out", 0)}
+    kept = {  # a long cell (1.13.1's order-dependent hooks: 3,900 characters) is cut as the ledger cuts it
+        row["api"]: {
+            "codes": row["codes"],
+            "cell": ledger_io.capped(row["cell"], ledger_io.MAX_CELL),
+            "left_out": row.get("left_out", 0),
+        }
         for row in rows
         if isinstance(row, dict)
         and isinstance(row.get("api"), str)
