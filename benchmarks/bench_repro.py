@@ -1,74 +1,155 @@
-"""Print the reproducer's speed figures (floors: repro <= 1.5x `import torch`; --candidates and
---markdown <= 2x repro; the quick suite, `python -m pytest`, < 60 s; the slow tier has no floor).
+"""Measure the reproducer's speed against its floors; exit 1 when one is missed or cannot be measured.
 
-    python benchmarks/bench_repro.py [--runs N] [--skip-suite]
+    python benchmarks/bench_repro.py [--runs N] [--bug ID ...] [--skip-suite]
 
-Each command runs in a fresh interpreter, as a user runs it. The commands take turns, one round after
-another, and each ratio is the median over the N rounds of that round's ratio: load on a shared host
-drifts over a minute, and a ratio taken within one round sees the same load on both sides.
+Floors: `python -m repro` <= 1.5x `import torch`; `--slow` and `--support-table` <= 2.5x; for every
+bug, `--markdown --bug X` and `--candidates --bug X` <= 2x `python -m repro --bug X`; the quick suite
+(`python -m pytest`) < 60 s. Each command runs in a fresh interpreter, as a user runs it. The
+commands take turns, one round after another, and each ratio is the median over the rounds of that
+round's ratio: load on a shared host drifts over a minute, and a ratio taken within one round sees
+the same load on both sides. It also prints the cost as work grows: TorchScript compilations and
+seconds per scenario run, for the default and the `--slow` run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = {
-    "import torch": ["-c", "import torch"],
-    "python -m repro": ["-m", "repro"],
-    "--candidates": ["-m", "repro", "--candidates"],
-    "--markdown": ["-m", "repro", "--markdown"],
-}
+sys.path.insert(0, str(ROOT))
 
 
-def seconds(args: list[str]) -> float:
+@dataclass(frozen=True)
+class Floor:
+    """``name`` takes at most ``times`` the time of ``base`` (a ratio, within each round)."""
+
+    name: str
+    args: tuple[str, ...]
+    base: str
+    times: float
+
+
+def floors(bug_ids: list[str]) -> list[Floor]:
+    top = [
+        Floor("python -m repro", ("-m", "repro"), "import torch", 1.5),
+        Floor("--slow", ("-m", "repro", "--slow"), "import torch", 2.5),
+        Floor("--support-table", ("-m", "repro", "--support-table"), "import torch", 2.5),
+    ]
+    per_bug = [
+        Floor(f"{option} --bug {bug_id}", ("-m", "repro", option, "--bug", bug_id), f"--bug {bug_id}", 2.0)
+        for bug_id in bug_ids
+        for option in ("--markdown", "--candidates")
+    ]
+    return top + per_bug
+
+
+def bases(bug_ids: list[str]) -> dict[str, tuple[str, ...]]:
+    """The commands the floors are relative to."""
+    return {"import torch": ("-c", "import torch"), **{f"--bug {b}": ("-m", "repro", "--bug", b) for b in bug_ids}}
+
+
+@dataclass(frozen=True)
+class Timed:
+    seconds: float
+    failed: str  # why the command did not complete (its exit code and last line), "" when it did
+
+
+def timed(args: tuple[str, ...]) -> Timed:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
-    subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, check=False)
-    return time.perf_counter() - start
+    proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    took = time.perf_counter() - start
+    if proc.returncode not in (0, 1):  # 1: the bugs differ from the ledger's expectation, still a full run
+        said = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1].split("error: ")[-1]
+        return Timed(took, f"exit {proc.returncode}: {said}")
+    return Timed(took, "")
 
 
-def rounds(runs: int) -> list[dict[str, float]]:
-    """``runs`` rounds, each timing every command once, in turn."""
-    return [{name: seconds(args) for name, args in COMMANDS.items()} for _ in range(runs)]
+def verdict(rounds: list[dict[str, Timed]], floor: Floor) -> tuple[str, bool]:
+    """One line for ``floor`` (at most 100 columns) and whether it is met."""
+    base = "import torch" if floor.base == "import torch" else "--bug"
+    failed = next((r[name].failed for r in rounds for name in (floor.name, floor.base) if r[name].failed), "")
+    if failed:
+        return f"{floor.name:<52} not measured: MISSED\n    ({failed[:92]})", False
+    ratio = statistics.median(r[floor.name].seconds / r[floor.base].seconds for r in rounds)
+    took = statistics.median(r[floor.name].seconds for r in rounds)
+    met = ratio <= floor.times
+    line = f"{floor.name:<52} {took:5.1f} s {ratio:4.2f}x {base} (<= {floor.times}x)"
+    return f"{line} {'met' if met else 'MISSED'}", met
 
 
-def ratio(measured: list[dict[str, float]], name: str, base: str) -> float:
-    return statistics.median(r[name] / r[base] for r in measured)
+COUNTING = """
+import runpy, sys, torch.jit._recursive as recursive
+made = []
+create = recursive.create_script_module
+def counted(*args, **kwargs):
+    made.append(1)
+    return create(*args, **kwargs)
+recursive.create_script_module = counted
+sys.argv = ["repro", *sys.argv[1:]]
+try:
+    runpy.run_module("repro", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+print(f"COMPILATIONS {len(made)}", file=sys.stderr)
+"""
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--skip-suite", action="store_true")
-    args = parser.parse_args()
-    measured = rounds(args.runs)
-
-    def median(name: str) -> float:
-        return statistics.median(r[name] for r in measured)
-
-    print(f"import torch      {median('import torch'):6.2f} s (median of {args.runs} rounds)")
-    print(
-        f"python -m repro   {median('python -m repro'):6.2f} s  "
-        f"ratio {ratio(measured, 'python -m repro', 'import torch'):.2f}x  (floor: <= 1.5x)"
+def growth(tier: tuple[str, ...]) -> str:
+    """TorchScript compilations and seconds per scenario run of one run of ``tier``."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", COUNTING, *tier, "--json"], cwd=ROOT, env=env, capture_output=True, text=True
     )
-    for option in ("--candidates", "--markdown"):
-        print(
-            f"  {option:<15} {median(option):6.2f} s  ratio {ratio(measured, option, 'python -m repro'):.2f}x "
-            "python -m repro  (floor: <= 2x)"
-        )
+    took = time.perf_counter() - start
+    count = next((line.split()[1] for line in proc.stderr.splitlines() if line.startswith("COMPILATIONS ")), "?")
+    try:
+        runs = len(json.loads(proc.stdout)["scenarios"])
+    except (ValueError, KeyError):
+        return f"{' '.join(tier) or 'default':<10} no report (exit {proc.returncode})"
+    return (
+        f"{' '.join(tier) or 'default':<10} {runs} scenario runs, {count} TorchScript compilations, "
+        f"{took / max(runs, 1) * 1000:.1f} ms per scenario run ({took:.2f} s)"
+    )
+
+
+def main() -> int:
+    from repro.catalogue import BUGS
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="rounds (default 3)")
+    parser.add_argument("--bug", action="append", choices=list(BUGS), help="only these bugs' floors")
+    parser.add_argument("--skip-suite", action="store_true", help="leave out the quick suite's floor")
+    args = parser.parse_args()
+    bug_ids = args.bug or list(BUGS)
+    checks, reference = floors(bug_ids), bases(bug_ids)
+    commands = {**reference, **{f.name: f.args for f in checks}}
+    rounds = [{name: timed(cmd) for name, cmd in commands.items()} for _ in range(args.runs)]
+    torch_s = statistics.median(r["import torch"].seconds for r in rounds)
+    print(f"import torch {torch_s:.2f} s (median of {args.runs} rounds); ratios are medians of per-round ratios")
+    results = [verdict(rounds, f) for f in checks]
+    for line, _ in results:
+        print(line)
+    met = all(ok for _, ok in results)
     if not args.skip_suite:
-        suite = seconds(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        print(f"pytest (quick)    {suite:6.2f} s  ratio {suite / 60:.2f} of the 60 s budget")
-        slow = seconds(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "slow"])
-        print(f"pytest -m slow    {slow:6.2f} s  (no floor; CI runs it after the quick suite)")
+        suite = timed(("-m", "pytest", "-q", "-p", "no:cacheprovider"))
+        ok = not suite.failed and suite.seconds < 60
+        print(f"{'pytest (quick suite)':<52} {suite.seconds:5.1f} s (< 60 s) {'met' if ok else 'MISSED'}")
+        met = met and ok
+    for tier in ((), ("--slow",)):
+        print(growth(tier))
+    print("every floor met" if met else "a floor was missed or could not be measured: exit 1")
+    return 0 if met else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
