@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, always_applies, raised, scope
+from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -94,9 +94,6 @@ BUG = Bug(
     scope=scope(ROOTS),
     symptom="'tried to replace existing module' for a new name; 'before Module.__init__() call' after it",
     recognise=recognise,
-    pieces=(),
-    fingerprinted=(),
-    applies=always_applies,
     script="repro/addition_bug.py",
     paste=PASTE,
     explanation=__doc__,

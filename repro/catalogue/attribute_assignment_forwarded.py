@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, always_applies, raised, scope
+from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope
 from repro.source_checks import SCRIPT, setattr_forwards
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -76,7 +76,6 @@ BUG = Bug(
     recognise=recognise,
     pieces=(setattr_forwards("training"),),
     fingerprinted=((SCRIPT, "ScriptModule.__setattr__"),),
-    applies=always_applies,
     cases=(
         "assigns a parameter to None",
         "assigns a buffer to None",

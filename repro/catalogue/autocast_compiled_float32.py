@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, Workaround, always_applies, scope
+from repro.catalogue.bug import Bug, Workaround, scope
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -109,9 +109,6 @@ BUG = Bug(
     scope=scope(("child first", "child between"), ("script_method",)),
     symptom="the output is float32 where eager's is bfloat16: JIT autocast's policy, not eager's",
     recognise=recognise,
-    pieces=(),
-    fingerprinted=(),
-    applies=always_applies,
     script="repro/autocast_bug.py",
     paste=PASTE,
     explanation=__doc__,

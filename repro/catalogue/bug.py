@@ -100,7 +100,13 @@ class Workaround:
     limits_why: str = ""
 
 
-@dataclass(frozen=True)
+def always_applies(trees: Trees) -> str | None:
+    """``Bug.applies`` of a bug whose APIs every torch with TorchScript has (its scenarios' needs still
+    make it not-applicable at run time where an API is missing)."""
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Bug:
     id: str
     title: str
@@ -109,9 +115,9 @@ class Bug:
     scope: Scope  # the (shape, style, case) it affects, as exploration over every declared shape measured
     symptom: str  # how it shows, in one line
     recognise: Callable[[ScenarioResult], bool]
-    pieces: tuple[Check, ...]  # the static signature: every piece intact means present
-    fingerprinted: Fingerprinted  # what must stay unchanged from the latest release confirmed present
-    applies: Callable[[Trees], str | None]  # names the missing API where the bug cannot exist
+    pieces: tuple[Check, ...] = ()  # the static signature: every piece intact means present
+    fingerprinted: Fingerprinted = ()  # what must stay unchanged from the latest release confirmed present
+    applies: Callable[[Trees], str | None] = always_applies  # names the missing API where the bug cannot exist
     script: str  # its thin bisect entry, from the repository root: runs ``paste`` through ``repro.bisect``
     paste: str  # the paste-ready script: at most 25 lines, torch only, ends in the error or a failing assert
     explanation: str  # the mechanism, in prose (its module's docstring); file:line evidence comes from ``static``
@@ -150,12 +156,6 @@ class Bug:
         if not self.pieces:  # nothing in the probed files decides it: "unknown" is never a status change
             return StaticVerdict("unknown", [f"no static signature: {self.no_static}"])
         return static_verdict(sources, self.pieces, self.applies, self.fingerprinted, reference)
-
-
-def always_applies(trees: Trees) -> str | None:
-    """``Bug.applies`` of a bug whose APIs every torch with TorchScript has (its scenarios' needs still
-    make it not-applicable at run time where an API is missing)."""
-    return None
 
 
 def paste_script(imports: str, body: str, script_method: bool = True) -> str:

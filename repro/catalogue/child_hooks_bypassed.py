@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import NESTED, Bug, Workaround, always_applies, fewer_calls, routed, scope
+from repro.catalogue.bug import NESTED, Bug, Workaround, fewer_calls, routed, scope
 from repro.catalogue.global_hooks_root_only import _call_impl_runs_global_hooks, _script_method_compiles
 from repro.source_checks import MODULE, SCRIPT
 
@@ -85,7 +85,6 @@ BUG = Bug(
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
     fingerprinted=((MODULE, "Module._call_impl"), (SCRIPT, "script_method")),
-    applies=always_applies,
     script="repro/child_hooks_bug.py",
     paste=PASTE,
     explanation=__doc__,

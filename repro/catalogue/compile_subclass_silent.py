@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, always_applies, scope
+from repro.catalogue.bug import ROOTS, Bug, Workaround, scope
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -87,9 +87,6 @@ BUG = Bug(
     + scope(("scripted child",), ("torch.jit.script",)),
     symptom="the backend is never called: the model runs uncompiled, with no error or warning",
     recognise=recognise,
-    pieces=(),
-    fingerprinted=(),
-    applies=always_applies,
     script="repro/compile_subclass_bug.py",
     needs=("torch.compile",),
     paste=PASTE,

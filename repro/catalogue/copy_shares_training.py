@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, always_applies, paste_script, routed, scope
+from repro.catalogue.bug import ROOTS, Bug, Workaround, paste_script, routed, scope
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -62,9 +62,6 @@ BUG = Bug(
     scope=scope(ROOTS),
     symptom="eval() on the copy puts the original in eval mode (eager's original stays in training)",
     recognise=recognise,
-    pieces=(),
-    fingerprinted=(),
-    applies=always_applies,
     script="repro/copy_bug.py",
     paste=PASTE,
     explanation=__doc__,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, Workaround, always_applies, raised, scope
+from repro.catalogue.bug import Bug, Workaround, raised, scope
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -90,9 +90,6 @@ BUG = Bug(
     + scope(("scripted child",), ("torch.jit.script",)),
     symptom="AttributeError ('ScriptMethod' object has no attribute) or TypeError (3 arguments given)",
     recognise=recognise,
-    pieces=(),
-    fingerprinted=(),
-    applies=always_applies,
     script="repro/export_bug.py",
     paste=PASTE,
     explanation=__doc__,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, Workaround, always_applies, raised, scope, unchanged
+from repro.catalogue.bug import Bug, Workaround, raised, scope, unchanged
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -86,9 +86,6 @@ BUG = Bug(
     scope=scope(("hooked in __init__, before children", "hooked in __init__, after children"), ("plain_forward",)),
     symptom="construction fails: Couldn't find method: 'forward' (the class has one)",
     recognise=recognise,
-    pieces=(),
-    fingerprinted=(),
-    applies=always_applies,
     script="repro/init_hooks_bug.py",
     paste=PASTE,
     explanation=__doc__,

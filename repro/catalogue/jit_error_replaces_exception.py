@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, Workaround, always_applies, scope, unchanged
+from repro.catalogue.bug import Bug, Workaround, scope, unchanged
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -88,9 +88,6 @@ BUG = Bug(
     scope=scope(("raising",), ("script_method",)),
     symptom="except ValueError around the model misses it: the caller gets torch.jit.Error",
     recognise=recognise,
-    pieces=(),
-    fingerprinted=(),
-    applies=always_applies,
     script="repro/jit_error_bug.py",
     paste=PASTE,
     explanation=__doc__,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, always_applies, raised, scope, unchanged
+from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope, unchanged
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -76,9 +76,6 @@ BUG = Bug(
     scope=scope(ROOTS, ("plain_forward",)),
     symptom="save succeeds; the loaded module has no forward ('object has no attribute forward')",
     recognise=recognise,
-    pieces=(),
-    fingerprinted=(),
-    applies=always_applies,
     script="repro/jit_save_bug.py",
     paste=PASTE,
     explanation=__doc__,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from repro.catalogue.bug import Bug, Workaround, always_applies, scope
+from repro.catalogue.bug import Bug, Workaround, scope
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -115,9 +115,6 @@ BUG = Bug(
     scope=sum((scope(shapes, ("script_method",), case=name) for shapes, name in CASES.values()), ()),
     symptom="no_grad output requires grad; inference_mode fails; jvp tangents are zero; vmap loses grad",
     recognise=recognise,
-    pieces=(),
-    fingerprinted=(),
-    applies=always_applies,
     script="repro/optimized_graph_bug.py",
     paste=PASTE,
     explanation=__doc__,

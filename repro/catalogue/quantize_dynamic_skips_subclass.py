@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import WITH_CHILDREN, Bug, Workaround, always_applies, raised, scope
+from repro.catalogue.bug import WITH_CHILDREN, Bug, Workaround, raised, scope
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -73,9 +73,6 @@ BUG = Bug(
     scope=scope(WITH_CHILDREN),
     symptom="the Linear children stay float (script_method), or the result cannot be called (plain forward)",
     recognise=recognise,
-    pieces=(),
-    fingerprinted=(),
-    applies=always_applies,
     script="repro/quantize_dynamic_bug.py",
     paste=PASTE,
     explanation=__doc__,

@@ -2,8 +2,8 @@
 TorchScript, the ``torch.func`` and ``torch.autograd.functional`` transforms, grad and precision
 modes, distributed data parallel, loading a state dict by assignment, and dynamic quantization.
 
-Each body calls the subsystem twice on the same module (a first and a later call), with a forward
-hook registered before, so that what the subsystem does with the module's hooks is observed too.
+Each body calls the subsystem twice on the same module (a first and a later call); most register a
+forward hook first, so that what the subsystem does with the module's hooks is observed too.
 Those that load dynamo (compiling, exporting, DDP, the transforms built on it) take seconds: slow tier.
 """
 
