@@ -7,8 +7,9 @@ bug, `--markdown --bug X` and `--candidates --bug X` <= 2x `python -m repro --bu
 (`python -m pytest`) < 60 s. Each command runs in a fresh interpreter, as a user runs it. The
 commands take turns, one round after another, and each ratio is the median over the rounds of that
 round's ratio: load on a shared host drifts over a minute, and a ratio taken within one round sees
-the same load on both sides. It also prints the cost as work grows: TorchScript compilations and
-seconds per scenario run, for the default and the `--slow` run.
+the same load on both sides. It also prints the cost as work grows, for the default and the `--slow`
+run in one process: milliseconds per scenario run, TorchScript classes compiled (per model class the
+runs build) and ScriptModules built.
 """
 
 from __future__ import annotations
@@ -87,38 +88,42 @@ def verdict(rounds: list[dict[str, Timed]], floor: Floor) -> tuple[str, bool]:
 
 
 COUNTING = """
-import runpy, sys, torch.jit._recursive as recursive
-made = []
-create = recursive.create_script_module
-def counted(*args, **kwargs):
-    made.append(1)
-    return create(*args, **kwargs)
-recursive.create_script_module = counted
+import runpy, sys
+from repro.engine.compilations import counted
 sys.argv = ["repro", *sys.argv[1:]]
-try:
-    runpy.run_module("repro", run_name="__main__", alter_sys=True)
-except SystemExit:
-    pass
-print(f"COMPILATIONS {len(made)}", file=sys.stderr)
+with counted() as count:
+    try:
+        runpy.run_module("repro", run_name="__main__", alter_sys=True)
+    except SystemExit:
+        pass
+from repro.catalogue import select
+from repro.engine.models import INSTANCES, MODELS, styles_of
+runs = select([], "--slow" in sys.argv).scenarios
+own = sum(MODELS[s.model].classes * len(styles_of(s.model)) * len(INSTANCES) for s in runs)
+print(f"COMPILATIONS {count.classes} {count.instances} {own}", file=sys.stderr)
 """
 
 
 def growth(tier: tuple[str, ...]) -> str:
-    """TorchScript compilations and seconds per scenario run of one run of ``tier``."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    """Scenario runs, milliseconds per scenario run, TorchScript class compilations (per model class the
+    runs build) and ScriptModules built, of one run of ``tier`` in one process (a forked copy's
+    compilations are its own)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "REPRO_PROCESSES": "1"}
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", COUNTING, *tier, "--json"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     took = time.perf_counter() - start
-    count = next((line.split()[1] for line in proc.stderr.splitlines() if line.startswith("COMPILATIONS ")), "?")
+    counts = next((line.split()[1:] for line in proc.stderr.splitlines() if line.startswith("COMPILATIONS ")), [])
     try:
         runs = len(json.loads(proc.stdout)["scenarios"])
+        classes, instances, own = (int(n) for n in counts)
     except (ValueError, KeyError):
         return f"{' '.join(tier) or 'default':<10} no report (exit {proc.returncode})"
     return (
-        f"{' '.join(tier) or 'default':<10} {runs} scenario runs, {count} TorchScript compilations, "
-        f"{took / max(runs, 1) * 1000:.1f} ms per scenario run ({took:.2f} s)"
+        f"{' '.join(tier) or 'default':<10} in one process: {runs} scenario runs, "
+        f"{took / max(runs, 1) * 1000:.1f} ms each ({took:.2f} s);\n{'':<10} {classes} TorchScript classes "
+        f"compiled ({classes / max(own, 1):.2f} per model class its runs build), {instances} ScriptModules built"
     )
 
 

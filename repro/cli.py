@@ -199,19 +199,22 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         emit(shown(text.render_candidates(environment.torch_version, environment.device, results)))
         return EXIT_OK
 
+    from repro.engine.forked import usable_processes
     from repro.engine.oracle import run_all
     from repro.report import conclude
+
+    processes = usable_processes(environment.device)
 
     if args.support_table:
         return _support_table(environment, args.json, ledger, fail)
 
     report = conclude(
         environment,
-        run_all(environment.device, selection.scenarios),
+        run_all(environment.device, selection.scenarios, processes),
         expected,
         selection.skipped,
         tuple(selection.not_run),
-        lambda more: run_all(environment.device, more),
+        lambda more: run_all(environment.device, more, processes),
     )
     if args.json:
         emit(json_format.render(report, explain()))
@@ -242,11 +245,12 @@ def _support_table(environment: Environment, as_json: bool, ledger: dict, fail: 
     import sysconfig
 
     from repro.catalogue import select
+    from repro.engine.forked import usable_processes
     from repro.engine.oracle import run_all
     from repro.engine.scenarios import fingerprint
     from repro.formats import support_table
 
-    run = run_all(environment.device, select([], slow=True).scenarios)
+    run = run_all(environment.device, select([], slow=True).scenarios, usable_processes(environment.device))
     if run.cannot_test:
         return fail(run.cannot_test)
     rows = support_table.support_rows(run.results)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from repro.catalogue import cause_of, scope_runs
 from repro.catalogue.bug import Bug
 from repro.catalogue.by_design import DESIGNED, UNDOCUMENTED
-from repro.engine.models import INSTANCES, STYLES, forget_built_classes
+from repro.engine.models import INSTANCES, STYLES
 from repro.engine.oracle import ScenarioResult, run_scenario
 
 NEUTRAL = ("match", "refused", "unavailable", "not-run")
@@ -127,13 +127,9 @@ def prove(bug: Bug, device: str = "cpu") -> Proof:
     except (ImportError, AttributeError) as err:  # a switch a release lacks (set_checkpoint_early_stop < 2.1)
         return Proof(bug, [], absent=f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
     runs = [(scenario, style, instance) for scenario, style in scope_runs(bug) for instance in INSTANCES]
-    forget_built_classes()  # no class compiled before the workaround serves a run under it
-    try:
-        with warnings.catch_warnings(), in_force:
-            warnings.simplefilter("ignore")  # TorchScript's deprecation warnings: the report shows them
-            results = [run_scenario(s, _style(bug, style), device, instance) for s, style, instance in runs]
-    finally:
-        forget_built_classes()
+    with warnings.catch_warnings(), in_force:  # every run builds its classes anew, under the workaround
+        warnings.simplefilter("ignore")  # TorchScript's deprecation warnings: the report shows them
+        results = [run_scenario(s, _style(bug, style), device, instance) for s, style, instance in runs]
     return Proof(bug, results)
 
 

@@ -68,3 +68,23 @@ def server():
     from hostile_server import HostileServer
 
     yield from _serving(HostileServer())
+
+
+_MEASURED: dict = {}
+
+
+@pytest.fixture
+def measured_once(monkeypatch):
+    """The CLI's runs in this test measure each scenario list once per worker: the support table's text
+    and JSON renderings, and another module's test of the same table, read one measurement."""
+    from repro.engine import oracle
+
+    run_all = oracle.run_all
+
+    def once(device, scenarios=oracle.SCENARIOS, processes=1):
+        key = (device, tuple(s.key for s in scenarios))
+        if key not in _MEASURED:
+            _MEASURED[key] = run_all(device, scenarios, processes)
+        return _MEASURED[key]
+
+    monkeypatch.setattr(oracle, "run_all", once)

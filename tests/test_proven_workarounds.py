@@ -200,6 +200,7 @@ def test_the_table_names_each_bugs_workaround_as_the_ledger_proved_it(entry, dev
     assert row.cell == "works (on flat); differs: copy-shares-training (on child)"  # what the ledger stores
 
 
+@pytest.mark.usefixtures("measured_once")
 def test_the_cli_table_says_what_the_ledger_proved_without_proving_it(capsys, tmp_path, monkeypatch):
     import torch
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
 import torch
 from test_catalogue import DEPARTURES, SCENARIO, _result
 
@@ -100,6 +101,7 @@ def _cli(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.usefixtures("measured_once")
 def test_the_cli_table_covers_every_api_within_100_columns(capsys):
     code, out, _ = _cli(capsys, "--support-table")
     assert code == 0 and all(len(line) <= WIDTH for line in out.splitlines())

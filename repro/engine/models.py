@@ -93,9 +93,14 @@ class Raising(Flat):
 def _scripted_if(module: nn.Module, shape: str) -> nn.Module:
     """A ``shape`` model as a child of ``module``: on the ScriptModule side itself a ScriptModule
     subclass (``script_method`` style), made before the parent is compiled, as users nest their own
-    ScriptModule classes; on the eager side the eager class."""
-    scripted = isinstance(module, torch.jit.ScriptModule)
-    return subject_class(shape, "script_method")() if scripted else MODELS[shape].eager()
+    ScriptModule classes; on the eager side the eager class. Each parent class has its own child
+    class, as a user's model class names its child's: a parent's later instance holds a later
+    instance of its child's class."""
+    if not isinstance(module, torch.jit.ScriptModule):
+        return MODELS[shape].eager()
+    if type(module) not in _CHILD_CLASSES:
+        _CHILD_CLASSES[type(module)] = fresh_class(shape, "script_method")
+    return _CHILD_CLASSES[type(module)]()
 
 
 def _subclass_child(module: nn.Module) -> None:
@@ -240,6 +245,7 @@ class Model:
     traits: frozenset[str]
     extra: Callable[[str], tuple] = lambda device: ()
     placement: str = ""
+    classes: int = 1  # the classes of its own TorchScript compiles for each run (nested subclasses: more)
 
 
 # What a shape offers a scenario body; a scenario ``requires`` some, and runs on every shape offering them.
@@ -275,9 +281,9 @@ MODELS: dict[str, Model] = {
     "in eager parent": Model(Flat, _INNER, placement="in eager parent"),
     "in eager parent, with child": Model(WithChild, _INNER, placement="in eager parent"),
     "scripted child": Model(Flat, _INNER, placement="scripted child"),
-    "subclass child": Model(WithSubclassChild, _INNER | {"root"}),
-    "two deep": Model(Middle, _INNER | {"root"}),
-    "three deep": Model(Nested, _INNER | {"root"}),
+    "subclass child": Model(WithSubclassChild, _INNER | {"root"}, classes=2),
+    "two deep": Model(Middle, _INNER | {"root"}, classes=2),
+    "three deep": Model(Nested, _INNER | {"root"}, classes=3),
     "raising": Model(Raising, _FLAT - {"one graph"} | {"raises"}),
     "hooked in __init__, before children": Model(HookedBeforeChildren, frozenset({"x only", ONLY_WHEN_REQUIRED})),
     "hooked in __init__, after children": Model(HookedAfterChildren, frozenset({"x only", ONLY_WHEN_REQUIRED})),
@@ -296,7 +302,7 @@ def shapes_offering(traits: tuple[str, ...]) -> tuple[str, ...]:
 
 _STUBS: dict[type, object] = {}
 _SERIAL = itertools.count()
-_LATER: dict[tuple[str, str], type] = {}
+_CHILD_CLASSES: dict[type, type] = {}  # a parent class -> its child's class
 
 
 def _compiled_forward(eager: type[nn.Module]) -> object:
@@ -328,28 +334,23 @@ def fresh_class(shape: str, style: str) -> type[nn.Module]:
 
 
 def subject_class(shape: str, style: str, instance: str = "later") -> type[nn.Module]:
-    """The ScriptModule subclass a run builds: a fresh one for ``first``; for ``later``, one class per
-    shape and style, which has had its first instance already."""
-    if instance == "first":
-        return fresh_class(shape, style)
-    if (shape, style) not in _LATER:
-        cls = fresh_class(shape, style)
+    """The ScriptModule subclass a run builds: a fresh one for ``first``; for ``later``, a fresh one
+    whose first instance has been built (and dropped). A run never meets a class another run used:
+    TorchScript keeps state per class (its optimized graph), and a run's outcome must not depend on
+    which runs came before it, in this process or in another (``repro.engine.forked``)."""
+    cls = fresh_class(shape, style)
+    if instance == "later":
         cls()
-        _LATER[shape, style] = cls
-    return _LATER[shape, style]
-
-
-def forget_built_classes() -> None:
-    """Later runs build their classes anew: what TorchScript compiled under a candidate fix (or
-    without it) must not serve runs judged otherwise."""
-    _LATER.clear()
+    return cls
 
 
 def build_script(shape: str, style: str, instance: str, device: str) -> nn.Module:
     """The model a scenario runs on, on the ScriptModule side."""
     model = MODELS[shape]
     if model.placement == "scripted child":
-        eager = model.eager if instance == "later" else type(model.eager.__name__, (model.eager,), {})
+        eager = type(model.eager.__name__, (model.eager,), {})  # torch.jit.script compiles a class once too
+        if instance == "later":
+            torch.jit.script(eager())
         return EagerParent(torch.jit.script(eager())).to(device)
     scripted = subject_class(shape, style, instance)()
     return (EagerParent(scripted) if model.placement else scripted).to(device)

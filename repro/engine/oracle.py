@@ -15,11 +15,14 @@ from __future__ import annotations
 import gc
 import importlib
 import inspect
+import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from repro.engine import forked
 from repro.engine.models import INSTANCES, MODELS, STYLES, build_eager, build_script, is_really_scripted, styles_of
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios import SCENARIOS, Scenario
@@ -173,25 +176,47 @@ def run_scenario(
     return ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
 
 
-def run_all(device: str, scenarios: list[Scenario] = SCENARIOS) -> OracleRun:
+def run_all(device: str, scenarios: list[Scenario] = SCENARIOS, processes: int = 1) -> OracleRun:
     """Every scenario in each style it runs in, on a first and on a later instance, with TorchScript
-    warnings gathered once. The eager twin's observation is made once per scenario."""
+    warnings gathered once. The eager twin's observation is made once per scenario. ``processes`` > 1
+    shares the scenarios with forked copies of this process (``repro.engine.forked``)."""
     gc.freeze()  # the objects that exist now (~170k from importing torch) are not rescanned: ~0.1 s less
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             reason = torchscript_problem(device)
-            results = []
-            for s in [] if reason else scenarios:
-                eager = None if missing_needs(s) or absent_device(s) else observe_eager(s, device)
-                results += [
-                    run_scenario(s, style, device, instance, eager)
-                    for style in styles_of(s.model)
-                    for instance in INSTANCES
-                ]
+        done = [] if reason else forked.shared(partial(_runs, device=device), scenarios, processes, _one_thread)
     finally:
         gc.unfreeze()
-    return OracleRun(results, _torchscript_warnings(caught), reason)
+    results = [ScenarioResult(s, *run) for s, (runs, _) in zip(scenarios, done) for run in runs]
+    said = [*_torchscript_warnings(caught), *(text for _, texts in done for text in texts)]
+    return OracleRun(results, list(dict.fromkeys(said)), reason)
+
+
+_Runs = tuple[list[tuple[Any, ...]], list[str]]  # one scenario's runs, each without its scenario, and warnings
+
+
+def _runs(share: Sequence[Scenario], device: str) -> list[_Runs]:
+    return [_runs_of(s, device) for s in share]
+
+
+def _one_thread() -> None:
+    """In a forked copy: torch's intra-op threads (OpenMP) did not survive the fork, and an op that
+    would use them waits forever (seen with autocast's bfloat16 matmul); one thread needs none."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _runs_of(s: Scenario, device: str) -> _Runs:
+    """One scenario in each of its styles and instances, as plain data a forked copy can send back."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        eager = None if missing_needs(s) or absent_device(s) else observe_eager(s, device)
+        runs = [
+            run_scenario(s, style, device, instance, eager) for style in styles_of(s.model) for instance in INSTANCES
+        ]
+    return [(r.style, r.verdict, r.detail, r.script, r.eager, r.instance) for r in runs], _torchscript_warnings(caught)
 
 
 def torchscript_problem(device: str) -> str | None:
@@ -224,9 +249,18 @@ def _torchscript_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
     return list(seen)
 
 
+# What an error's text says about this process rather than the behaviour: TorchScript's counter of
+# classes compiled so far (every run compiles its own) and memory addresses. Both become fixed text,
+# so that a run reads the same whichever runs came before it.
+_PROCESS_DETAILS = ((re.compile(r"___torch_mangle_\d+"), "___torch_mangle_N"), (re.compile(r"0x[0-9a-f]{6,}"), "0x..."))
+
+
 def _describe(err: BaseException) -> str:
     lines = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
+    text = f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
+    for pattern, fixed in _PROCESS_DETAILS:
+        text = pattern.sub(fixed, text)
+    return text
 
 
 def _difference(script: dict[str, Any], eager: dict[str, Any]) -> str:

@@ -205,7 +205,7 @@ def judge_here(candidate: Candidate, device: str, slow: bool = False) -> Candida
 
     scenarios = select([], slow).scenarios
     own = [s for s in scenarios if s.apis & set(WITH_FIXES.apis)]
-    with in_force(candidate):
+    with candidate.apply():  # every run builds its classes anew, under it (models.subject_class)
         first = run_all(device, own)
         if first.cannot_test:
             return CandidateResult(candidate, None, None, 0, 0, "cannot judge", first.cannot_test)
@@ -215,20 +215,6 @@ def judge_here(candidate: Candidate, device: str, slow: bool = False) -> Candida
             return replace(result, complete=False)
         rest = run_all(device, [s for s in scenarios if s not in own])
         return classify(candidate, judged + [scenario_summary(r) for r in rest.results])
-
-
-@contextmanager
-def in_force(candidate: Candidate) -> Iterator[None]:
-    """``candidate`` applied in this process, with every ScriptModule class built anew under it:
-    TorchScript compiles a class once, with what was in force then."""
-    from repro.engine import models
-
-    with candidate.apply():
-        models.forget_built_classes()
-        try:
-            yield
-        finally:
-            models.forget_built_classes()
 
 
 def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
