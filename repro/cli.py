@@ -147,8 +147,8 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     if args.markdown and started:
         started.collect_versions()  # torch is imported: collect_env's subprocesses run meanwhile
 
-    from repro.catalogue import BUGS, select  # imports torch: after resolve_environment
-    from repro.filing.explain import explain, steps
+    from repro.catalogue import BUGS, cause_of, select, steps  # imports torch: after resolve_environment
+    from repro.catalogue.full_backward_hook_flag import explain
     from repro.formats import json as json_format
     from repro.formats import text
 
@@ -210,11 +210,11 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
 
     report = conclude(
         environment,
-        run_all(environment.device, selection.scenarios, processes),
+        run_all(environment.device, selection.scenarios, processes, explains=cause_of),
         expected,
         selection.skipped,
         tuple(selection.not_run),
-        lambda more: run_all(environment.device, more, processes),
+        lambda more: run_all(environment.device, more, processes, explains=cause_of),
     )
     if args.json:
         emit(json_format.render(report, explain()))
@@ -244,13 +244,14 @@ def _support_table(environment: Environment, as_json: bool, ledger: dict, fail: 
     import json
     import sysconfig
 
-    from repro.catalogue import select
+    from repro.catalogue import cause_of, select
     from repro.engine.forked import usable_processes
     from repro.engine.oracle import run_all
     from repro.engine.scenarios import fingerprint
     from repro.formats import support_table
 
-    run = run_all(environment.device, select([], slow=True).scenarios, usable_processes(environment.device))
+    scenarios = select([], slow=True).scenarios
+    run = run_all(environment.device, scenarios, usable_processes(environment.device), explains=cause_of)
     if run.cannot_test:
         return fail(run.cannot_test)
     rows = support_table.support_rows(run.results)

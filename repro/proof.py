@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from repro.catalogue import cause_of, scope_runs
 from repro.catalogue.bug import Bug
-from repro.catalogue.by_design import DESIGNED, UNDOCUMENTED
+from repro.engine.by_design import DESIGNED, UNDOCUMENTED
 from repro.engine.models import INSTANCES, STYLES
 from repro.engine.oracle import ScenarioResult, run_scenario
 
@@ -129,7 +129,9 @@ def prove(bug: Bug, device: str = "cpu") -> Proof:
     runs = [(scenario, style, instance) for scenario, style in scope_runs(bug) for instance in INSTANCES]
     with warnings.catch_warnings(), in_force:  # every run builds its classes anew, under the workaround
         warnings.simplefilter("ignore")  # TorchScript's deprecation warnings: the report shows them
-        results = [run_scenario(s, _style(bug, style), device, instance) for s, style, instance in runs]
+        results = [
+            run_scenario(s, _style(bug, style), device, instance, explains=cause_of) for s, style, instance in runs
+        ]
     return Proof(bug, results)
 
 

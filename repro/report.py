@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from repro.catalogue import BUGS, cause_of
+from repro.catalogue import BUGS, cause_of, covering
 from repro.catalogue.bug import Bug
 from repro.engine.oracle import OracleRun, ScenarioResult
 from repro.engine.scenarios import Scenario
@@ -28,6 +29,20 @@ from repro.ledger import Expectation
 SCHEMA = 3
 DEPARTURES = ("raises", "differs", "error")
 NOT_JUDGED = ("unavailable", "not-run")  # this torch lacks the API, or this machine the accelerator
+
+
+def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
+    """A scenario run without what each twin recorded: what judging a candidate fix reads."""
+    return {
+        "api": result.scenario.api,
+        "name": result.scenario.name,
+        "style": result.style,
+        "instance": result.instance,
+        "covered_by": covering(result),
+        "cause": cause_of(result),
+        "verdict": result.verdict,
+        "detail": result.detail,
+    }
 
 
 @dataclass(frozen=True)
@@ -106,8 +121,8 @@ def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[str, str]:
 def absent_apis(bug: Bug) -> list[str]:
     """The APIs of ``bug`` this torch lacks, when it lacks all of them (then the bug cannot exist here,
     which is known without running anything); empty otherwise."""
-    from repro.engine.oracle import missing_needs
     from repro.engine.scenarios import SCENARIOS
+    from repro.engine.scenarios.table import missing_needs
 
     scope = [s for s in SCENARIOS if s.apis & set(bug.apis)]
     missing = [missing_needs(s) for s in scope]

@@ -175,14 +175,6 @@ def _parse(text: str) -> ast.Module:
     return ast.parse(text)
 
 
-def analyse(sources: dict[str, str | None]) -> StaticVerdict:
-    """The pieces of the bug this project began with (the catalogue's first), judged alone: no
-    fingerprint, no check that its API exists."""
-    from repro.catalogue import DEFAULT  # the catalogue imports this module
-
-    return static_verdict(sources, DEFAULT.pieces)
-
-
 _Named = TypeVar("_Named", bound=ast.AST)  # a node kind with a name: ClassDef, FunctionDef
 
 

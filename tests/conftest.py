@@ -81,10 +81,10 @@ def measured_once(monkeypatch):
 
     run_all = oracle.run_all
 
-    def once(device, scenarios=oracle.SCENARIOS, processes=1):
+    def once(device, scenarios, processes=1, *, explains):
         key = (device, tuple(s.key for s in scenarios))
         if key not in _MEASURED:
-            _MEASURED[key] = run_all(device, scenarios, processes)
+            _MEASURED[key] = run_all(device, scenarios, processes, explains=explains)
         return _MEASURED[key]
 
     monkeypatch.setattr(oracle, "run_all", once)

@@ -11,7 +11,7 @@ import torch
 
 from helpers import ROOT, run, run_here
 from repro.catalogue import BUGS, UnknownBug, across_scope, cause_of, get, select
-from repro.catalogue.by_design import BY_DESIGN, CPP, refusal_line
+from repro.engine.by_design import BY_DESIGN, CPP, refusal_line
 from repro.engine.oracle import ScenarioResult, Side
 from repro.engine.scenarios import SCENARIOS
 from repro.source_checks import installed_sources, installed_torch_root

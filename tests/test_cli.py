@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from helpers import ROOT, expected, run, run_here, run_json, write_fixed_ledger, write_ledger
-from repro.catalogue import BUGS, select
+from repro.catalogue import BUGS, cause_of, select
 from repro.cli import main
 from repro.engine.oracle import run_scenario
 from repro.engine.scenarios import SCENARIOS
@@ -161,7 +161,7 @@ def test_what_the_default_run_leaves_out_is_counted_with_the_option_that_runs_it
 
 def test_a_scenario_without_hook_calls_names_what_was_compared():
     scenario = next(s for s in SCENARIOS if s.name == "can edit the returned state dict in place")
-    result = run_scenario(scenario, "plain_forward", "cpu")
+    result = run_scenario(scenario, "plain_forward", "cpu", explains=cause_of)
     assert (side_cell(result.script), side_cell(result.eager), result.verdict) == ("state dict", "state dict", "match")
 
 

@@ -14,12 +14,12 @@ import tomllib
 from helpers import ROOT, run
 from repro import run_patched
 from repro.catalogue import BUGS
+from repro.catalogue.full_backward_hook_flag import RootCause
 from repro.cli import build_parser as repro_parser
 from repro.cli import main as repro_main
 from repro.engine.oracle import OracleRun, ScenarioResult, Side
 from repro.engine.scenarios import SCENARIOS, fingerprint
 from repro.environment import Environment
-from repro.filing.explain import RootCause
 from repro.formats.json import as_dict
 from repro.ledger import DEFAULT_PATH, Expectation, load
 from repro.report import build_report

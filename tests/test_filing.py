@@ -14,9 +14,9 @@ import torch
 from helpers import PASTE_ENDS, ROOT, run, run_json, write_ledger
 from repro import workaround
 from repro.catalogue import BUGS, select
+from repro.catalogue.full_backward_hook_flag import RootCause, explain
 from repro.engine.models import INSTANCES, STYLES, build_eager, build_script, styles_of
 from repro.filing.candidates import CANDIDATES, Candidate, classify, judge
-from repro.filing.explain import RootCause, explain
 from repro.filing.upstream_patch import REGISTRATION, TEST_PATH, PatchError, patched_sources
 from repro.formats.markdown import ATTRIBUTION
 from repro.formats.text import render_candidates
@@ -321,7 +321,7 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
 def test_explain_gives_each_bugs_cause_as_numbered_steps_with_file_and_line(bug_id):
     """Every catalogued bug: its steps, measured here; each Python piece cited where it is in the
     installed torch, each C++ one by path and upstream commit; the workaround last; no markup."""
-    from repro.filing.explain import steps
+    from repro.catalogue import steps
     from repro.formats.text import render_cause
 
     bug = BUGS[bug_id]

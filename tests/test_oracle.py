@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from repro.catalogue import cause_of
-from repro.catalogue.by_design import refusal
+from repro.engine.by_design import refusal
 from repro.engine.compilations import counted
 from repro.engine.models import MODELS, build_script, styles_of
 from repro.engine.oracle import (
@@ -22,12 +22,12 @@ from repro.engine.oracle import (
     Side,
     assert_like_eager,
     judge,
-    missing_needs,
     observe,
     run_all,
     run_scenario,
 )
 from repro.engine.scenarios import SCENARIOS, Scenario, uncovered_hook_apis
+from repro.engine.scenarios.table import missing_needs
 from repro.source_checks import installed_torch_root
 
 RAN = Side({"hook calls": [["backward", "<the module itself>"]], "x.grad": [1.0]}, None)
@@ -73,7 +73,7 @@ def test_script_error_raises_and_eager_error_is_an_error():
 def test_missing_api_or_keyword_is_unavailable_not_match(need):
     scenario = _scenario(needs=(need,))
     assert missing_needs(scenario) == [need]
-    result = run_scenario(scenario, "script_method", "cpu")
+    result = run_scenario(scenario, "script_method", "cpu", explains=cause_of)
     assert result.verdict == "unavailable" and need in result.detail
 
 
@@ -119,7 +119,7 @@ def test_a_hook_api_torch_adds_is_reported_uncovered(monkeypatch):
 def test_a_method_torchscript_stubs_out_is_refused_undocumented_with_its_source_line():
     """No PyTorch document or upstream test states the stubs as intended: refused, undocumented."""
     scenario = next(s for s in SCENARIOS if s.name == "on a submodule (m.linear)")
-    result = run_scenario(scenario, "plain_forward", "cpu")
+    result = run_scenario(scenario, "plain_forward", "cpu", explains=cause_of)
     assert result.verdict == "refused" and "register_forward_hook is not supported on ScriptModules" in result.detail
     path, line = result.detail.rsplit("(undocumented: ", 1)[1].rstrip(")").split(":")
     module = importlib.import_module(path.removesuffix(".py").replace("/", "."))  # the file torch runs from
@@ -135,7 +135,9 @@ def test_a_refusal_reached_through_a_path_the_user_did_not_call_is_not_by_design
 
 def test_first_and_later_instances_are_both_run():
     scenario = next(s for s in SCENARIOS if s.api == "register_forward_hook")
-    first, later = (run_scenario(scenario, "script_method", "cpu", instance) for instance in INSTANCES)
+    first, later = (
+        run_scenario(scenario, "script_method", "cpu", instance, explains=cause_of) for instance in INSTANCES
+    )
     assert (first.instance, later.instance) == ("first", "later") and first.verdict == later.verdict == "match"
 
 
@@ -148,7 +150,7 @@ def test_a_model_torch_cannot_build_is_the_script_sides_error_not_a_crash(monkey
         raise AttributeError("'str' object has no attribute '__module__'")
 
     monkeypatch.setattr(torch.jit, "script", broken_script)
-    result = run_scenario(scenario, "torch.jit.script", "cpu")
+    result = run_scenario(scenario, "torch.jit.script", "cpu", explains=cause_of)
     assert result.verdict == "raises"
     assert result.detail == "building the model raised AttributeError: 'str' object has no attribute '__module__'"
 
@@ -157,7 +159,9 @@ def test_an_exception_replaced_by_torch_jit_error_is_a_bug_not_a_design():
     """Upstream tracks the loss as open (pytorch/pytorch#54612): the always_call hook still runs, and the
     caller catching torch.jit.Error instead of ValueError is jit-error-replaces-exception's departure."""
     scenario = next(s for s in SCENARIOS if s.model == "raising")
-    compiled, plain = (run_scenario(scenario, style, "cpu") for style in ("script_method", "plain_forward"))
+    compiled, plain = (
+        run_scenario(scenario, style, "cpu", explains=cause_of) for style in ("script_method", "plain_forward")
+    )
     assert plain.verdict == "match" and compiled.verdict == "differs"
     assert compiled.script.observation["hook calls"] == [["forward (always_call)"]]
     assert cause_of(compiled) == "jit-error-replaces-exception"
@@ -167,7 +171,7 @@ def test_a_childs_other_class_is_a_designed_difference_with_its_line():
     """A child of a subclass is a RecursiveScriptModule (torch.jit.script's documentation says submodules are
     compiled): listing children differs only in the class met, which the run names with its torch line."""
     scenario = next(s for s in SCENARIOS if s.api == "children")
-    result = run_scenario(scenario, "script_method", "cpu")
+    result = run_scenario(scenario, "script_method", "cpu", explains=cause_of)
     assert result.verdict == "refused"
     assert result.script.observation["types"] == {"Linear": "RecursiveScriptModule"}
     assert result.eager.observation["types"] == {"Linear": "Linear"}
@@ -183,7 +187,9 @@ def _read(run):
 @pytest.mark.parametrize("processes", [2, 3])
 def test_a_run_shared_by_processes_reads_run_for_run_as_in_one(processes):
     default = [s for s in SCENARIOS if s.tier == "default"]
-    assert _read(run_all("cpu", default, processes)) == _read(run_all("cpu", default, 1))
+    assert _read(run_all("cpu", default, processes, explains=cause_of)) == _read(
+        run_all("cpu", default, 1, explains=cause_of)
+    )
 
 
 def _tier_cases():

@@ -36,7 +36,7 @@ DEVICES = [
 def test_scriptmodule_hooks_behave_like_eager(scenario, style, instance, device):
     if any(e.outcome == "cannot-test" for e in EXPECTED.values()):
         pytest.skip(f"ledger: TorchScript cannot be tested on torch {torch.__version__}")
-    result = run_scenario(scenario, style, device, instance)
+    result = run_scenario(scenario, style, device, instance, explains=cause_of)
     if result.verdict in ("unavailable", "refused"):
         pytest.skip(f"{result.verdict}: {result.detail}")
     expected = [bug_id for bug_id, bug in BUGS.items() if bug.covers(result) and EXPECTED[bug_id].outcome == "present"]

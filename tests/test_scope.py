@@ -28,7 +28,7 @@ def explored() -> tuple[ScenarioResult, ...]:
     """Every scenario of any catalogued bug's APIs on every shape it declares."""
     apis = {api for bug in BUGS.values() for api in bug.apis}
     runs = [s.on(shape) for s in SCENARIOS if s.apis & apis for shape in s.shapes]
-    return tuple(run_all("cpu", runs).results)
+    return tuple(run_all("cpu", runs, explains=cause_of).results)
 
 
 def _expected_present(bug: Bug) -> bool:
@@ -77,7 +77,8 @@ def test_a_scope_names_only_shapes_its_scenarios_declare() -> None:
 
 def test_every_shape_a_scenario_declares_runs_its_eager_twin():
     """A declaration is checked, not trusted: the eager twin of every declared shape runs the body."""
-    from repro.engine.oracle import absent_device, missing_needs, observe_eager
+    from repro.engine.oracle import absent_device, observe_eager
+    from repro.engine.scenarios.table import missing_needs
 
     failing = [
         f"{s.key} [on {shape}]: {side.error}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from repro.catalogue import BUGS
-from repro.catalogue.by_design import BY_DESIGN
+from repro.engine.by_design import BY_DESIGN
 from tracker import support_doc
 from tracker.support_doc import columns, document
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import requests
 from packaging.utils import parse_wheel_filename
 
-from repro.source_checks import MODULE, RECURSIVE, SCRIPT, StaticVerdict, analyse
+from repro.catalogue.full_backward_hook_flag import analyse
+from repro.source_checks import MODULE, RECURSIVE, SCRIPT, StaticVerdict
 from tracker.index import WheelFile
 from tracker.remote import FetchError, Limits, RangeFile, Traffic, get
 

@@ -31,7 +31,7 @@ from repro import atomic
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from repro.catalogue.bug import SHAPE_WORDS
-from repro.catalogue.by_design import BY_DESIGN, DESIGNED_DIFFERENCES
+from repro.engine.by_design import BY_DESIGN, DESIGNED_DIFFERENCES
 from repro.sanitise import cell as table_cell
 from repro.sanitise import code_span, for_terminal, plain
 

@@ -2,8 +2,8 @@
 
 Each bug says which scenarios it covers (APIs and subclass styles), how to recognise its
 departure in an oracle result, its static signature over torch's sources (for the tracker),
-and two scripts: a bisect-ready one and a paste-ready one. ``by_design`` lists what
-TorchScript refuses on purpose, which is not a bug.
+and two scripts: a bisect-ready one and a paste-ready one. What TorchScript refuses on purpose,
+which is not a bug, is the engine's (``repro.engine.by_design``).
 """
 
 from __future__ import annotations
@@ -177,3 +177,12 @@ def _left_out(bug: Bug, scenarios: list[Scenario]) -> str:
 
     kinds = " or ".join(sorted({"{} ({})".format(*TIERS[s.tier]) for s in scenarios}))
     return f"its scenarios are {kinds}, left out of the default run: --slow or --bug {bug.id} runs them"
+
+
+def steps(bug: Bug) -> list[str]:
+    """``bug``'s cause as numbered steps, measured on the installed torch from its catalogue module; a
+    bug without one gives its static signature's evidence, file:line each."""
+    from repro.source_checks import installed_sources
+
+    evidence = bug.static(installed_sources()).evidence
+    return bug.root_cause(evidence) if bug.root_cause else evidence

@@ -10,6 +10,8 @@ instance, or the ``ignored_attributes`` one-liner) the flag stays None and no ho
 from __future__ import annotations
 
 import ast
+import warnings
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import (
@@ -25,18 +27,22 @@ from repro.catalogue.bug import (
     scope_pairs,
 )
 from repro.catalogue.child_hooks_bypassed import CASES as BYPASSED
+from repro.catalogue.measure import SCRIPT_INIT
 from repro.source_checks import (
     FLAG,
     MODULE,
     RECURSIVE,
     SCRIPT,
     Check,
+    StaticVerdict,
     Trees,
     assigns,
     ignored_attributes_node,
+    loaded_sources,
     mentions_flag,
     method,
     setattr_forwards,
+    static_verdict,
 )
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -65,9 +71,7 @@ def applies(trees: Trees) -> str | None:
 
 
 def root_cause(evidence: list[str]) -> list[str]:
-    """The chain ``repro.filing.explain`` measures: the flag's C++ type, the wrapper, the lines."""
-    from repro.filing.explain import explain
-
+    """The chain ``explain`` measures: the flag's C++ type, the wrapper, the lines."""
     return explain().chain()
 
 
@@ -167,3 +171,61 @@ BUG = Bug(
         ),
     ),
 )
+
+
+# --- its root cause, measured on the installed torch at run time, never hard-coded: what the scripted
+# module really is (the type its C++ class gives the flag, whether the Python wrapper still holds it),
+# and where the installed sources put the pieces (with file and line).
+
+
+def analyse(sources: dict[str, str | None]) -> StaticVerdict:
+    """Its pieces judged alone: no fingerprint, no check that its API exists (the tracker's probe)."""
+    return static_verdict(sources, BUG.pieces)
+
+
+WRAPPER = {True: "still holds", False: "no longer holds", None: "may or may not hold (not measured)"}
+
+
+@dataclass(frozen=True)
+class RootCause:
+    flag_type: str  # the C++ attribute's type, or why it could not be read
+    flag_on_wrapper: bool | None  # does the Python wrapper still hold the flag after scripting?
+    static: StaticVerdict  # evidence lines: ignored_attributes, Module assignment, __setattr__
+
+    def chain(self) -> list[str]:
+        """The cause as numbered steps a reader can check against the cited lines."""
+        ignored, assigns, forwards = (self.static.evidence + ["?", "?", "?"])[:3]
+        return [
+            f"nn.Module.__init__ sets self.{FLAG} = None on every module.",
+            f"When a ScriptModule subclass finishes __init__, it is compiled and every instance attribute "
+            f"not in torch.jit._recursive.ignored_attributes becomes an attribute of the C++ class "
+            f"({ignored}). Measured here, {FLAG} is typed {self.flag_type} there, and the wrapper "
+            f"{WRAPPER[self.flag_on_wrapper]} a Python copy.",
+            f"register_full_backward_hook assigns True to the flag ({assigns}); "
+            f"ScriptModule.__setattr__ forwards the assignment to the inner RecursiveScriptModule "
+            f"({forwards}), whose C++ setter cannot cast True to {self.flag_type} ({SCRIPT_INIT}, "
+            "ScriptObject setattr; register_backward_hook assigns False: same error).",
+            "Module._get_backward_hooks reads the flag back on the outer module when it is called, "
+            "so a fix must leave the wrapper reading True: one that only keeps the flag out of the "
+            "C++ class silences the error while no backward hook ever runs.",
+        ]
+
+
+def explain() -> RootCause:
+    """Measure the chain on the installed torch (call after ``environment.import_torch``)."""
+    static = analyse(loaded_sources())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from repro.engine.models import build_script
+
+            model = build_script("flat", "plain_forward", "later", "cpu")
+        # a ScriptModule's inner module and its C++ type are untyped in torch's stubs
+        attributes = model._actual_script_module._concrete_type.get_attributes()  # type: ignore[union-attr,operator]
+    except Exception as err:  # TorchScript disabled or raising: say so instead of guessing
+        return RootCause(f"unknown (TorchScript unusable: {type(err).__name__}: {err})", None, static)
+    if FLAG in attributes:
+        flag_type = str(attributes[FLAG][0])
+    else:
+        flag_type = "nothing (not an attribute of the C++ class)"
+    return RootCause(flag_type, FLAG in model.__dict__, static)

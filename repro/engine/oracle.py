@@ -5,7 +5,7 @@ with their arguments, gradients, state dicts); not raising is never enough.
 
 Verdicts: ``match``; ``raises`` (the ScriptModule raised, eager did not); ``differs``
 (both ran, observations differ); ``refused`` (raised, by TorchScript's design: see
-``repro.catalogue.by_design``); ``unavailable`` (this torch lacks an API or keyword the scenario
+``repro.engine.by_design``); ``unavailable`` (this torch lacks an API or keyword the scenario
 needs, so neither twin can run it); ``not-run`` (it needs an accelerator this machine lacks: the
 API exists); ``error`` (the eager twin itself raised: the scenario is not valid on this torch).
 """
@@ -13,8 +13,6 @@ API exists); ``error`` (the eager twin itself raised: the scenario is not valid 
 from __future__ import annotations
 
 import gc
-import importlib
-import inspect
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -25,7 +23,8 @@ from typing import Any
 from repro.engine import forked
 from repro.engine.models import INSTANCES, MODELS, STYLES, build_eager, build_script, is_really_scripted, styles_of
 from repro.engine.recorder import Recorder
-from repro.engine.scenarios import SCENARIOS, Scenario
+from repro.engine.scenarios import Scenario
+from repro.engine.scenarios.table import missing_needs
 
 
 @dataclass(frozen=True)
@@ -64,40 +63,6 @@ class ScriptRaised(AssertionError):
 
 class EagerFailed(AssertionError):
     """The eager twin raised: the scenario itself is broken on this torch."""
-
-
-def missing_needs(scenario: Scenario) -> list[str]:
-    """The APIs or keywords ``scenario`` needs that this torch lacks: ``nn.Module`` methods, the
-    global ``register_module_*`` functions of ``torch.nn.modules.module``, and dotted paths
-    (``torch.func.functional_call``)."""
-    missing = []
-    for need in scenario.needs:
-        api, _, kwarg = need.rstrip(")").partition("(")
-        found = resolve(api)
-        if found is None or (kwarg and kwarg not in inspect.signature(found).parameters):
-            missing.append(need)
-    return missing
-
-
-def resolve(api: str) -> Any:
-    """The object ``api`` names on this torch, or None: a dotted path is imported (its longest
-    importable module prefix), a ``register_module_*`` name is a global hook function, any other
-    name an ``nn.Module`` attribute."""
-    from torch import nn
-    from torch.nn.modules import module
-
-    if "." not in api:
-        return getattr(module if api.startswith("register_module_") else nn.Module, api, None)
-    parts = api.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            found: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for name in parts[cut:]:
-            found = getattr(found, name, None)
-        return found
-    return None
 
 
 def absent_device(scenario: Scenario) -> str | None:
@@ -146,13 +111,24 @@ def observe_eager(scenario: Scenario, device: str) -> Side:
     return observe(lambda: build_eager(scenario.model, device), scenario, device)
 
 
+# The catalogued bug that explains a departure, if one does (``repro.catalogue.cause_of``): such a
+# departure is that bug's, never TorchScript's design. The catalogue sits above the engine, so its
+# callers hand it in.
+Explains = Callable[[ScenarioResult], object]
+
+
 def run_scenario(
-    scenario: Scenario, style: str, device: str, instance: str = "later", eager: Side | None = None
+    scenario: Scenario,
+    style: str,
+    device: str,
+    instance: str = "later",
+    eager: Side | None = None,
+    *,
+    explains: Explains,
 ) -> ScenarioResult:
     """One scenario on a ScriptModule subclass (the ``first`` instance of a fresh class, or a
     ``later`` one) and on the eager twin (``eager``: its observation, when already made)."""
-    from repro.catalogue import cause_of
-    from repro.catalogue.by_design import designed_difference, refusal
+    from repro.engine.by_design import designed_difference, refusal
 
     missing = missing_needs(scenario)
     if missing:
@@ -166,7 +142,7 @@ def run_scenario(
     eager = eager or observe_eager(scenario, device)
     verdict, detail = judge(script, eager)
     result = ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
-    if verdict not in ("raises", "differs") or cause_of(result):  # a catalogued bug's departure is its own
+    if verdict not in ("raises", "differs") or explains(result):  # a catalogued bug's departure is its own
         return result
     where = refusal(scenario.apis, script.error) if verdict == "raises" else None
     if verdict == "differs":
@@ -176,7 +152,7 @@ def run_scenario(
     return ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
 
 
-def run_all(device: str, scenarios: list[Scenario] = SCENARIOS, processes: int = 1) -> OracleRun:
+def run_all(device: str, scenarios: list[Scenario], processes: int = 1, *, explains: Explains) -> OracleRun:
     """Every scenario in each style it runs in, on a first and on a later instance, with TorchScript
     warnings gathered once. The eager twin's observation is made once per scenario. ``processes`` > 1
     shares the scenarios with forked copies of this process (``repro.engine.forked``)."""
@@ -185,7 +161,11 @@ def run_all(device: str, scenarios: list[Scenario] = SCENARIOS, processes: int =
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             reason = torchscript_problem(device)
-        done = [] if reason else forked.shared(partial(_runs, device=device), scenarios, processes, _one_thread)
+        done = (
+            []
+            if reason
+            else forked.shared(partial(_runs, device=device, explains=explains), scenarios, processes, _one_thread)
+        )
     finally:
         gc.unfreeze()
     results = [ScenarioResult(s, *run) for s, (runs, _) in zip(scenarios, done) for run in runs]
@@ -196,8 +176,8 @@ def run_all(device: str, scenarios: list[Scenario] = SCENARIOS, processes: int =
 _Runs = tuple[list[tuple[Any, ...]], list[str]]  # one scenario's runs, each without its scenario, and warnings
 
 
-def _runs(share: Sequence[Scenario], device: str) -> list[_Runs]:
-    return [_runs_of(s, device) for s in share]
+def _runs(share: Sequence[Scenario], device: str, explains: Explains) -> list[_Runs]:
+    return [_runs_of(s, device, explains) for s in share]
 
 
 def _one_thread() -> None:
@@ -208,13 +188,15 @@ def _one_thread() -> None:
     torch.set_num_threads(1)
 
 
-def _runs_of(s: Scenario, device: str) -> _Runs:
+def _runs_of(s: Scenario, device: str, explains: Explains) -> _Runs:
     """One scenario in each of its styles and instances, as plain data a forked copy can send back."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         eager = None if missing_needs(s) or absent_device(s) else observe_eager(s, device)
         runs = [
-            run_scenario(s, style, device, instance, eager) for style in styles_of(s.model) for instance in INSTANCES
+            run_scenario(s, style, device, instance, eager, explains=explains)
+            for style in styles_of(s.model)
+            for instance in INSTANCES
         ]
     return [(r.style, r.verdict, r.detail, r.script, r.eager, r.instance) for r in runs], _torchscript_warnings(caught)
 

@@ -199,21 +199,21 @@ def judge_here(candidate: Candidate, device: str, slow: bool = False) -> Candida
     """Run the default scenarios (``slow``: all) with ``candidate`` applied in this process, then revert
     it: the original bug's own runs first, and the rest only when those all match eager (a fix must
     match every run; a candidate that fails there is judged by them)."""
-    from repro.catalogue import select
+    from repro.catalogue import cause_of, select
     from repro.engine.oracle import run_all
-    from repro.formats.json import scenario_summary
+    from repro.report import scenario_summary
 
     scenarios = select([], slow).scenarios
     own = [s for s in scenarios if s.apis & set(WITH_FIXES.apis)]
     with candidate.apply():  # every run builds its classes anew, under it (models.subject_class)
-        first = run_all(device, own)
+        first = run_all(device, own, explains=cause_of)
         if first.cannot_test:
             return CandidateResult(candidate, None, None, 0, 0, "cannot judge", first.cannot_test)
         judged = [scenario_summary(r) for r in first.results]
         result = classify(candidate, judged)
         if result.verdict != "fix":
             return replace(result, complete=False)
-        rest = run_all(device, [s for s in scenarios if s not in own])
+        rest = run_all(device, [s for s in scenarios if s not in own], explains=cause_of)
         return classify(candidate, judged + [scenario_summary(r) for r in rest.results])
 
 

@@ -23,11 +23,11 @@ def main(argv: list[str] | None = None) -> int:
     except EnvironmentProblem as problem:
         emit(json.dumps({"scenarios": [], "cannot_test": str(problem)}))
         return 2
-    from repro.catalogue import select
+    from repro.catalogue import cause_of, select
     from repro.engine.oracle import run_all
-    from repro.formats.json import scenario_summary
+    from repro.report import scenario_summary
 
-    run = run_all(device, select([], args.slow).scenarios)
+    run = run_all(device, select([], args.slow).scenarios, explains=cause_of)
     emit(json.dumps({"scenarios": [scenario_summary(r) for r in run.results], "cannot_test": run.cannot_test}))
     return 0 if not run.cannot_test else 2
 

@@ -7,30 +7,15 @@ import sysconfig
 from dataclasses import asdict
 from typing import Any
 
-from repro.catalogue import cause_of, covering
+from repro.catalogue.full_backward_hook_flag import RootCause
 from repro.engine.oracle import ScenarioResult
 from repro.engine.scenarios import fingerprint
 from repro.environment import Environment
-from repro.filing.explain import RootCause
 from repro.formats import support_table
 from repro.proof import Proof
-from repro.report import SCHEMA, BugStatus, Report, conclusion
+from repro.report import SCHEMA, BugStatus, Report, conclusion, scenario_summary
 
 PROOFS_SCHEMA = 1  # of ``--workarounds --json``
-
-
-def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
-    """A scenario run without what each twin recorded: what judging a candidate fix reads."""
-    return {
-        "api": result.scenario.api,
-        "name": result.scenario.name,
-        "style": result.style,
-        "instance": result.instance,
-        "covered_by": covering(result),
-        "cause": cause_of(result),
-        "verdict": result.verdict,
-        "detail": result.detail,
-    }
 
 
 def scenario_as_dict(result: ScenarioResult) -> dict[str, Any]:

@@ -118,7 +118,7 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
 
 
 def render(report: Report, filing: Filing, cause: list[str] | None) -> str:
-    """``cause``: the bug's root cause as steps (``repro.filing.explain.steps``); None: not measured,
+    """``cause``: the bug's root cause as steps (``repro.catalogue.steps``); None: not measured,
     its static signature's evidence stands in (file:line each)."""
     bug, env = filing.bug, report.environment
     reference = bug.reported or "Not reported before, as far as we know."

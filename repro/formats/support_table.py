@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from repro.catalogue import BUGS, cause_of
-from repro.catalogue.by_design import DESIGNED
-from repro.engine.oracle import ScenarioResult, resolve
+from repro.engine.by_design import DESIGNED
+from repro.engine.oracle import ScenarioResult
+from repro.engine.scenarios.table import find_api
 from repro.environment import Environment
 
 WIDTH = 100
@@ -93,7 +94,7 @@ def support_rows(results: list[ScenarioResult]) -> list[SupportRow]:
         by_api[result.scenario.api].append(result)
     rows = []
     for api, runs in sorted(by_api.items()):
-        kept = [r for r in runs if r.verdict != "unavailable" or resolve(api) is None]
+        kept = [r for r in runs if r.verdict != "unavailable" or find_api(api) is None]
         rows.append(SupportRow(api, _outcomes(kept), len(runs) - len(kept)))
     return rows
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
-from repro.catalogue.by_design import (
+from repro.engine.by_design import (
     BY_DESIGN,
     DESIGNED_DIFFERENCES,
     ByDesign,

@@ -14,6 +14,8 @@ outcome holds when the API's scenarios disagree ("on a submodule").
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -105,6 +107,40 @@ def scenario(
         return body
 
     return add
+
+
+def missing_needs(scenario: Scenario) -> list[str]:
+    """The APIs or keywords ``scenario`` needs that this torch lacks: ``nn.Module`` methods, the
+    global ``register_module_*`` functions of ``torch.nn.modules.module``, and dotted paths
+    (``torch.func.functional_call``)."""
+    missing = []
+    for need in scenario.needs:
+        api, _, kwarg = need.rstrip(")").partition("(")
+        found = find_api(api)
+        if found is None or (kwarg and kwarg not in inspect.signature(found).parameters):
+            missing.append(need)
+    return missing
+
+
+def find_api(api: str) -> Any:
+    """The object ``api`` names on this torch, or None: a dotted path is imported (its longest
+    importable module prefix), a ``register_module_*`` name is a global hook function, any other
+    name an ``nn.Module`` attribute."""
+    from torch import nn
+    from torch.nn.modules import module
+
+    if "." not in api:
+        return getattr(module if api.startswith("register_module_") else nn.Module, api, None)
+    parts = api.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            found: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            found = getattr(found, name, None)
+        return found
+    return None
 
 
 def fingerprint(scenarios: list[Scenario] | None = None) -> str:

@@ -26,9 +26,9 @@ def _(m, rec):
 for _norm in ("torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm"):
 
     def _normed(m, rec, norm=_norm):
-        from repro.engine.oracle import resolve
+        from repro.engine.scenarios.table import find_api
 
-        resolve(norm)(m.linear)
+        find_api(norm)(m.linear)
         rec.facts["parameters"] = sorted(name for name, _ in m.named_parameters())
 
     scenario(_norm, "reparametrises a child's weight", tier="variant", model="child", requires=("linear",))(_normed)

@@ -5,7 +5,7 @@ A refusal is "by design" only where PyTorch's documentation or an upstream test 
 intended, and its entry cites that source (``cite``). A clear refusal with no such source is
 "refused (undocumented)": neither works nor a bug, and listed apart. A departure upstream tracks as
 an open issue is a catalogued bug, not an entry here (``torch.jit.Error`` replacing the user's
-exception: ``jit-error-replaces-exception``, pytorch/pytorch#54612)."""
+exception, pytorch/pytorch#54612)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ BY_DESIGN = (
     ),
     ByDesign(
         "replacing an existing child with an eager module (setattr, set_submodule; adding one under a new "
-        "name is addition-refused-misleadingly)",
+        "name is a catalogued bug)",
         "Cannot re-assign modules in a ScriptModule",
         "torch/jit/_script.py",
         cite="upstream test test/test_jit.py::TestScript::test_script_module_nochange_submodule "
