@@ -277,7 +277,7 @@ def _support_table(environment: Environment, as_json: bool, ledger: dict, fail: 
     return EXIT_OK
 
 
-def _patch(fail, against: Path | None) -> int:
+def _patch(fail: Callable[[object], int], against: Path | None) -> int:
     from repro.filing.upstream_patch import PatchError, proposed_diff
 
     try:

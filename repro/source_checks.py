@@ -26,7 +26,7 @@ import ast
 import functools
 import hashlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -81,7 +81,7 @@ Check = Callable[[Trees], tuple[bool, str]]  # one piece of a bug: (intact, evid
 
 
 def static_verdict(
-    sources: dict[str, str | None],
+    sources: Mapping[str, str | None],
     checks: tuple[Check, ...],
     applies: Callable[[Trees], str | None] = lambda trees: None,
     fingerprinted: Fingerprinted = (),

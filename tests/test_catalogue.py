@@ -291,7 +291,7 @@ def test_static_signature_is_not_applicable_without_the_api():
     sources = installed_sources()
     without = {
         **sources,
-        "torch/nn/modules/module.py": sources["torch/nn/modules/module.py"].replace(
+        "torch/nn/modules/module.py": str(sources["torch/nn/modules/module.py"]).replace(
             "def compile(self", "def compile_removed(self"
         ),
     }
@@ -360,7 +360,7 @@ def test_torch_1_13_shows_both_instance_behaviours_and_no_compile(tmp_path):
 
 def test_a_release_before_the_api_is_not_applicable_from_module_py_alone():
     """Releases before 1.8 lack register_full_backward_hook, and the oldest wheels lack the jit files too."""
-    module = installed_sources()["torch/nn/modules/module.py"].replace(
+    module = str(installed_sources()["torch/nn/modules/module.py"]).replace(
         "def register_full_backward_hook(", "def register_full_backward_hook_absent("
     )
     verdict = BUGS["full-backward-hook-flag"].static({"torch/nn/modules/module.py": module})

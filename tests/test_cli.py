@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -282,7 +283,7 @@ def test_minimal_script_cannot_test_when_torchscript_raises_at_class_definition(
         (torch.jit._recursive, "create_script_module"),
     ]:
         monkeypatch.setattr(owner, name, disabled)
-    code, out = run_here(SCRIPT)
+    code, out = run_here(Path(SCRIPT))
     assert code == 125, out
     assert out.strip() == (
         "cannot test: TorchScript is unusable: RuntimeError: TorchScript is deprecated and has been disabled"
@@ -344,7 +345,7 @@ def test_usage_and_errors_name_the_command_typed(tmp_path, prog, argv):
 
 
 def test_minimal_script_exits_1_while_the_bug_is_present():
-    code, out = run_here(SCRIPT)
+    code, out = run_here(Path(SCRIPT))
     if bug_expected():
         assert code == 1 and "Could not cast attribute '_is_full_backward_hook'" in out
     else:
@@ -358,7 +359,7 @@ def test_minimal_script_exits_1_while_the_bug_is_present():
 )
 def test_minimal_script_judges_behaviour_not_registration(candidate, code, says):
     with CANDIDATES[candidate].apply():
-        got, out = run_here(SCRIPT)
+        got, out = run_here(Path(SCRIPT))
     assert got == code and says in out
 
 

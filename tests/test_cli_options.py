@@ -78,6 +78,7 @@ def test_workarounds_proves_each_one_and_fails_when_one_does_not_work(repro_main
     code, out, _ = repro_main("--workarounds", "--bug", "deepcopy-drops-subclass")
     assert code == 0 and "deepcopy-drops-subclass: works: " in out and re.search(r"(\d+) of \1 runs", out), out
     bug = BUGS["deepcopy-drops-subclass"]
+    assert bug.workaround
     broken = dataclasses.replace(bug.workaround, apply=contextlib.nullcontext)  # in force: nothing
     monkeypatch.setitem(BUGS, bug.id, dataclasses.replace(bug, workaround=broken))
     code, out, _ = repro_main("--workarounds", "--bug", "deepcopy-drops-subclass")

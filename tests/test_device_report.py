@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 import pytest
 from markdown_render import unseen
@@ -17,7 +18,7 @@ def _row(api: str, codes: list[str], cell: str) -> dict:
     return {"api": api, "cell": cell, "codes": codes, "left_out": 0, "outcomes": []}
 
 
-NPU_REPORT = {
+NPU_REPORT: dict[str, Any] = {
     "schema": 1,
     "torch_version": "2.13.0+cpu",  # torch_npu pairs with the CPU build of its torch
     "python_version": "3.11.7",

@@ -139,6 +139,7 @@ def test_every_json_key_written_in_a_code_span_exists():
 def test_the_limits_table_states_the_code_defaults():
     for limit in fields(Limits):
         row = next((line for line in PAGES["tracker.md"].splitlines() if f"`{limit.metadata['env']}`" in line), "")
+        assert isinstance(limit.default, (int, float)), limit.name
         assert f"| {int(limit.default)} (" in row, f"{limit.metadata['env']}: docs/tracker.md row {row!r}"
 
 

@@ -14,6 +14,7 @@ import os
 import textwrap
 import unittest
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomllib
@@ -117,7 +118,7 @@ def test_decision_under_unittest(decorated, want):
     assert _unittest_outcome(result) == want
 
 
-PYTEST_OUTCOMES = {
+PYTEST_OUTCOMES: dict[str, Any] = {
     "expected failure": pytest.xfail.Exception,
     "skipped": pytest.skip.Exception,
     "failure": AssertionError,

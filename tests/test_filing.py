@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import subprocess
@@ -118,7 +119,7 @@ def test_root_cause_says_what_it_could_not_measure():
 
 
 def test_candidate_whose_process_gives_no_report_cannot_be_judged():
-    unknown = Candidate("unknown", "user", "a name run_patched does not know", lambda: None)
+    unknown = Candidate("unknown", "user", "a name run_patched does not know", contextlib.nullcontext)
     result = judge(unknown, "cpu")
     assert (result.verdict, result.registers, result.matches) == ("cannot judge", None, 0)
     assert "'unknown' is neither a candidate nor --sources DIR" in result.detail  # run_patched's last line
@@ -129,6 +130,7 @@ def test_a_head_start_that_is_not_needed_leaves_no_process_or_folder_behind():
     from repro.filing.material import head_start
 
     started = head_start(BUGS[ORIGINAL], "cpu")
+    assert started.script
     folder = Path(started.script._folder.name)
     processes = [started.script._proc, *started.candidates.values()]
     assert folder.is_dir() and list(started.candidates) == ["upstream-patch"]
@@ -291,15 +293,17 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert "pytorch/pytorch#181473" in body and "test_register_full_backward_hook_raises" in body
     assert "+                return super().__setattr__(attr, value)" in body
     upstream = [c for c in CANDIDATES.values() if c.side == "upstream"]  # the user-side ones are for --candidates
-    verdicts = {
+    rows = {
         c.name: re.search(
             rf"^\| {re.escape(c.summary.split(' (')[0])} \| upstream \| (\d+)/(\d+)([^|]*) \| "
             r"([a-z ]+) \|$",
             body,
             re.MULTILINE,
-        ).groups()
+        )
         for c in upstream
     }
+    assert all(rows.values()), rows
+    verdicts = {name: row.groups() for name, row in rows.items() if row}
     assert "| user |" not in body
     default_runs = sum(len(styles_of(s.model)) * len(INSTANCES) for s in select([], False).scenarios)
     matched, judged = (int(n) for n in verdicts["upstream-patch"][:2])

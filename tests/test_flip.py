@@ -128,7 +128,7 @@ def test_install_confirms_no_broken_fix_and_a_true_one(index, tmp_path, pairs):
     shapes = {**BROKEN, **TRUE}
     for version, name in pairs:
         tree = tmp_path / name
-        for path, text in shapes[name](installed_sources()).items():
+        for path, text in shapes[name]({p: t for p, t in installed_sources().items() if t is not None}).items():
             (tree / path).parent.mkdir(parents=True, exist_ok=True)
             (tree / path).write_text(text, encoding="utf-8")
         index.wheels.update([_fix_wheel(version, tree)])

@@ -34,7 +34,9 @@ def planned(index, *args: str) -> tuple[int, list[dict], str]:
 
 def test_the_workflows_plan_runs_only_pairs_torch_has_wheels_for(index):
     line = next(line for line in WORKFLOW.read_text().splitlines() if "tracker.matrix plan" in line)
-    asked = re.search(r"plan (.*?)\)", line).group(1).split()  # the workflow's own --torch and --python
+    found = re.search(r"plan (.*?)\)", line)
+    assert found, line
+    asked = found.group(1).split()  # the workflow's own --torch and --python
     code, matrix, _ = planned(index, *asked)
     assert code == 0
     assert [(p["torch"], p["python"]) for p in matrix] == [

@@ -14,6 +14,7 @@ import pytest
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from repro.cli import main
+from repro.engine import oracle
 from repro.engine.scenarios import fingerprint
 from repro.formats.support_table import WIDTH, Outcome, Proven, SupportRow, annotated, proven, render
 from repro.ledger import PROOF_KEYS, WORKAROUND_STATUSES, LedgerError, load
@@ -76,7 +77,9 @@ def test_a_difference_only_by_design_counts_as_observed_but_a_refusal_does_not()
     the child's class (cited), which shows the hooks ran as eager's; a refused call shows nothing."""
     proof = prove(BUGS["global-backward-hooks-scripted"])
     assert proof.results and proof.observed() == proof.results and proof.status == "works"
-    refused = [replace(r, detail=r.detail, script=replace(r.script, error="refused")) for r in proof.results]
+    refused = [
+        replace(r, script=oracle.Side(r.script.observation if r.script else {}, "refused")) for r in proof.results
+    ]
     assert Proof(proof.bug, refused).status == "not-measured"
 
 

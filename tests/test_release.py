@@ -148,7 +148,8 @@ def two_ledgers():
 
 
 def test_notes_list_each_bugs_status_changes(two_ledgers):
-    text = notes(*two_ledgers, "0.1.0.post2026120301", "0.1.0")
+    before, after = two_ledgers
+    text = notes(before, after, "0.1.0.post2026120301", "0.1.0")
     assert text.splitlines()[:3] == [
         "Release `0.1.0.post2026120301` of scriptmodule-hook-repro: the ledger (`repro/ledger.json`) as of this "
         "commit.",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from index_server import IndexServer, build_pure_wheel
@@ -62,7 +63,7 @@ def pip_config(tmp_path, monkeypatch):
     rogue.stop()
 
 
-def dynamic(report: dict) -> dict[str, dict | None]:
+def dynamic(report: dict) -> dict[str, Any]:
     return {r["version"]: flag(r).get("dynamic") for r in report["releases"]}
 
 

@@ -218,10 +218,10 @@ def test_versions_named_short_install_a_local_build_recorded_under_its_public_ke
         ],
         ledger=ledger,
     )
-    report, data = json.loads(proc.stdout), load(ledger)
+    report, stored = json.loads(proc.stdout), load(ledger)
     assert proc.returncode == 0, proc.stderr
-    assert [r["version"] for r in report["releases"]] == list(data["releases"]) == [ledger_release_key("9.9.0+cpu")]
-    assert data["releases"]["9.9.0"]["bugs"][ORIGINAL]["dynamic"]["detail"] == "a local build"
+    assert [r["version"] for r in report["releases"]] == list(stored["releases"]) == [ledger_release_key("9.9.0+cpu")]
+    assert stored["releases"]["9.9.0"]["bugs"][ORIGINAL]["dynamic"]["detail"] == "a local build"
 
 
 @pytest.mark.parametrize(

@@ -170,7 +170,7 @@ def test_superseded_nightlies_are_older_nightlies_of_the_same_base():
 def test_select_skips_a_nightly_older_than_the_ledgers(tmp_path):
     listed = [Release(v, ()) for v in versions("2.16.0.dev20261130", "2.16.0.dev20261201", "2.17.0.dev20261201")]
     options = Options(ledger=tmp_path / "ledger.json", pre=True, recheck=True)
-    known = {"2.16.0.dev20261202": {"bugs": {}}}
+    known: dict[str, dict] = {"2.16.0.dev20261202": {"bugs": {}}}
     assert [str(r.version) for r in select(listed, known, options)] == ["2.17.0.dev20261201"]
     assert [str(r.version) for r in select(listed, {}, options)] == ["2.16.0.dev20261201", "2.17.0.dev20261201"]
 
@@ -182,7 +182,9 @@ def test_a_nightly_whose_dev_number_is_not_a_date_is_skipped_and_never_displaces
     chosen = select(listed, {}, Options(ledger=tmp_path / "ledger.json", pre=True), warnings.append)
     assert [str(r.version) for r in chosen] == ["2.16.0.dev20261202"]
     assert warnings == [f"warning: skipped {undated}: a nightly whose dev number is not a YYYYMMDD date"]
-    known = {undated: {"bugs": {}}}  # recorded by an earlier version of the tracker: still no displacement
+    known: dict[str, dict] = {
+        undated: {"bugs": {}}
+    }  # recorded by an earlier version of the tracker: still no displacement
     assert [str(r.version) for r in select(listed, known, Options(ledger=tmp_path / "l.json", pre=True))] == [
         "2.16.0.dev20261202"
     ]

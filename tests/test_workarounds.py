@@ -36,9 +36,11 @@ def test_each_workaround_makes_the_bugs_whole_scope_match_eager(bug_id):
     proof = prove(BUGS[bug_id])
     assert proof.results and not proof.failures(), [(r.scenario.key, r.style, r.detail) for r in proof.failures()]
     assert proof.works and all(cause != bug_id for _, cause in proof.elsewhere())
-    declared = set(BUGS[bug_id].workaround.limits)  # a limit is measured, never an excuse: each one departs
+    workaround = BUGS[bug_id].workaround
+    assert workaround
+    declared = set(workaround.limits)  # a limit is measured, never an excuse: each one departs
     assert {(r.scenario.model, r.style) for r in proof.limited()} == declared
-    assert not declared or BUGS[bug_id].workaround.limits_why
+    assert not declared or workaround.limits_why
 
 
 @pytest.mark.needs_bug
@@ -297,7 +299,7 @@ def test_deepcopy_keeps_the_class_hooks_and_an_independent_copy():
     clone = workaround.deepcopy(model)
     clone(torch.ones(1, 2))
     assert type(clone) is type(model) and calls == [clone]
-    assert clone.weight is not model.weight and torch.equal(clone.weight, model.weight)
+    assert clone.weight is not model.weight and torch.equal(clone.weight, model.weight)  # type: ignore[arg-type]
     eager = torch.nn.Linear(2, 2)
     assert type(workaround.deepcopy(eager)) is torch.nn.Linear
 

@@ -458,7 +458,7 @@ class RangeFile(io.RawIOBase):
         self.pos = max(0, base + offset)
         return self.pos
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:
         want = min(len(buffer), self.size - self.pos)
         if want <= 0:
             return 0

@@ -9,7 +9,7 @@ departure just because it is one: each is tested against the other bugs' departu
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -152,7 +152,7 @@ class Bug:
             and (not self.cases or name in self.cases)
         )
 
-    def static(self, sources: dict[str, str | None], reference: Reference | None = None) -> StaticVerdict:
+    def static(self, sources: Mapping[str, str | None], reference: Reference | None = None) -> StaticVerdict:
         if not self.pieces:  # nothing in the probed files decides it: "unknown" is never a status change
             return StaticVerdict("unknown", [f"no static signature: {self.no_static}"])
         return static_verdict(sources, self.pieces, self.applies, self.fingerprinted, reference)

@@ -12,7 +12,7 @@ scripted model), #93485 (TorchScript and torch.compile together).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, scope
 
@@ -32,7 +32,7 @@ def root_cause(evidence: list[str]) -> list[str]:
     torch._dynamo.reset()
     graphs: list[object] = []
 
-    def counting(graph, example_inputs):
+    def counting(graph: Any, example_inputs: Any) -> Any:
         graphs.append(graph)
         return graph.forward
 

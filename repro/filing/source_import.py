@@ -33,7 +33,7 @@ class _Finder(importlib.abc.MetaPathFinder):
     def __init__(self, files: dict[str, Path]) -> None:
         self.files = files
 
-    def find_spec(self, name: str, path=None, target=None) -> ModuleSpec | None:
+    def find_spec(self, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
         file = self.files.get(name)
         return importlib.util.spec_from_file_location(name, file) if file else None
 

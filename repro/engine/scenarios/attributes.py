@@ -8,16 +8,20 @@ both twins' answers are compared.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 from torch import nn
 
+from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
 
 # What a scenario touching each attribute needs of a shape (repro.engine.models.TRAITS).
 _NEEDS = {"weight": ("own params",), "steps": ("own buffer",), "linear": ("linear",)}
 
 
-def _assigned(m, rec, name: str, value_of) -> None:
+def _assigned(m: Any, rec: Recorder, name: str, value_of: Callable[[], Any]) -> None:
     setattr(m, name, value_of())
     rec.note(name, getattr(m, name))
     rec.facts[f"{name}'s type"] = type(getattr(m, name)).__name__  # 0 == False: the type tells them apart
@@ -34,7 +38,7 @@ for _name, _what, _value, _model in (
     ("training", "training to 0 (stored as given)", lambda: 0, "flat"),
 ):
 
-    def _set(m, rec, name=_name, value=_value):
+    def _set(m: Any, rec: Recorder, name: str = _name, value: Callable[[], Any] = _value) -> None:
         _assigned(m, rec, name, value)
 
     scenario(
@@ -55,7 +59,7 @@ for _name, _what, _value, _model in (
     called=False,
     where="a new parameter",
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.extra = nn.Parameter(torch.ones(1))
     rec.note("parameters", [name for name, _ in m.named_parameters()])
 
@@ -67,7 +71,7 @@ def _(m, rec):
     called=False,
     where="a new child",
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.extra = nn.Identity()
     rec.note("children", [name for name, _ in m.named_children()])
 
@@ -80,7 +84,7 @@ def _(m, rec):
     where="a plain tensor to a parameter",
     requires=_NEEDS["weight"],
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.attempt("weight = torch.ones(2, 2)", lambda: setattr(m, "weight", torch.ones(2, 2)))
 
 
@@ -90,7 +94,7 @@ for _name, _what, _model in (
     ("linear", "a child", "child"),
 ):
 
-    def _deleted(m, rec, name=_name):
+    def _deleted(m: Any, rec: Recorder, name: str = _name) -> None:
         delattr(m, name)
         rec.note("left", [n for n, _ in [*m.named_parameters(), *m.named_buffers(), *m.named_children()]])
 
@@ -108,7 +112,7 @@ for _name, _what, _model in (
 @scenario(
     "delattr", "deletes a plain attribute set earlier", tier="variant", called=False, where="deleting a plain attribute"
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.label = "a note"
     del m.label
     rec.note("has label", hasattr(m, "label"))

@@ -7,13 +7,14 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
+from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
 
 
 def _copied(copier: Callable[[Any], Any]) -> Callable[[Any, Any], None]:
     """A body: register a forward hook, copy the model with ``copier``, run the copy."""
 
-    def body(m, rec):
+    def body(m: Any, rec: Recorder) -> None:
         m.register_forward_hook(rec.mark("forward hook, registered before the copy"))
         duplicate = copier(m)
         rec.facts["the copy's class"] = type(duplicate).__name__
@@ -33,13 +34,13 @@ scenario("copy.copy", "keeps the class and the hooks; the copy runs")(_copied(co
     tier="variant",
     requires=("root", "x only"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     duplicate = pickle.loads(pickle.dumps(m))
     rec.note("the copy's output", duplicate(rec.input()))
 
 
 @scenario("copy.copy", "eval() on the copy leaves the original in training mode")  # its bug's default
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     duplicate = copy.copy(m)
     duplicate.eval()
     rec.facts["original training"] = m.training
@@ -49,7 +50,7 @@ def _(m, rec):
 @scenario(
     "copy.deepcopy", "backward through the copy fills the copy's gradients", tier="variant", requires=("root", "params")
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     duplicate = copy.deepcopy(m)
     rec.facts["the copy's class"] = type(duplicate).__name__
     duplicate(rec.input(), *rec.extra(rec.device)).sum().backward()

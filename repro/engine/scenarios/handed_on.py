@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import gc
 import io
+from typing import Any
 
 import torch
 
+from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
 
 CALLS = ("first call", "later call")
 
 
-def _hooked(m, rec) -> None:
+def _hooked(m: Any, rec: Recorder) -> None:
     m.register_forward_hook(rec.mark("forward hook"))
 
 
-def _warmed(m, rec) -> None:
+def _warmed(m: Any, rec: Recorder) -> None:
     """One plain call first: a compiled forward is optimized after its first run, and a transform
     must meet the same compiled state whichever instance (fresh class or not) the run builds."""
     m(rec.input())
@@ -36,13 +38,13 @@ def _warmed(m, rec) -> None:
     tier="seconds",
     requires=("x only", "one graph"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     import torch._dynamo
 
     torch._dynamo.reset()  # a graph another run compiled must not serve this one
     graphs = []
 
-    def counting(graph, example_inputs):
+    def counting(graph: Any, example_inputs: Any) -> Any:
         graphs.append(sorted({str(node.op) for node in graph.graph.nodes}))
         return graph.forward
 
@@ -60,7 +62,7 @@ def _(m, rec):
     tier="seconds",
     requires=("x only", "one graph"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     _hooked(m, rec)
     for call in CALLS:
         exported = torch.export.export(m, (rec.input(),))
@@ -75,7 +77,7 @@ def _(m, rec):
     tier="variant",
     requires=("x only",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.eval()
     scripted = m if isinstance(m, torch.jit.ScriptModule) else torch.jit.script(m)  # eager: script it first
     for call in CALLS:
@@ -94,7 +96,7 @@ def _(m, rec):
     tier="variant",
     requires=("x only", "params"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     params = {name: p.detach() for name, p in m.named_parameters()}
     _hooked(m, rec)
     for call in CALLS:
@@ -103,14 +105,14 @@ def _(m, rec):
 
 
 @scenario("torch.func.vmap", "maps the model over a batch dimension", tier="variant", requires=("x only", "one graph"))
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     _warmed(m, rec)
     for call in CALLS:
         rec.note(f"{call}: output", torch.func.vmap(m)(rec.input()))
 
 
 @scenario("torch.func.jvp", "forward-mode derivative of the model", tier="variant", requires=("x only",))
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     _warmed(m, rec)
     for call in CALLS:
         x = rec.input().detach()
@@ -120,7 +122,7 @@ def _(m, rec):
 @scenario(
     "torch.autograd.functional.jacobian", "the model's jacobian at the input", tier="variant", requires=("x only",)
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     _hooked(m, rec)
     for call in CALLS:
         rec.note(f"{call}: jacobian", torch.autograd.functional.jacobian(m, rec.input().detach()))
@@ -129,7 +131,7 @@ def _(m, rec):
 @scenario(
     "torch.autocast", "autocast to bfloat16 on CPU: output dtype and values", tier="variant", requires=("x only",)
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     _hooked(m, rec)
     for call in CALLS:
         with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -137,7 +139,7 @@ def _(m, rec):
 
 
 @scenario("torch.no_grad", "no graph recorded; hooks run", tier="variant", requires=("x only",))
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     _warmed(m, rec)
     for call in CALLS:
         with torch.no_grad():
@@ -145,7 +147,7 @@ def _(m, rec):
 
 
 @scenario("torch.inference_mode", "an inference tensor out; hooks run", tier="variant", requires=("x only",))
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     _warmed(m, rec)
     for call in CALLS:
         with torch.inference_mode():
@@ -161,7 +163,7 @@ def _(m, rec):
     tier="seconds",
     requires=("x only", "params"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     import torch.distributed as dist
 
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
@@ -188,7 +190,7 @@ def _(m, rec):
     devices=2,
     requires=("x only", "params"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     _hooked(m, rec)
     wrapped = torch.nn.DataParallel(m.to("cuda:0"), device_ids=[0, 1])
     for call in CALLS:
@@ -204,7 +206,7 @@ def _(m, rec):
     tier="variant",
     requires=("x only", "params"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     for call, scale in zip(CALLS, (2.0, 3.0)):
         state = {name: t.detach() * scale for name, t in m.state_dict().items()}
         m.load_state_dict(state, assign=True)
@@ -221,7 +223,7 @@ def _(m, rec):
     requires=("x only", "linear"),
     model="child",
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     dynamic_linear = torch.ao.nn.quantized.dynamic.Linear
     for call in CALLS:
         quantized = torch.ao.quantization.quantize_dynamic(m, {torch.nn.Linear}, dtype=torch.qint8)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 
@@ -25,7 +26,16 @@ def _times(factor: float) -> Callable[..., tuple]:
 def _load_pre(rec: Recorder, label: str = "pre", edit: Callable | None = None) -> Callable:
     """A load_state_dict pre hook with the 8-argument signature, optionally editing."""
 
-    def hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+    def hook(
+        module: Any,
+        state_dict: dict,
+        prefix: str,
+        local_metadata: Any,
+        strict: bool,
+        missing: list,
+        unexpected: list,
+        errors: list,
+    ) -> None:
         rec.hook(label)(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
         if edit:
             edit(state_dict)
@@ -42,7 +52,7 @@ def _zero_all(state_dict: dict) -> None:
 
 
 @scenario("register_full_backward_hook", "called with grad_input and grad_output", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_hook(rec.hook("backward"))
     rec.backward()
 
@@ -53,20 +63,20 @@ def _(m, rec):
     tier="variant",
     requires=("root", "x only"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_hook(rec.hook("backward", returns=_times(0.0)))
     rec.backward()
 
 
 @scenario("register_full_backward_hook(prepend)", "prepend=True runs before earlier hooks", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_hook(rec.mark("first registered"))
     m.register_full_backward_hook(rec.mark("prepended"), prepend=True)
     rec.backward()
 
 
 @scenario("register_full_backward_hook", "handle.remove() stops the hook", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     handle = m.register_full_backward_hook(rec.mark("backward"))
     rec.backward()
     handle.remove()
@@ -81,7 +91,7 @@ def _(m, rec):
     "register_full_backward_pre_hook",
     tier="variant",
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_hook(rec.mark("backward"))
     m.register_full_backward_pre_hook(rec.mark("backward pre"))
     m.register_forward_hook(rec.mark("forward"))
@@ -93,13 +103,13 @@ def _(m, rec):
 
 
 @scenario("register_backward_hook", "called with grad_input and grad_output")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_backward_hook(rec.hook("backward"))
     rec.backward()
 
 
 @scenario("register_backward_hook", "handle.remove() stops the hook", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     handle = m.register_backward_hook(rec.mark("backward"))
     rec.backward()
     handle.remove()
@@ -110,26 +120,26 @@ def _(m, rec):
 
 
 @scenario("register_full_backward_pre_hook", "called with grad_output", downstream=True, tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_pre_hook(rec.hook("backward pre"))
     rec.backward()
 
 
 @scenario("register_full_backward_pre_hook", "returned grad_output replaces it (zero grad)", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_pre_hook(rec.hook("backward pre", returns=_times(0.0)))
     rec.backward(rec.input([1.0, 1.0]))
 
 
 @scenario("register_full_backward_pre_hook(prepend)", "prepend=True runs before earlier hooks", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_pre_hook(rec.mark("first registered"))
     m.register_full_backward_pre_hook(rec.mark("prepended"), prepend=True)
     rec.backward()
 
 
 @scenario("register_full_backward_pre_hook", "handle.remove() stops the hook", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     handle = m.register_full_backward_pre_hook(rec.mark("backward pre"))
     rec.backward()
     handle.remove()
@@ -143,7 +153,7 @@ def _(m, rec):
     "register_forward_hook",
     tier="variant",
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_pre_hook(rec.mark("backward pre"))
     m.register_forward_hook(rec.mark("forward"))
     m.register_forward_pre_hook(rec.mark("forward pre"))
@@ -154,13 +164,13 @@ def _(m, rec):
 
 
 @scenario("register_forward_pre_hook", "called with the input; returned input replaces it")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_forward_pre_hook(rec.hook("forward pre", returns=_times(2.0)))
     rec.backward()
 
 
 @scenario("register_forward_pre_hook", "handle.remove() stops the hook", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     handle = m.register_forward_pre_hook(rec.mark("forward pre"))
     rec.backward()
     handle.remove()
@@ -168,13 +178,13 @@ def _(m, rec):
 
 
 @scenario("register_forward_hook", "called with input, output; return replaces output")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_forward_hook(rec.hook("forward", returns=lambda mod, args, out: out * 3.0))
     rec.backward()
 
 
 @scenario("register_forward_hook(prepend)", "prepend=True runs before earlier hooks", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_forward_hook(rec.mark("first registered"))
     m.register_forward_hook(rec.mark("prepended"), prepend=True)
     rec.backward()
@@ -189,7 +199,7 @@ def _(m, rec):
     "register_load_state_dict_post_hook",
     downstream=True,
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_load_state_dict_post_hook(rec.mark("post"))
     m.register_load_state_dict_pre_hook(_load_pre(rec))
     m.load_state_dict(m.state_dict())
@@ -202,7 +212,7 @@ def _(m, rec):
     downstream=True,
     requires=("own params",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_load_state_dict_post_hook(lambda mod, keys: rec.note("weight in post hook", mod.weight))
     m.register_load_state_dict_pre_hook(_load_pre(rec, edit=_zero_all))
     m.load_state_dict(m.state_dict())
@@ -212,19 +222,19 @@ def _(m, rec):
 @scenario(
     "register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''", downstream=True, tier="variant"
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_load_state_dict_pre_hook(_load_pre(rec))
     m.load_state_dict(m.state_dict())
 
 
 @scenario("register_load_state_dict_pre_hook", "receives the module itself", downstream=True, tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_load_state_dict_pre_hook(rec.module_hook("pre"))
     m.load_state_dict(m.state_dict())
 
 
 @scenario("register_load_state_dict_pre_hook", "handle.remove() stops the hook", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     handle = m.register_load_state_dict_pre_hook(rec.mark("pre"))
     m.load_state_dict(m.state_dict())
     handle.remove()
@@ -232,19 +242,19 @@ def _(m, rec):
 
 
 @scenario("register_load_state_dict_post_hook", "called with the module and incompatible_keys")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_load_state_dict_post_hook(rec.hook("post"))
     m.load_state_dict(m.state_dict())
 
 
 @scenario("register_load_state_dict_post_hook", "receives the module itself", downstream=True, tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_load_state_dict_post_hook(rec.module_hook("post"))
     m.load_state_dict(m.state_dict())
 
 
 @scenario("register_load_state_dict_post_hook", "handle.remove() stops the hook", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     handle = m.register_load_state_dict_post_hook(rec.mark("post"))
     m.load_state_dict(m.state_dict())
     handle.remove()
@@ -252,8 +262,8 @@ def _(m, rec):
 
 
 @scenario("register_load_state_dict_post_hook", "clearing incompatible_keys lets strict=True pass", tier="variant")
-def _(m, rec):
-    def forgive(module, incompatible_keys):
+def _(m: Any, rec: Recorder) -> None:
+    def forgive(module: Any, incompatible_keys: Any) -> None:
         rec.hook("post")(module, incompatible_keys)
         incompatible_keys.missing_keys.clear()
         incompatible_keys.unexpected_keys.clear()
@@ -268,7 +278,7 @@ def _(m, rec):
 
 
 @scenario("register_state_dict_pre_hook", "runs before the post hook", "register_state_dict_post_hook", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: rec.note("keys in post", list(sd)))
     m.register_state_dict_post_hook(rec.mark("post"))
     m.register_state_dict_pre_hook(rec.mark("pre"))
@@ -276,20 +286,20 @@ def _(m, rec):
 
 
 @scenario("register_state_dict_pre_hook", "called with module, prefix '' and keep_vars", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_state_dict_pre_hook(rec.hook("pre"))
     m.state_dict()
     m.state_dict(keep_vars=True)
 
 
 @scenario("register_state_dict_pre_hook", "receives the module itself", downstream=True, tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_state_dict_pre_hook(rec.module_hook("pre"))
     m.state_dict()
 
 
 @scenario("register_state_dict_pre_hook", "handle.remove() stops the hook", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     handle = m.register_state_dict_pre_hook(rec.mark("pre"))
     m.state_dict()
     handle.remove()
@@ -297,19 +307,19 @@ def _(m, rec):
 
 
 @scenario("register_state_dict_post_hook", "called with module, dict, prefix '', metadata", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_state_dict_post_hook(rec.hook("post"))
     m.state_dict()
 
 
 @scenario("register_state_dict_post_hook", "receives the module itself", downstream=True, tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_state_dict_post_hook(rec.module_hook("post"))
     m.state_dict()
 
 
 @scenario("register_state_dict_post_hook", "handle.remove() stops the hook", downstream=True)
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     handle = m.register_state_dict_post_hook(rec.mark("post"))
     m.state_dict()
     handle.remove()
@@ -322,8 +332,8 @@ def _(m, rec):
     tier="variant",
     requires=("own params",),
 )
-def _(m, rec):
-    def edit(module, state_dict, prefix, local_metadata):
+def _(m: Any, rec: Recorder) -> None:
+    def edit(module: Any, state_dict: Any, prefix: str, local_metadata: Any) -> None:
         state_dict["bias"] = state_dict["bias"] + 1
 
     m.register_state_dict_post_hook(edit)
@@ -334,13 +344,13 @@ def _(m, rec):
 
 
 @scenario("register_forward_pre_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs)", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_forward_pre_hook(rec.hook("forward pre"), with_kwargs=True)
     rec.backward()
 
 
 @scenario("register_forward_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs, output)", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_forward_hook(rec.hook("forward"), with_kwargs=True)
     rec.backward()
 
@@ -351,8 +361,8 @@ def _(m, rec):
     "register_forward_pre_hook",
     tier="variant",
 )
-def _(m, rec):
-    def fail(module, args):
+def _(m: Any, rec: Recorder) -> None:
+    def fail(module: Any, args: Any) -> None:
         raise ValueError("a forward pre hook failed")
 
     m.register_forward_pre_hook(fail)
@@ -365,7 +375,7 @@ def _(m, rec):
 
 
 @scenario("register_forward_hook(prepend)", "three hooks, two prepended, over two iterations", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_forward_hook(rec.mark("a"))
     m.register_forward_hook(rec.mark("b"), prepend=True)
     m.register_forward_hook(rec.mark("c"))
@@ -375,8 +385,8 @@ def _(m, rec):
 
 
 @scenario("register_forward_hook", "a hook that removes itself runs once", tier="variant")
-def _(m, rec):
-    def once(module, args, output):
+def _(m: Any, rec: Recorder) -> None:
+    def once(module: Any, args: Any, output: Any) -> None:
         rec.mark("forward")()
         handle.remove()
 
@@ -386,7 +396,7 @@ def _(m, rec):
 
 
 @scenario("register_full_backward_hook", "with retain_graph, runs on each backward", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_hook(rec.hook("backward"))
     out = rec.forward(rec.input()).sum()
     out.backward(retain_graph=True)
@@ -399,13 +409,13 @@ def _(m, rec):
     tier="variant",
     requires=("root", "params"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_hook(rec.hook("backward"))
     rec.forward(torch.tensor(INPUT, device=rec.device)).sum().backward()
 
 
 @scenario("register_full_backward_pre_hook", "with retain_graph, runs on each backward", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_pre_hook(rec.hook("backward pre"))
     out = rec.forward(rec.input()).sum()
     out.backward(retain_graph=True)
@@ -413,14 +423,14 @@ def _(m, rec):
 
 
 @scenario("register_state_dict_pre_hook", "state_dict(prefix='p.', keep_vars=True) reaches it", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_state_dict_pre_hook(rec.hook("pre"))
     rec.note("keys", list(m.state_dict(prefix="p.", keep_vars=True)))
 
 
 @scenario("register_load_state_dict_post_hook", "adding a missing key makes strict=True raise", tier="variant")
-def _(m, rec):
-    def insist(module, incompatible_keys):
+def _(m: Any, rec: Recorder) -> None:
+    def insist(module: Any, incompatible_keys: Any) -> None:
         incompatible_keys.missing_keys.append("extra")
 
     m.register_load_state_dict_post_hook(insist)
@@ -431,13 +441,13 @@ def _(m, rec):
 
 
 @scenario("_register_state_dict_hook", "called with module, dict, prefix, metadata")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m._register_state_dict_hook(rec.hook("state dict hook"))
     m.state_dict()
 
 
 @scenario("_register_load_state_dict_pre_hook", "called with the 7 loading arguments")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m._register_load_state_dict_pre_hook(rec.hook("load pre"))
     m.load_state_dict(m.state_dict())
 
@@ -445,7 +455,7 @@ def _(m, rec):
 @scenario(
     "register_forward_hook", "on a submodule (m.linear)", model="child", where="on a submodule", requires=("linear",)
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.linear.register_forward_hook(rec.mark("child forward"))
     rec.backward()
 
@@ -455,7 +465,7 @@ def _(m, rec):
 
 def _hook_then_backward(api: str, label: str, name: str, model: str) -> None:
     @scenario(api, name, tier="variant", model=model)
-    def _(m, rec):
+    def _(m: Any, rec: Recorder) -> None:
         getattr(m, api)(rec.hook(label))
         rec.backward()
 
@@ -476,7 +486,7 @@ for _api, _label, _name, _model in (
     model="in eager parent",
     requires=("inner",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.inner.register_full_backward_hook(rec.hook("inner backward"))
     rec.backward()
 
@@ -488,7 +498,7 @@ def _(m, rec):
     model="in eager parent",
     requires=("inner",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.inner.register_forward_hook(rec.hook("inner forward"))
     rec.backward()
 
@@ -514,7 +524,7 @@ def _global_hook(register_name: str, hook: Callable) -> Iterator[None]:
 
 def _global_scenario(register_name: str, label: str, name: str, model: str, tier: str = "default") -> None:
     @scenario(register_name, name, tier=tier, model=model, requires=())
-    def _(m, rec):
+    def _(m: Any, rec: Recorder) -> None:
         with _global_hook(register_name, rec.module_hook(label)):
             rec.backward()
 
@@ -535,8 +545,8 @@ for _register, _label in (
 
 
 @scenario("compile", "later calls go through torch.compile", tier="seconds", requires=("root", "one graph"))
-def _(m, rec):
-    def backend(graph_module, example_inputs):  # called by dynamo for each graph it compiles
+def _(m: Any, rec: Recorder) -> None:
+    def backend(graph_module: Any, example_inputs: Any) -> Any:  # called by dynamo for each graph it compiles
         rec.mark("torch.compile backend")()
         return graph_module.forward
 
@@ -549,8 +559,8 @@ def _(m, rec):
 
 def _registration_scenario(register_name: str, label: str, model: str) -> None:
     @scenario(register_name, "runs while a new model is built, with each name", model=model, requires=("root",))
-    def _(m, rec):
-        def hook(module, name, value):
+    def _(m: Any, rec: Recorder) -> None:
+        def hook(module: Any, name: str, value: Any) -> None:
             rec.events.append([label, name, type(value).__name__])
 
         with _global_hook(register_name, hook):
@@ -575,7 +585,7 @@ for _register, _hook in (
     ("register_full_backward_pre_hook", "backward pre"),
 ):
 
-    def _child_hooked(m, rec, register=_register, label=f"child {_hook}"):
+    def _child_hooked(m: Any, rec: Recorder, register: str = _register, label: str = f"child {_hook}") -> None:
         getattr(m.inner, register)(rec.mark(label))
         rec.backward()
 
@@ -601,7 +611,7 @@ for _register in (  # every local hook API on a child: each is tried there, not 
     "_register_load_state_dict_pre_hook",
 ):
 
-    def _submodule_hooked(m, rec, register=_register):
+    def _submodule_hooked(m: Any, rec: Recorder, register: str = _register) -> None:
         getattr(m.linear, register)(rec.mark("submodule hook"))
         rec.backward()
         m.load_state_dict(m.state_dict())  # for the state_dict and load_state_dict hooks
@@ -624,7 +634,7 @@ for _register in (  # every local hook API on a child: each is tried there, not 
     where="the forward itself raises",
     requires=("raises",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_forward_hook(rec.mark("forward (always_call)"), always_call=True)
     try:
         rec.forward(rec.input([[-100.0, -100.0], [-100.0, -100.0]]))

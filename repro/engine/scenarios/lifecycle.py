@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
 
 CALLS = ("first call", "later call")
@@ -24,7 +25,7 @@ CALLS = ("first call", "later call")
     model="hooked in __init__, before children",
     requires=("hooked in __init__",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     for call in CALLS:
         rec.note(f"{call}: output", m(rec.input()))
     m.register_forward_hook(rec.mark("forward hook registered after construction"))
@@ -35,7 +36,7 @@ def _then_hooked(point: Callable[[Any, Any], None]) -> Callable[[Any, Any], None
     """A body: ``point`` (a moment in the model's life), then a forward hook and pre-hook registered,
     the buffer re-assigned, and two calls."""
 
-    def body(m, rec):
+    def body(m: Any, rec: Recorder) -> None:
         point(m, rec)
         m.register_forward_pre_hook(rec.mark("forward pre-hook"))
         m.register_forward_hook(rec.hook("forward hook"))
@@ -71,7 +72,7 @@ for _point, _name, _do in (
     where="hooked after the copy",
     requires=("root", "x only"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     duplicate = copy.copy(m)
     duplicate.register_forward_hook(rec.mark("forward hook registered on the copy"))
     for call in CALLS:
@@ -85,7 +86,7 @@ def _(m, rec):
     tier="variant",
     requires=("root", "x only", "own params"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     for call in CALLS:
         rec.note(f"{call}: output", m(rec.input()))
         with torch.no_grad():

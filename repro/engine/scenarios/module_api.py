@@ -7,13 +7,16 @@ machine lacks (``.cuda()``) are ``not run``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
+from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
 
 
-def _forward_and_state(m, rec) -> None:
+def _forward_and_state(m: Any, rec: Recorder) -> None:
     """What a conversion or mode change must leave as eager leaves it: parameters, buffers, an output."""
     rec.parameters()
     rec.note("output", rec.forward(rec.input().to(next(m.parameters()).dtype)))
@@ -31,7 +34,7 @@ for _method, _args in (
     ("share_memory", ()),
 ):
 
-    def _converted(m, rec, method=_method, args=_args):
+    def _converted(m: Any, rec: Recorder, method: str = _method, args: tuple = _args) -> None:
         rec.note("returns the module itself", getattr(m, method)(*args) is m)
         _forward_and_state(m, rec)
 
@@ -44,7 +47,7 @@ for _method, _args in (
 
 for _device in ("cuda", "xpu", "ipu", "mtia"):
 
-    def _moved(m, rec, method=_device):
+    def _moved(m: Any, rec: Recorder, method: str = _device) -> None:
         getattr(m, method)()
         rec.facts["devices"] = sorted({t.device.type for t in [*m.parameters(), *m.buffers()]})
 
@@ -54,7 +57,7 @@ for _device in ("cuda", "xpu", "ipu", "mtia"):
 
 
 @scenario("to_empty", "allocates every parameter and buffer anew on a device", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.to_empty(device="cpu")
     rec.facts["shapes"] = {name: list(t.shape) for name, t in [*m.named_parameters(), *m.named_buffers()]}
 
@@ -62,7 +65,7 @@ def _(m, rec):
 @scenario(
     "train", "train(False) and eval() set training on the model and its children", "eval", tier="variant", model="child"
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.note("train(False) returns the module", m.train(False) is m)
     rec.facts["after train(False)"] = [mod.training for mod in m.modules()]
     m.train()
@@ -71,13 +74,13 @@ def _(m, rec):
 
 
 @scenario("eval", "eval() sets training off on the model and its children", tier="variant", model="child")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.note("eval() returns the module", m.eval() is m)
     rec.facts["training"] = [mod.training for mod in m.modules()]
 
 
 @scenario("zero_grad", "after backward, every gradient is None again", tier="variant", requires=("root", "x only"))
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.model(rec.input()).sum().backward()
     m.zero_grad()
     rec.facts["grads"] = {name: p.grad is None for name, p in m.named_parameters()}
@@ -94,7 +97,7 @@ for _method in (
     "named_modules",
 ):
 
-    def _listed(m, rec, method=_method):
+    def _listed(m: Any, rec: Recorder, method: str = _method) -> None:
         rec.note(method, list(getattr(m, method)()))
 
     scenario(_method, "lists what eager lists, in eager's order", tier="variant", model="child")(_listed)
@@ -109,7 +112,7 @@ for _method in (
     model="child",
     requires=("linear",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.note("get_parameter('linear.weight')", m.get_parameter("linear.weight"))
     rec.note("get_buffer('steps')", m.get_buffer("steps"))
     rec.note("get_submodule('linear')", m.get_submodule("linear"))
@@ -117,7 +120,9 @@ def _(m, rec):
 
 for _method in ("get_buffer", "get_submodule"):
 
-    def _found(m, rec, method=_method, target="steps" if _method == "get_buffer" else "linear"):
+    def _found(
+        m: Any, rec: Recorder, method: str = _method, target: str = "steps" if _method == "get_buffer" else "linear"
+    ) -> None:
         rec.note(f"{method}({target!r})", getattr(m, method)(target))
 
     needs = ("own buffer",) if _method == "get_buffer" else ("linear",)
@@ -125,25 +130,25 @@ for _method in ("get_buffer", "get_submodule"):
 
 
 @scenario("apply", "calls the function on every module, children first", tier="variant", model="child")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.note("returns the module itself", m.apply(lambda module: rec.events.append([rec.summary(module)])) is m)
 
 
 @scenario("state_dict", "holds every parameter and buffer", tier="variant", model="child")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.note("state_dict", m.state_dict())
 
 
 @scenario(
     "load_state_dict", "loads new values; the model computes with them", tier="variant", requires=("root", "params")
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.note("incompatible keys", list(m.load_state_dict({k: v * 2 for k, v in m.state_dict().items()})))
     _forward_and_state(m, rec)
 
 
 @scenario("forward", "calling forward directly gives the output", tier="variant", requires=("root", "x only"))
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.note("output", m.forward(rec.input()))
     rec.types["forward"] = type(m.forward).__name__  # a compiled forward is a ScriptMethod, by design
 
@@ -155,7 +160,7 @@ def _(m, rec):
     model="raising",
     requires=("raises",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     try:
         rec.forward(rec.input([[-100.0, -100.0], [-100.0, -100.0]]))
     except Exception as err:  # what the caller can catch: the exception's class
@@ -163,26 +168,26 @@ def _(m, rec):
 
 
 @scenario("extra_repr", "the same extra representation", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.note("extra_repr", m.extra_repr())
 
 
 @scenario(
     "get_extra_state", "the default get_extra_state and set_extra_state refuse alike", "set_extra_state", tier="variant"
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.attempt("get_extra_state()", m.get_extra_state)
     rec.attempt("set_extra_state(1)", lambda: m.set_extra_state(1))
 
 
 @scenario("set_extra_state", "the default set_extra_state refuses alike", tier="variant")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.attempt("set_extra_state(1)", lambda: m.set_extra_state(1))
 
 
 for _method in ("add_module", "register_module"):
 
-    def _added(m, rec, method=_method):
+    def _added(m: Any, rec: Recorder, method: str = _method) -> None:
         getattr(m, method)("extra", nn.Linear(2, 2))
         rec.note("children", [name for name, _ in m.named_children()])
 
@@ -190,13 +195,13 @@ for _method in ("add_module", "register_module"):
 
 
 @scenario("register_parameter", "adds a parameter after __init__", tier="variant", where="after __init__")
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_parameter("extra", nn.Parameter(torch.ones(1)))
     rec.note("parameters", [name for name, _ in m.named_parameters()])
 
 
 @scenario("register_buffer", "adds a buffer after __init__", where="after __init__")  # its bug's default
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_buffer("extra", torch.ones(1))
     rec.note("state_dict", m.state_dict())
 
@@ -210,7 +215,7 @@ def _(m, rec):
     where="an existing name",
     requires=("own params",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_parameter("weight", nn.Parameter(torch.ones(2, 2)))
     rec.note("output", rec.forward(rec.input()))
 
@@ -222,20 +227,20 @@ def _(m, rec):
     where="an existing name",
     requires=("own buffer",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_buffer("steps", torch.full((1,), 3.0))
     rec.note("state_dict", m.state_dict())
 
 
-def _state_dict(m) -> dict:
+def _state_dict(m: Any) -> dict:
     return m.state_dict()
 
 
-def _parameter_names(m) -> list[str]:
+def _parameter_names(m: Any) -> list[str]:
     return [name for name, _ in m.named_parameters()]
 
 
-def _module_names(m) -> list[str]:
+def _module_names(m: Any) -> list[str]:
     return [name for name, _ in m.named_modules()]
 
 
@@ -245,7 +250,9 @@ for _method, _what, _value, _key, _observed in (
     ("add_module", "a child", nn.Identity, "modules", _module_names),
 ):
 
-    def _added_to_child(m, rec, method=_method, value=_value, key=_key, observed=_observed):
+    def _added_to_child(
+        m: Any, rec: Recorder, method: str = _method, value: Any = _value, key: str = _key, observed: Any = _observed
+    ) -> None:
         getattr(m.linear, method)("extra", value())
         rec.note(key, observed(m))
 
@@ -265,7 +272,7 @@ for _method, _what, _value, _key, _observed in (
     tier="variant",
     where="persistent=False",
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.register_buffer("extra", torch.ones(1), persistent=False)
     rec.note("state_dict", m.state_dict())
 
@@ -278,6 +285,6 @@ def _(m, rec):
     where="replacing a child",
     requires=("linear",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     m.set_submodule("linear", nn.Linear(2, 2))
     rec.note("children", [name for name, _ in m.named_children()])

@@ -4,8 +4,11 @@ optimizer step over ``parameters()``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
+from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
 
 
@@ -16,7 +19,7 @@ from repro.engine.scenarios.table import scenario
     model="child",
     requires=("linear",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     from torch.nn.utils import prune
 
     prune.l1_unstructured(m.linear, "weight", 0.5)
@@ -25,7 +28,7 @@ def _(m, rec):
 
 for _norm in ("torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm"):
 
-    def _normed(m, rec, norm=_norm):
+    def _normed(m: Any, rec: Recorder, norm: str = _norm) -> None:
         from repro.engine.scenarios.table import find_api
 
         find_api(norm)(m.linear)
@@ -41,7 +44,7 @@ for _norm in ("torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.par
     model="child",
     requires=("linear",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     from torch.nn.utils import parametrize
 
     class Doubled(torch.nn.Module):
@@ -53,19 +56,19 @@ def _(m, rec):
 
 
 @scenario("torch.nn.utils.clip_grad_norm_", "clips the gradients of parameters()", tier="variant", requires=("x only",))
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     rec.model(rec.input()).sum().backward()
     rec.note("total norm", torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0))
     rec.facts["grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
 
 
 @scenario("torch.func.functional_call", "calls the model with other parameters", tier="variant", requires=("x only",))
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     params = {name: torch.zeros_like(p) for name, p in m.named_parameters()}
     rec.note("output", torch.func.functional_call(m, params, (rec.input(),)))
 
 
-def _checkpointed(m, rec) -> None:
+def _checkpointed(m: Any, rec: Recorder) -> None:
     from torch.utils.checkpoint import checkpoint
 
     x = rec.input()
@@ -80,7 +83,7 @@ def _checkpointed(m, rec) -> None:
     tier="variant",
     requires=("x only",),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     from contextlib import nullcontext
 
     from torch.utils import checkpoint
@@ -108,7 +111,7 @@ scenario(
     tier="variant",
     requires=("x only", "params"),
 )
-def _(m, rec):
+def _(m: Any, rec: Recorder) -> None:
     optimizer = torch.optim.SGD(m.parameters(), lr=0.5)
     rec.model(rec.input()).sum().backward()
     optimizer.step()
