@@ -19,6 +19,7 @@ from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, r
 from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
 from repro.output import emit, native_output_to_stderr
 from repro.sanitise import for_terminal
+from repro.vocabulary import Outcome, ProofStatus
 
 if TYPE_CHECKING:  # the filing kit is imported only when asked for
     from repro.filing.material import HeadStart
@@ -186,7 +187,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
             if args.json
             else shown(text.render_proofs(environment.torch_version, proofs))
         )
-        return EXIT_DRIFT if any(p.status == "does-not-work" for p in proofs) else EXIT_OK
+        return EXIT_DRIFT if any(p.status == ProofStatus.DOES_NOT_WORK for p in proofs) else EXIT_OK
     if args.candidates:
         from repro.filing.candidates import judge_all
 
@@ -233,7 +234,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         emit(shown(text.render(report)))
     if report.matches_expectation:
         return EXIT_OK
-    if report.outcome == "cannot-test":
+    if report.outcome == Outcome.CANNOT_TEST:
         return fail(report.run.cannot_test or "nothing to test")
     return EXIT_DRIFT
 

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from repro.catalogue import BUGS, get
 from repro.catalogue.bug import Bug
 from repro.ledger import LedgerError, expectation_for, ledger_path, load
+from repro.vocabulary import Status, Verdict
 
 # unittest leaves this module's frames out of the tracebacks it prints: a test's error starts at the test.
 __unittest = True
@@ -154,7 +155,7 @@ def resolve(bug_id: str, ledger: str | Path | None = None) -> Expected:
     if expected.state == SKIPPED:
         return expected
     status, detail = detector_status(bug_id)
-    if status == "not-applicable":
+    if status == Status.NOT_APPLICABLE:
         return Expected(bug_id, SKIPPED, f"{bug_id} cannot occur on torch {torch_version()}: {detail}")
     return expected
 
@@ -174,7 +175,7 @@ def shows_error_text(bug: Bug, err: BaseException) -> bool:
     return any(
         bug.recognise(
             SimpleNamespace(  # type: ignore[arg-type]  # the fields recognisers read
-                verdict="raises",
+                verdict=Verdict.RAISES,
                 detail=f"{type(e).__name__}: {e}",
                 style=bug.styles[0],
                 scenario=SimpleNamespace(apis=set(bug.apis), model=None, name=""),  # no model: the text decides

@@ -31,21 +31,22 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from repro import atomic
+from repro.vocabulary import Outcome, ProofStatus, Status
 
 DEFAULT_PATH = Path(__file__).with_name("ledger.json")
 SCHEMA = 3
 # The codes a support cell is made of (repro.formats.support_table.CODES, a bug id where BUG is).
 SUPPORT_CODES = ("ok", "design", "undocumented", "unexplained", "absent", "not-run", "eager-fails")
 DEVICE = re.compile(r"[a-z][a-z0-9_]{0,15}")  # a support column's device: cpu, cuda, npu
-OUTCOMES = ("present", "fixed", "different", "cannot-test")  # a report's outcome (python -m repro --json)
+OUTCOMES = tuple(o.value for o in Outcome)  # a report's outcome (python -m repro --json)
 # A bug's status on one release, as a dynamic run measured it: ``incomplete-fix`` is a bug whose own
 # symptom is gone while its APIs still depart from nn.Module in ways no catalogued bug explains.
-STATUSES = ("present", "fixed", "incomplete-fix", "not-applicable", "cannot-test")
+STATUSES = tuple(s.value for s in Status if s is not Status.SKIPPED)  # skipped is never stored
 EXPECTABLE = ("present", "fixed", "incomplete-fix", "cannot-test")  # what a confirmed result can make expected
 # What proving a bug's workaround on a release measured (repro.proof.Proof.status): every run of its scope
 # matches eager; it does outside the (shape, style) pairs it declares; some run still departs; no run of
 # its scope matched (this torch lacks its APIs); none declared.
-WORKAROUND_STATUSES = ("works", "works-with-limits", "does-not-work", "not-measured", "none")
+WORKAROUND_STATUSES = tuple(s.value for s in ProofStatus)
 PROOF_KEYS = ("status", "workaround", "runs", "matched", "summary")  # of a proof the ledger records per bug
 STATIC_VERDICTS = ("present", "changed", "removed", "unknown", "not-applicable")  # source_checks.StaticVerdict
 TEXT_CAP = 500  # characters of one string from outside (URL, evidence, error, pip's last line) the ledger keeps

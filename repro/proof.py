@@ -19,8 +19,9 @@ from repro.catalogue.bug import Bug
 from repro.engine.by_design import DESIGNED, UNDOCUMENTED
 from repro.engine.models import INSTANCES, STYLES
 from repro.engine.oracle import ScenarioResult, run_scenario
+from repro.vocabulary import ProofStatus, Verdict
 
-NEUTRAL = ("match", "refused", "unavailable", "not-run")
+NEUTRAL = (Verdict.MATCH, Verdict.REFUSED, Verdict.UNAVAILABLE, Verdict.NOT_RUN)
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class Proof:
     def observed(self) -> list[ScenarioResult]:
         """The runs that show the workaround doing its job: they match eager, or differ from it only as
         TorchScript's design says (a compiled child's class), every other observation equal."""
-        return [r for r in self.results if r.verdict == "match" or _differs_by_design(r)]
+        return [r for r in self.results if r.verdict == Verdict.MATCH or _differs_by_design(r)]
 
     @property
     def works(self) -> bool:
@@ -66,16 +67,16 @@ class Proof:
         return bool(self.observed()) and not self.failures()
 
     @property
-    def status(self) -> str:
+    def status(self) -> ProofStatus:
         """One of ``repro.ledger.WORKAROUND_STATUSES``: what the ledger records and the support table reads."""
         found = self.bug.workaround
         if found is None or found.apply is None:
-            return "none"
+            return ProofStatus.NONE
         if self.failures():
-            return "does-not-work"
+            return ProofStatus.DOES_NOT_WORK
         if not self.works:
-            return "not-measured"
-        return "works-with-limits" if self.limited() else "works"
+            return ProofStatus.NOT_MEASURED
+        return ProofStatus.WORKS_WITH_LIMITS if self.limited() else ProofStatus.WORKS
 
     def as_dict(self) -> dict[str, object]:
         """What ``--workarounds --json`` prints per bug and the tracker records per release."""
@@ -85,7 +86,7 @@ class Proof:
             "status": self.status,
             "workaround": found.name if found else "none",
             "runs": len(self.results),
-            "matched": sum(r.verdict == "match" for r in self.results),
+            "matched": sum(r.verdict == Verdict.MATCH for r in self.results),
             "summary": self.summary(),
         }
 
@@ -93,12 +94,12 @@ class Proof:
         """One line: how many runs match, and where the rest went."""
         if self.absent:
             return f"not measured: this torch cannot apply it ({self.absent})"
-        matched = sum(r.verdict == "match" for r in self.results)
+        matched = sum(r.verdict == Verdict.MATCH for r in self.results)
         others = sorted({cause for _, cause in self.elsewhere()})
         parts = [f"{matched} of {len(self.results)} runs of its scope match eager"]
         differ = sum(_differs_by_design(r) for r in self.results)
-        designed = sum(r.verdict == "refused" and f"({DESIGNED}: " in r.detail for r in self.results) - differ
-        undocumented = sum(r.verdict == "refused" and f"({UNDOCUMENTED}: " in r.detail for r in self.results)
+        designed = sum(r.verdict == Verdict.REFUSED and f"({DESIGNED}: " in r.detail for r in self.results) - differ
+        undocumented = sum(r.verdict == Verdict.REFUSED and f"({UNDOCUMENTED}: " in r.detail for r in self.results)
         if differ:
             parts.append(f"{differ} differ from it only by design (a compiled child's class)")
         if designed:
@@ -116,7 +117,7 @@ class Proof:
 
 def _differs_by_design(result: ScenarioResult) -> bool:
     raised = result.script is None or result.script.error
-    return result.verdict == "refused" and f"({DESIGNED}: " in result.detail and not raised
+    return result.verdict == Verdict.REFUSED and f"({DESIGNED}: " in result.detail and not raised
 
 
 def prove(bug: Bug, device: str = "cpu") -> Proof:

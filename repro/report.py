@@ -25,10 +25,9 @@ from repro.engine.oracle import OracleRun, ScenarioResult
 from repro.engine.scenarios import Scenario
 from repro.environment import Environment
 from repro.ledger import Expectation
+from repro.vocabulary import DEPARTURES, NOT_JUDGED, Outcome, Status, Verdict
 
 SCHEMA = 3
-DEPARTURES = ("raises", "differs", "error")
-NOT_JUDGED = ("unavailable", "not-run")  # this torch lacks the API, or this machine the accelerator
 
 
 def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
@@ -48,14 +47,14 @@ def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
 @dataclass(frozen=True)
 class BugStatus:
     bug: Bug
-    status: str  # one of repro.ledger.STATUSES, or skipped
+    status: Status
     detail: str
     expected: Expectation
 
     @property
     def matches_expectation(self) -> bool:
         """``not-applicable`` and ``skipped`` never disagree: there is nothing to compare."""
-        return self.status in ("not-applicable", "skipped") or self.status == self.expected.outcome
+        return self.status in (Status.NOT_APPLICABLE, Status.SKIPPED) or self.status == self.expected.outcome
 
 
 @dataclass(frozen=True)
@@ -63,16 +62,18 @@ class Report:
     environment: Environment
     run: OracleRun
     bugs: list[BugStatus]
-    outcome: str  # "present" | "fixed" | "different" | "cannot-test"
+    outcome: Outcome
     drift: list[str]  # how reality departs from the ledger; empty when it agrees
     not_run: tuple[Scenario, ...] = ()  # what the default run left out for speed (--slow runs it)
     completed: tuple[tuple[str, int], ...] = ()  # (bug id, scenarios run beyond the tier to conclude on it)
 
     @property
     def bug_present(self) -> bool | None:
-        return {"present": True, "fixed": False, "different": any(b.status == "present" for b in self.bugs)}.get(
-            self.outcome
-        )
+        return {
+            Outcome.PRESENT: True,
+            Outcome.FIXED: False,
+            Outcome.DIFFERENT: any(b.status == Status.PRESENT for b in self.bugs),
+        }.get(self.outcome)
 
     @property
     def matches_expectation(self) -> bool:
@@ -90,32 +91,32 @@ def unexplained(run: OracleRun) -> list[ScenarioResult]:
 INCOMPLETE = "its error is gone, but its APIs still depart from nn.Module: look before flipping"
 
 
-def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[str, str]:
+def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[Status, str]:
     """(status, why) for one bug from the scenario runs in its scope; ``skipped`` says why its
     scenarios did not run, if they did not."""
     if run.cannot_test:
-        return "cannot-test", run.cannot_test
+        return Status.CANNOT_TEST, run.cannot_test
     missing = absent_apis(bug)
     if missing:
-        return "not-applicable", f"its scenarios cannot run here: this torch lacks {', '.join(missing)}"
+        return Status.NOT_APPLICABLE, f"its scenarios cannot run here: this torch lacks {', '.join(missing)}"
     if skipped:
-        return "skipped", skipped
+        return Status.SKIPPED, skipped
     scope = [r for r in run.results if bug.covers(r)]
-    judged = [r for r in scope if r.verdict not in (*NOT_JUDGED, "error")]  # where eager fails, nothing is judged
+    judged = [r for r in scope if r.verdict not in (*NOT_JUDGED, Verdict.ERROR)]  # where eager fails, nothing is judged
     if not judged:
         reasons = sorted({r.detail for r in scope}) or ["no scenario covers it"]
-        return "not-applicable", f"its scenarios cannot run here: {'; '.join(reasons)}"
+        return Status.NOT_APPLICABLE, f"its scenarios cannot run here: {'; '.join(reasons)}"
     shown = [r for r in judged if cause_of(r) == bug.id]
     if shown:
-        return "present", f"{len(shown)} of {len(judged)} scenario runs in its scope show it"
-    departing = [r for r in judged if r.verdict not in ("match", "refused") and cause_of(r) is None]
+        return Status.PRESENT, f"{len(shown)} of {len(judged)} scenario runs in its scope show it"
+    departing = [r for r in judged if r.verdict not in (Verdict.MATCH, Verdict.REFUSED) and cause_of(r) is None]
     if departing:
         first = departing[0]
-        return "incomplete-fix", (
+        return Status.INCOMPLETE_FIX, (
             f"{INCOMPLETE} ({len(departing)} of {len(judged)} scenario runs in its "
             f"scope, e.g. {first.scenario.key} [{first.style}]: {first.detail})"
         )
-    return "fixed", f"none of its {len(judged)} scenario runs shows it or departs from eager"
+    return Status.FIXED, f"none of its {len(judged)} scenario runs shows it or departs from eager"
 
 
 def absent_apis(bug: Bug) -> list[str]:
@@ -129,17 +130,17 @@ def absent_apis(bug: Bug) -> list[str]:
     return sorted({need for needs in missing for need in needs}) if scope and all(missing) else []
 
 
-def outcome_of(run: OracleRun, bugs: list[BugStatus], unexplained: list[ScenarioResult]) -> str:
-    if run.cannot_test or all(b.status in ("not-applicable", "skipped") for b in bugs):
-        return "cannot-test"
+def outcome_of(run: OracleRun, bugs: list[BugStatus], unexplained: list[ScenarioResult]) -> Outcome:
+    if run.cannot_test or all(b.status in (Status.NOT_APPLICABLE, Status.SKIPPED) for b in bugs):
+        return Outcome.CANNOT_TEST
     if unexplained:
-        return "different"
-    return "present" if any(b.status == "present" for b in bugs) else "fixed"
+        return Outcome.DIFFERENT
+    return Outcome.PRESENT if any(b.status == Status.PRESENT for b in bugs) else Outcome.FIXED
 
 
 def _expected_causes(result: ScenarioResult, expected: dict[str, Expectation]) -> list[str]:
     """The bugs the ledger expects to show in this run: those covering it and expected present."""
-    return [bug.id for bug in BUGS.values() if bug.covers(result) and expected[bug.id].outcome == "present"]
+    return [bug.id for bug in BUGS.values() if bug.covers(result) and expected[bug.id].outcome == Outcome.PRESENT]
 
 
 def drift_of(run: OracleRun, bugs: list[BugStatus], expected: dict[str, Expectation]) -> list[str]:
@@ -148,9 +149,9 @@ def drift_of(run: OracleRun, bugs: list[BugStatus], expected: dict[str, Expectat
         for b in bugs
         if not b.matches_expectation
     ]
-    judged = {b.bug.id for b in bugs if b.status not in ("skipped", "cannot-test")}
+    judged = {b.bug.id for b in bugs if b.status not in (Status.SKIPPED, Status.CANNOT_TEST)}
     for r in run.results:
-        if r.verdict in NOT_JUDGED + ("refused",):  # a refusal by design is no bug's departure
+        if r.verdict in (*NOT_JUDGED, Verdict.REFUSED):  # a refusal by design is no bug's departure
             continue
         want, cause = _expected_causes(r, expected), cause_of(r)
         if cause and cause not in judged:
@@ -203,7 +204,7 @@ def conclude(
     rest = {
         b.bug.id: [s for s in not_run if s.apis & set(b.bug.apis)]
         for b in report.bugs
-        if b.status in ("present", "fixed", "incomplete-fix") and not b.matches_expectation
+        if b.status in (Status.PRESENT, Status.FIXED, Status.INCOMPLETE_FIX) and not b.matches_expectation
     }
     more = list(dict.fromkeys(s for scenarios in rest.values() for s in scenarios))
     if not more:
@@ -226,14 +227,14 @@ def conclusion(report: Report) -> str:
 def headline(report: Report) -> str:
     """What this run observed, in one sentence, without the ledger."""
     run = report.run
-    if report.outcome == "cannot-test":
+    if report.outcome == Outcome.CANNOT_TEST:
         why = run.cannot_test or "no catalogued bug applies to this torch"
         return f"Cannot test on torch {report.environment.torch_version}: {why}."
-    present = [b.bug.id for b in report.bugs if b.status == "present"]
-    incomplete = [b.bug.id for b in report.bugs if b.status == "incomplete-fix"]
+    present = [b.bug.id for b in report.bugs if b.status == Status.PRESENT]
+    incomplete = [b.bug.id for b in report.bugs if b.status == Status.INCOMPLETE_FIX]
     counts = Counter(r.verdict for r in run.results)
     tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
-    checked = [b for b in report.bugs if b.status in ("present", "fixed", "incomplete-fix")]
+    checked = [b for b in report.bugs if b.status in (Status.PRESENT, Status.FIXED, Status.INCOMPLETE_FIX)]
     head = (
         f"{len(present)} of the {len(checked)} catalogued bugs checked present ({', '.join(present)})"
         if present
@@ -241,7 +242,7 @@ def headline(report: Report) -> str:
     )
     if incomplete:
         head += f"; an incomplete fix (error gone, APIs still depart): {', '.join(incomplete)}"
-    if report.outcome == "different":
+    if report.outcome == Outcome.DIFFERENT:
         head += f"; {len(report.unexplained())} scenario runs show a departure no catalogued bug explains"
     return f"{head}; {tally} across {len(run.results)} scenario runs."
 
@@ -250,6 +251,6 @@ def versus_ledger(report: Report) -> str:
     """The sentence that says whether the run agrees with the ledger."""
     if report.matches_expectation:
         return "This is as the ledger expects."
-    if report.outcome == "cannot-test" and report.run.cannot_test:  # nothing measured: no comparison made
+    if report.outcome == Outcome.CANNOT_TEST and report.run.cannot_test:  # nothing measured: no comparison made
         return "Nothing could be measured here, so nothing is compared with the ledger (an environment error)."
     return f"The ledger expects otherwise for {len(report.drift)} item(s): this is drift."

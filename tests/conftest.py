@@ -1,13 +1,17 @@
 """Shared set-up: check the environment once, skip device tests without a device, and skip
-tests that only mean something while the ledger expects the bug."""
+tests that only mean something while the ledger expects the bug; and the fixtures several test modules use."""
 
 from __future__ import annotations
 
 import importlib.util
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from repro.environment import EnvironmentProblem, import_torch, npu_status
+from repro.source_checks import RECURSIVE, SCRIPT, installed_torch_root
 
 SETUP = "activate the project's environment (. .venv/bin/activate) or create it with the README's set-up command"
 
@@ -88,3 +92,31 @@ def measured_once(monkeypatch):
         return _MEASURED[key]
 
     monkeypatch.setattr(oracle, "run_all", once)
+
+
+UPSTREAM_TEST_JIT = """# Owner(s): ["oncall: jit"]
+
+import torch
+
+# The JIT tests live in test/jit and are imported here, so that the runner collects them.
+from jit.test_tracer import TestTracer  # noqa: F401
+from jit.test_hooks import TestHooks  # noqa: F401
+
+from torch.testing._internal.common_utils import run_tests
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A small checkout in upstream's shape: the installed torch's two files and a test/test_jit.py (the
+    upstream patch's tests, test_filing.py and test_patch_against.py, apply it there)."""
+    for path in (RECURSIVE, SCRIPT):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(installed_torch_root() / path, tmp_path / path)
+    (tmp_path / "test" / "jit").mkdir(parents=True)
+    (tmp_path / "test" / "test_jit.py").write_text(UPSTREAM_TEST_JIT)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    return tmp_path

@@ -1,4 +1,6 @@
-"""Run the project's entry points in subprocesses, as a user would, or its scripts in this process."""
+"""What the test modules share: the project's entry points run in subprocesses, as a user would, or its
+scripts in this process; what the ledger expects and the per-bug tables tests read; a full disk and an
+unwritable path."""
 
 from __future__ import annotations
 
@@ -9,11 +11,15 @@ import io
 import json
 import os
 import runpy
+import shutil
+import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from packaging.version import Version
 
 from repro.ledger import ORIGINAL, Expectation, expectation_for, ledger_path, load, verdicts_of
@@ -41,6 +47,18 @@ PASTE_ENDS = {
     "export-scripted-child-crashes": "AssertionError: export crashed in its tracer",
     "autocast-compiled-float32": "AssertionError: under autocast the compiled forward returned torch.float32",
 }
+
+SLOW_BUGS = (  # the default run leaves out all their scenarios (slow or variant tier)
+    "module-compile-noop",
+    "checkpoint-early-stop",
+    "compile-subclass-silent",
+    "jit-save-drops-plain-forward",
+    "quantize-dynamic-skips-subclass",
+    "optimized-graph-ignores-grad-mode",
+    "init-hooks-break-plain-forward",
+    "export-scripted-child-crashes",
+    "autocast-compiled-float32",
+)
 
 
 @functools.cache
@@ -86,6 +104,20 @@ def patched_torch_env(directory: Path, sources: dict[str, str]) -> dict[str, str
         f"    import_from(Path({str(tree)!r}))\n"
     )
     return {"PYTHONPATH": f"{directory}:{ROOT}"}
+
+
+def fake_broken_npu(tmp_path: Path) -> dict[str, str]:
+    """A torch_npu that torch's backend autoload finds and fails to load as the real one does without CANN."""
+    site = tmp_path / "site"
+    (site / "torch_npu").mkdir(parents=True)
+    (site / "torch_npu" / "__init__.py").write_text(
+        "raise ImportError('libhccl.so: cannot open shared object file: No such file or directory')\n"
+    )
+    info = site / "torch_npu-2.13.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch_npu\nVersion: 2.13.0\n")
+    (info / "entry_points.txt").write_text("[torch.backends]\ntorch_npu = torch_npu:_autoload\n")
+    return {"PYTHONPATH": f"{ROOT}:{site}"}
 
 
 def run(
@@ -153,3 +185,20 @@ def file_size_limit(limit: int) -> Any:
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
         signal.signal(signal.SIGXFSZ, old_handler)
+
+
+@contextlib.contextmanager
+def read_only(path: Path) -> Iterator[Path]:
+    """``path`` (a file or a directory) made unwritable for this process: mode 0555/0444 and, for root
+    (which ignores the mode), immutable (``chattr +i``)."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    path.chmod(0o555 if path.is_dir() else 0o444)
+    immutable = os.geteuid() == 0
+    try:
+        if immutable and (shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(path)]).returncode):
+            pytest.skip("running as root, and chattr +i is unavailable: root writes whatever the mode")
+        yield path
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(path)])
+        path.chmod(mode)

@@ -4,178 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 
 import pytest
 import torch
+from results import DEPARTURES, result
 
 from helpers import ROOT, run, run_here
 from repro.catalogue import BUGS, UnknownBug, across_scope, cause_of, get, select
 from repro.engine.by_design import BY_DESIGN, CPP, refusal_line
-from repro.engine.oracle import ScenarioResult, Side
 from repro.engine.scenarios import SCENARIOS
 from repro.source_checks import installed_sources, installed_torch_root
-
-ITSELF = "<the module itself>"
-SCENARIO = {s.key: s for s in SCENARIOS}
-CHILD = "<another module: Linear>"
-
-
-def _result(key: str, style: str, verdict: str, detail: str = "", script=(), eager=()) -> ScenarioResult:
-    return ScenarioResult(
-        SCENARIO[key],
-        style,
-        verdict,
-        detail,
-        Side({"hook calls": list(script)}, detail if verdict == "raises" else None),
-        Side({"hook calls": list(eager)}, None),
-    )
-
-
-# One measured departure per bug (torch 2.13.0, CPU), as the oracle records it.
-DEPARTURES = {
-    "full-backward-hook-flag": _result(
-        "register_full_backward_hook: called with grad_input and grad_output",
-        "plain_forward",
-        "raises",
-        "RuntimeError: Could not cast attribute '_is_full_backward_hook' to type NoneType: Cannot cast True to None",
-    ),
-    "full-backward-hook-flag (silenced)": _result(
-        "register_full_backward_hook: called with grad_input and grad_output",
-        "script_method",
-        "differs",
-        "hook calls: ScriptModule [] vs eager ['backward']",
-        eager=[["backward", ITSELF]],
-    ),
-    "global-backward-hooks-scripted": _result(
-        "register_module_full_backward_hook: runs for the model and its child",
-        "plain_forward",
-        "raises",
-        "RuntimeError: _get_backward_hooks is not supported on ScriptModules",
-    ),
-    "global-hooks-root-only": _result(
-        "register_module_forward_hook: runs for the model and its child",
-        "script_method",
-        "differs",
-        "hook calls",
-        script=[["global forward", ITSELF]],
-        eager=[["global forward", CHILD], ["global forward", ITSELF]],
-    ),
-    "module-compile-noop": _result(
-        "compile: later calls go through torch.compile",
-        "script_method",
-        "differs",
-        "hook calls",
-        eager=[["torch.compile backend"]],
-    ),
-    "deepcopy-drops-subclass": _result(
-        "copy.deepcopy: keeps the class and the hooks; the copy runs",
-        "plain_forward",
-        "raises",
-        "AttributeError: 'RecursiveScriptModule' object has no attribute 'forward'",
-    ),
-    "attribute-assignment-forwarded": _result(
-        "setattr: assigns a parameter to None",
-        "script_method",
-        "raises",
-        "RuntimeError: Could not cast attribute 'weight' to type Tensor: strides() called on an undefined Tensor",
-    ),
-    "child-hooks-bypassed": _result(
-        "register_forward_hook: on a child that is itself a ScriptModule subclass",
-        "script_method",
-        "differs",
-        "hook calls",
-        eager=[["child forward"]],
-    ),
-    "checkpoint-early-stop": _result(
-        "torch.utils.checkpoint.checkpoint: non-reentrant, with early stop: same gradients",
-        "script_method",
-        "raises",
-        "RuntimeError: The following operation failed in the TorchScript interpreter.",
-    ),
-    "jit-error-replaces-exception": replace(
-        _result(
-            "register_forward_hook: always_call: the forward itself raises; the caller catches",
-            "script_method",
-            "differs",
-        ),
-        script=Side({"hook calls": [["forward (always_call)"]], "the caller catches": "Error"}, None),
-        eager=Side({"hook calls": [["forward (always_call)"]], "the caller catches": "ValueError"}, None),
-    ),
-    "addition-refused-misleadingly": _result(
-        "register_buffer: adds a buffer after __init__",
-        "plain_forward",
-        "raises",
-        "AttributeError: cannot assign buffer before Module.__init__() call",
-    ),
-    "copy-shares-training": replace(
-        _result("copy.copy: eval() on the copy leaves the original in training mode", "script_method", "differs"),
-        script=Side({"hook calls": [], "original training": False, "copy training": False}, None),
-        eager=Side({"hook calls": [], "original training": True, "copy training": False}, None),
-    ),
-    "compile-subclass-silent": replace(
-        _result(
-            "torch.compile: a counting backend captures the forward; outputs and hooks as eager",
-            "script_method",
-            "differs",
-        ),
-        script=Side({"hook calls": [], "graphs captured": 0}, None),
-        eager=Side({"hook calls": [], "graphs captured": 1}, None),
-    ),
-    "jit-save-drops-plain-forward": _result(
-        "torch.jit.save: round-trips through torch.jit.save and torch.jit.load: outputs, parameters, training flag",
-        "plain_forward",
-        "raises",
-        "AttributeError: 'RecursiveScriptModule' object has no attribute 'forward'",
-    ),
-    "quantize-dynamic-skips-subclass": replace(
-        _result(
-            "torch.ao.quantization.quantize_dynamic: dynamic int8 quantization of the linear layers",
-            "script_method",
-            "differs",
-        ),
-        script=Side({"hook calls": [], "first call: its child quantized": False}, None),
-        eager=Side({"hook calls": [], "first call: its child quantized": True}, None),
-    ),
-    "optimized-graph-ignores-grad-mode": replace(
-        _result("torch.no_grad: no graph recorded; hooks run", "script_method", "differs"),
-        scenario=SCENARIO["torch.no_grad: no graph recorded; hooks run"].on("child between"),
-        script=Side({"hook calls": [], "first call: output": {"requires_grad": True}}, None),
-        eager=Side({"hook calls": [], "first call: output": {"requires_grad": False}}, None),
-    ),
-    "optimized-graph-ignores-grad-mode (vmap)": replace(
-        _result(
-            "torch.func.vmap: maps the model over a batch dimension",
-            "script_method",
-            "raises",
-            "RuntimeError: The following operation failed in the TorchScript interpreter.",
-        ),
-        scenario=SCENARIO["torch.func.vmap: maps the model over a batch dimension"].on("child between"),
-    ),
-    "init-hooks-break-plain-forward": _result(
-        "register_forward_hook: a forward hook and pre-hook registered in __init__ change every call's output",
-        "plain_forward",
-        "raises",
-        "building the model raised RuntimeError: Couldn't find method: 'forward' on class: 'HookedBeforeChildren'",
-    ),
-    "autocast-compiled-float32": replace(
-        _result("torch.autocast: autocast to bfloat16 on CPU: output dtype and values", "script_method", "differs"),
-        scenario=SCENARIO["torch.autocast: autocast to bfloat16 on CPU: output dtype and values"].on("child first"),
-        script=Side({"hook calls": [], "first call: output": {"dtype": "torch.float32"}}, None),
-        eager=Side({"hook calls": [], "first call: output": {"dtype": "torch.bfloat16"}}, None),
-    ),
-    "export-scripted-child-crashes": replace(
-        _result(
-            "torch.export.export: exports the forward; the exported program computes the same output",
-            "torch.jit.script",
-            "raises",
-            "TypeError: Flat.forward() takes 2 positional arguments but 3 were given",
-        ),
-        scenario=SCENARIO["torch.export.export: exports the forward; the exported program computes the same output"].on(
-            "scripted child"
-        ),
-    ),
-}
 
 
 @pytest.mark.parametrize("name", list(DEPARTURES))
@@ -187,7 +25,7 @@ def test_each_departure_is_recognised_by_its_own_bug_only(name):
 
 
 def test_an_unknown_departure_is_explained_by_no_bug():
-    odd = _result(
+    odd = result(
         "register_forward_hook: prepend=True runs before earlier hooks",
         "script_method",
         "differs",
@@ -406,9 +244,7 @@ def test_each_bug_holds_each_element_or_declares_none(bug_id, element):
 
 def test_per_bug_test_data_names_every_catalogued_bug_and_no_other():
     """The tables other tests read per bug: a new bug is missing from none of them."""
-    from test_cli import SLOW_BUGS
-
-    from helpers import PASTE_ENDS
+    from helpers import PASTE_ENDS, SLOW_BUGS
 
     assert set(PASTE_ENDS) == set(BUGS)
     assert {name.split(" ")[0] for name in DEPARTURES} == set(BUGS)

@@ -16,7 +16,17 @@ from pathlib import Path
 import pytest
 import torch
 
-from helpers import ROOT, expected, run, run_here, run_json, write_fixed_ledger, write_ledger
+from helpers import (
+    ROOT,
+    SLOW_BUGS,
+    expected,
+    fake_broken_npu,
+    run,
+    run_here,
+    run_json,
+    write_fixed_ledger,
+    write_ledger,
+)
 from repro.catalogue import BUGS, cause_of, select
 from repro.cli import main
 from repro.engine.oracle import run_scenario
@@ -32,19 +42,6 @@ SCRIPT = str(ROOT / "repro" / "full_backward_hook_bug.py")
 def ledger():
     """The ledger the suite runs against: these tests follow its expectation for the installed torch."""
     return ledger_path()
-
-
-SLOW_BUGS = (  # the default run leaves out all their scenarios (slow or variant tier)
-    "module-compile-noop",
-    "checkpoint-early-stop",
-    "compile-subclass-silent",
-    "jit-save-drops-plain-forward",
-    "quantize-dynamic-skips-subclass",
-    "optimized-graph-ignores-grad-mode",
-    "init-hooks-break-plain-forward",
-    "export-scripted-child-crashes",
-    "autocast-compiled-float32",
-)
 
 
 def bug_expected() -> bool:
@@ -65,20 +62,6 @@ def repro_main(monkeypatch, capsys):
 
 
 REAL_TORCH_NPU = ROOT / ".tools" / "torch_npu"  # pip install --no-deps --target .tools/torch_npu torch_npu==2.13.0
-
-
-def fake_broken_npu(tmp_path) -> dict[str, str]:
-    """A torch_npu that torch's backend autoload finds and fails to load as the real one does without CANN."""
-    site = tmp_path / "site"
-    (site / "torch_npu").mkdir(parents=True)
-    (site / "torch_npu" / "__init__.py").write_text(
-        "raise ImportError('libhccl.so: cannot open shared object file: No such file or directory')\n"
-    )
-    info = site / "torch_npu-2.13.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch_npu\nVersion: 2.13.0\n")
-    (info / "entry_points.txt").write_text("[torch.backends]\ntorch_npu = torch_npu:_autoload\n")
-    return {"PYTHONPATH": f"{ROOT}:{site}"}
 
 
 @pytest.fixture(params=["simulated", "torch_npu-2.13.0"])

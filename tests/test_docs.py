@@ -24,6 +24,7 @@ from repro.formats.json import as_dict
 from repro.ledger import DEFAULT_PATH, Expectation, load
 from repro.report import build_report
 from repro.source_checks import StaticVerdict
+from repro.vocabulary import Verdict
 from tracker import matrix, release, rolling_pr
 from tracker.check_upstream import _as_json
 from tracker.check_upstream import build_parser as tracker_parser
@@ -107,7 +108,7 @@ def test_every_option_written_in_a_code_span_exists():
 
 def _repro_json() -> dict:
     side = Side({"hook calls": []}, None)
-    run_ = OracleRun([ScenarioResult(SCENARIOS[0], "script_method", "match", "", side, side)], [], None)
+    run_ = OracleRun([ScenarioResult(SCENARIOS[0], "script_method", Verdict.MATCH, "", side, side)], [], None)
     expected = {bug_id: Expectation("present", "x") for bug_id in BUGS}
     report = build_report(Environment("2.13.0", "3.11", "cpu", "not installed"), run_, expected)
     return as_dict(report, RootCause("NoneType", False, StaticVerdict("present", [])))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from helpers import PASTE_ENDS, ROOT, run, run_json, write_ledger
+from helpers import PASTE_ENDS, ROOT, fake_broken_npu, run, run_json, write_ledger
 from repro import workaround
 from repro.catalogue import BUGS, select
 from repro.catalogue.full_backward_hook_flag import RootCause, explain
@@ -259,8 +259,6 @@ def _table_counts(body: str, api: str) -> tuple[int, int, int]:
 @pytest.mark.parametrize("bug_id", list(BUGS))
 @pytest.mark.slow
 def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
-    from test_cli import fake_broken_npu
-
     bug = BUGS[bug_id]
     proc = run(["-m", "repro", "--markdown", "--bug", bug_id], ledger=ledger, env=fake_broken_npu(tmp_path))
     body = proc.stdout
@@ -342,33 +340,6 @@ def test_explain_gives_each_bugs_cause_as_numbered_steps_with_file_and_line(bug_
     assert [line for line in text.splitlines() if line.startswith("Workaround: ")] and max(
         map(len, text.splitlines())
     ) <= 100
-
-
-UPSTREAM_TEST_JIT = """# Owner(s): ["oncall: jit"]
-
-import torch
-
-# The JIT tests live in test/jit and are imported here, so that the runner collects them.
-from jit.test_tracer import TestTracer  # noqa: F401
-from jit.test_hooks import TestHooks  # noqa: F401
-
-from torch.testing._internal.common_utils import run_tests
-
-if __name__ == "__main__":
-    run_tests()
-"""
-
-
-@pytest.fixture
-def checkout(tmp_path):
-    """A small checkout in upstream's shape: the installed torch's two files and a test/test_jit.py."""
-    for path in (RECURSIVE, SCRIPT):
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(installed_torch_root() / path, tmp_path / path)
-    (tmp_path / "test" / "jit").mkdir(parents=True)
-    (tmp_path / "test" / "test_jit.py").write_text(UPSTREAM_TEST_JIT)
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    return tmp_path
 
 
 @pytest.mark.needs_bug

@@ -18,7 +18,7 @@ import pytest
 import torch
 from fix_shapes import BROKEN, TRUE
 from index_server import build_pure_wheel
-from test_tracker import _packaging_wheel, check
+from tracker_helpers import check, packaging_wheel
 
 from helpers import ROOT, flag, patched_torch_env, run, run_json, write_fixed_ledger, write_ledger
 from repro.ledger import ORIGINAL, release_key
@@ -132,7 +132,7 @@ def test_install_confirms_no_broken_fix_and_a_true_one(index, tmp_path, pairs):
             (tree / path).parent.mkdir(parents=True, exist_ok=True)
             (tree / path).write_text(text, encoding="utf-8")
         index.wheels.update([_fix_wheel(version, tree)])
-    index.wheels.update([_packaging_wheel()])
+    index.wheels.update([packaging_wheel()])
     (tmp_path / "ledger.json").write_text(
         json.dumps(
             {

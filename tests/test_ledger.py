@@ -6,15 +6,12 @@ import json
 import multiprocessing
 import os
 import re
-import shutil
 import stat
-import subprocess
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from helpers import file_size_limit
+from helpers import file_size_limit, read_only
 from repro.ledger import ORIGINAL, LedgerError, check_writable, expectation_for, load, new_ledger, update
 
 
@@ -277,23 +274,6 @@ def test_a_missing_or_read_only_place_is_refused_before_any_write(tmp_path):
     dangling.symlink_to(tmp_path / "gone" / "ledger.json")
     with pytest.raises(LedgerError, match="its directory .*gone does not exist"):
         check_writable(dangling)
-
-
-@contextmanager
-def read_only(path: Path):
-    """``path`` (a file or a directory) made unwritable for this process: mode 0555/0444 and, for root
-    (which ignores the mode), immutable (``chattr +i``)."""
-    mode = _mode(path)
-    path.chmod(0o555 if path.is_dir() else 0o444)
-    immutable = os.geteuid() == 0
-    try:
-        if immutable and (shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(path)]).returncode):
-            pytest.skip("running as root, and chattr +i is unavailable: root writes whatever the mode")
-        yield path
-    finally:
-        if immutable:
-            subprocess.run(["chattr", "-i", str(path)])
-        path.chmod(mode)
 
 
 @pytest.mark.parametrize("what", ["directory", "file"])

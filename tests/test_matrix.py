@@ -179,7 +179,7 @@ HOSTILE_NOTES = ["a | b", "``` fenced", "<img src=//e.x/p>", "@octocat", "\x1b[2
 @pytest.mark.parametrize("said", HOSTILE_NOTES)
 @pytest.mark.parametrize("where", ["stderr", "warnings"])
 def test_what_a_run_said_is_inert_in_the_table(tmp_path, capsys, said, where):
-    from test_sanitise import assert_inert_markdown
+    from inert_markdown import assert_inert_markdown
 
     result = _with("report.warnings", [said]) if where == "warnings" else {**_with("report", None), "stderr": [said]}
     code, rows = table_of(tmp_path, capsys, {"run.json": result})

@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from test_filing import checkout  # noqa: F401  (the fixture: a small checkout in upstream's shape)
 
 from helpers import run
 from repro.filing.upstream_patch import TEST_JIT, lines_of, unified_diff
@@ -24,7 +23,7 @@ BROKEN = {  # file -> (what it becomes, what the one sentence says)
 
 
 @pytest.mark.parametrize("case", BROKEN, ids=BROKEN.keys())
-def test_a_checkout_file_that_cannot_be_read_or_parsed_is_one_sentence(checkout, case):  # noqa: F811
+def test_a_checkout_file_that_cannot_be_read_or_parsed_is_one_sentence(checkout, case):
     path, content, said = BROKEN[case]
     target = checkout / path
     target.unlink()
@@ -48,7 +47,7 @@ SEPARATORS = {
 
 @pytest.mark.needs_bug  # the installed files must still lack the fix for the patch to add it
 @pytest.mark.parametrize("separator", SEPARATORS.values(), ids=SEPARATORS.keys())
-def test_separators_other_than_newline_survive_and_git_apply_accepts_the_diff(checkout, separator):  # noqa: F811
+def test_separators_other_than_newline_survive_and_git_apply_accepts_the_diff(checkout, separator):
     # In a comment, and a form feed alone on a line too, as between the sections of PyTorch's own files.
     prefix = f"# section one{separator} still one\n" + ("\x0c\n" if separator == "\x0c" else "") + "# two\n"
     for path in (TEST_JIT, SCRIPT, RECURSIVE):

@@ -19,6 +19,7 @@ from repro.engine.scenarios import fingerprint
 from repro.formats.support_table import WIDTH, Outcome, Proven, SupportRow, annotated, proven, render
 from repro.ledger import PROOF_KEYS, WORKAROUND_STATUSES, LedgerError, load
 from repro.proof import Proof, prove
+from repro.vocabulary import Verdict
 from tracker import sweep
 from tracker.confirm import ReportError, read_workarounds
 
@@ -33,7 +34,7 @@ def _broken(bug_id: str, **changes: Any) -> Proof:
 def _unrunnable(bug_id: str) -> Proof:
     """The bug's real proof as a torch lacking every API of its scope would give it."""
     proof = prove(BUGS[bug_id])
-    return Proof(proof.bug, [replace(r, verdict="unavailable", script=None, eager=None) for r in proof.results])
+    return Proof(proof.bug, [replace(r, verdict=Verdict.UNAVAILABLE, script=None, eager=None) for r in proof.results])
 
 
 @pytest.mark.parametrize(

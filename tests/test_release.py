@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import subprocess
 from datetime import date
 
 import pytest
 import tomllib
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+from release_helpers import PYPROJECT, commit, git
 from setuptools import find_namespace_packages  # type: ignore[import-untyped]  # no stubs in the test extra
 
 from helpers import ROOT
@@ -21,10 +20,6 @@ from tracker import release
 from tracker.release import ReleaseError, code_version, decide, next_version, notes, set_version
 
 DAY = date(2026, 12, 3)
-PYPROJECT = (
-    '[build-system]\nrequires = ["setuptools"]\n\n[project]\nname = "x"\nversion = "{}"\n\n'
-    '[tool.other]\nversion = "9"\n'
-)
 
 
 def test_first_release_is_the_code_version():
@@ -244,31 +239,7 @@ def test_every_package_under_repro_and_tracker_is_packaged():
     assert on_disk <= found and {"repro", "tracker", "repro.filing"} <= on_disk
 
 
-# --- against git: a scratch repository ---------------------------------------------------------------
-
-
-def git(repo, *args, when="2026-12-03T10:00:00+00:00"):
-    env = {
-        **os.environ,
-        "GIT_COMMITTER_DATE": when,
-        "GIT_AUTHOR_DATE": when,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.org",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.org",
-    }
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
-
-
-def commit(repo, when, code=None, data=None, readme=None):
-    if code:
-        (repo / "pyproject.toml").write_text(PYPROJECT.format(code))
-    if data is not None:
-        (repo / "repro" / "ledger.json").write_text(json.dumps(data))
-    if readme:
-        (repo / "README").write_text(readme)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "x", when=when)
+# --- against git: a scratch repository (tests/release_helpers.py) -------------------------------------
 
 
 def cli(repo, *args, capsys):

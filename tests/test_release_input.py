@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from markdown_render import live, unseen
-from test_release import PYPROJECT, commit, git
+from release_helpers import PYPROJECT, commit, git
 
 from helpers import file_size_limit
 from tracker import release

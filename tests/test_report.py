@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from test_catalogue import DEPARTURES, _result
+from results import DEPARTURES, ENV, expectations, report_of, result
 
 from repro.catalogue import BUGS
 from repro.engine.oracle import OracleRun
 from repro.engine.scenarios import SCENARIOS
-from repro.environment import Environment
 from repro.formats.text import completed_line
-from repro.ledger import Expectation
-from repro.report import build_report, conclude, conclusion
+from repro.report import conclude, conclusion
 
-ENV = Environment("2.13.0", "3.11", "cpu", "not installed")
 FLAG_KEY = "register_full_backward_hook: called with grad_input and grad_output"
-FLAG_MATCH = _result(FLAG_KEY, "plain_forward", "match")
+FLAG_MATCH = result(FLAG_KEY, "plain_forward", "match")
 FLAG_RAISES = DEPARTURES["full-backward-hook-flag"]
-WORKING = _result("register_forward_hook: prepend=True runs before earlier hooks", "plain_forward", "match")
-ODD = _result("register_forward_hook: prepend=True runs before earlier hooks", "plain_forward", "differs", "x.grad")
-
-
-def _expect(outcome: str = "present", **per_bug: str) -> dict[str, Expectation]:
-    return {bug_id: Expectation(per_bug.get(bug_id.replace("-", "_"), outcome), "test") for bug_id in BUGS}
-
-
-def _report(results, expected=None, cannot_test=None, skipped=None):
-    return build_report(ENV, OracleRun(results, [], cannot_test), expected or _expect(), skipped)
+WORKING = result("register_forward_hook: prepend=True runs before earlier hooks", "plain_forward", "match")
+ODD = result("register_forward_hook: prepend=True runs before earlier hooks", "plain_forward", "differs", "x.grad")
 
 
 def _status(report, bug_id):
@@ -34,32 +23,32 @@ def _status(report, bug_id):
 
 
 def test_a_bug_is_judged_only_by_the_runs_in_its_scope():
-    report = _report([FLAG_RAISES, WORKING])
+    report = report_of([FLAG_RAISES, WORKING])
     assert _status(report, "full-backward-hook-flag") == "present"
     assert _status(report, "global-backward-hooks-scripted") == "not-applicable"  # nothing in its scope ran
 
 
 def test_a_bug_whose_runs_match_is_fixed_and_that_is_drift_while_expected_present():
-    report = _report([FLAG_MATCH, WORKING])
+    report = report_of([FLAG_MATCH, WORKING])
     assert _status(report, "full-backward-hook-flag") == "fixed" and report.outcome == "fixed"
     assert report.drift[0] == "full-backward-hook-flag: expected present (test), observed fixed"
     assert any("expected full-backward-hook-flag to show, got match" in d for d in report.drift)
 
 
 def test_a_departure_no_bug_explains_is_different_and_drift():
-    report = _report([FLAG_RAISES, ODD])
+    report = report_of([FLAG_RAISES, ODD])
     assert report.outcome == "different" and report.unexplained() == [ODD]
     assert any("a departure no catalogued bug explains" in d for d in report.drift)
 
 
 def test_skipped_and_not_applicable_bugs_never_drift():
-    report = _report([FLAG_RAISES], skipped={"module-compile-noop": "not asked for"})
+    report = report_of([FLAG_RAISES], skipped={"module-compile-noop": "not asked for"})
     assert _status(report, "module-compile-noop") == "skipped" and report.matches_expectation
     assert report.outcome == "present" and report.bug_present is True
 
 
 def test_torchscript_unusable_is_cannot_test_for_every_bug():
-    report = _report([], cannot_test="TorchScript is disabled")
+    report = report_of([], cannot_test="TorchScript is disabled")
     assert report.outcome == "cannot-test" and {b.status for b in report.bugs} == {"cannot-test"}
 
 
@@ -68,19 +57,19 @@ def test_torchscript_unusable_is_cannot_test_for_every_bug():
     [
         (
             [FLAG_RAISES],
-            _expect(),
+            expectations(),
             "1 of the 1 catalogued bugs checked present (full-backward-hook-flag); "
             "1 raises across 1 scenario runs. This is as the ledger expects.",
         ),
         (
             [FLAG_MATCH],
-            _expect(),
+            expectations(),
             "None of the 1 catalogued bugs checked is present; 1 match across 1 scenario "
             "runs. The ledger expects otherwise for 2 item(s): this is drift.",
         ),
         (
             [],
-            _expect(),
+            expectations(),
             "Cannot test on torch 2.13.0: TorchScript is disabled. "
             "Nothing could be measured here, so nothing is compared with the ledger (an environment error).",
         ),
@@ -88,23 +77,23 @@ def test_torchscript_unusable_is_cannot_test_for_every_bug():
     ids=["agrees", "drift", "cannot-test"],
 )
 def test_conclusion_is_a_sentence_in_each_branch(results, expected, sentence):
-    report = _report(results, expected, cannot_test=None if results else "TorchScript is disabled")
+    report = report_of(results, expected, cannot_test=None if results else "TorchScript is disabled")
     assert conclusion(report) == sentence
 
 
 FLAG_PREPEND = "register_full_backward_hook: prepend=True runs before earlier hooks"
-PREPEND_IGNORED = _result(FLAG_PREPEND, "plain_forward", "differs", "hook calls")  # a broken fix's departure
+PREPEND_IGNORED = result(FLAG_PREPEND, "plain_forward", "differs", "hook calls")  # a broken fix's departure
 
 
 def test_a_bug_whose_error_is_gone_while_its_scope_departs_is_an_incomplete_fix_never_fixed():
-    report = _report([FLAG_MATCH, PREPEND_IGNORED])
+    report = report_of([FLAG_MATCH, PREPEND_IGNORED])
     status = next(b for b in report.bugs if b.bug.id == "full-backward-hook-flag")
     assert status.status == "incomplete-fix" and "look before flipping" in status.detail
     assert FLAG_PREPEND.split(":")[0] in status.detail and report.outcome == "different"
     assert report.drift[0].startswith("full-backward-hook-flag: expected present (test), observed incomplete-fix")
     assert (
         _status(
-            _report([FLAG_MATCH, PREPEND_IGNORED], _expect(full_backward_hook_flag="incomplete-fix")),
+            report_of([FLAG_MATCH, PREPEND_IGNORED], expectations(full_backward_hook_flag="incomplete-fix")),
             "full-backward-hook-flag",
         )
         == "incomplete-fix"
@@ -114,21 +103,21 @@ def test_a_bug_whose_error_is_gone_while_its_scope_departs_is_an_incomplete_fix_
 def test_a_bug_whose_eager_twin_fails_in_its_whole_scope_cannot_be_judged_never_an_incomplete_fix():
     """torch 2.0.0 on Python 3.11: torch.compile raises for the eager twin too; the bug is not-applicable."""
     key = "torch.compile: a counting backend captures the forward; outputs and hooks as eager"
-    failing = _result(key, "script_method", "error", "the eager twin raised RuntimeError: Python 3.11+ not supported")
-    status = next(b for b in _report([failing]).bugs if b.bug.id == "compile-subclass-silent")
+    failing = result(key, "script_method", "error", "the eager twin raised RuntimeError: Python 3.11+ not supported")
+    status = next(b for b in report_of([failing]).bugs if b.bug.id == "compile-subclass-silent")
     assert (status.status, status.detail) == (
         "not-applicable",
         "its scenarios cannot run here: the eager twin raised RuntimeError: Python 3.11+ not supported",
     )
-    shown = _report([failing, DEPARTURES["compile-subclass-silent"]])
+    shown = report_of([failing, DEPARTURES["compile-subclass-silent"]])
     assert _status(shown, "compile-subclass-silent") == "present"  # the runs that could run still judge it
 
 
 def test_a_departure_through_another_bug_counts_neither_way():
     other = DEPARTURES["global-hooks-root-only"]
     assert set(BUGS["full-backward-hook-flag"].apis).isdisjoint(other.scenario.apis)  # a run in one scope only
-    assert _status(_report([FLAG_MATCH, other]), "full-backward-hook-flag") == "fixed"
-    assert _status(_report([FLAG_MATCH, other]), "global-hooks-root-only") == "present"
+    assert _status(report_of([FLAG_MATCH, other]), "full-backward-hook-flag") == "fixed"
+    assert _status(report_of([FLAG_MATCH, other]), "global-hooks-root-only") == "present"
 
 
 def test_the_default_run_completes_a_bugs_scope_before_concluding_against_the_ledger():
@@ -146,11 +135,11 @@ def test_the_default_run_completes_a_bugs_scope_before_concluding_against_the_le
         asked.append(scenarios)
         return OracleRun([PREPEND_IGNORED], ["a warning"], None)
 
-    report = conclude(ENV, OracleRun([FLAG_MATCH], [], None), _expect(), {}, (prepend, unrelated), run_more)
+    report = conclude(ENV, OracleRun([FLAG_MATCH], [], None), expectations(), {}, (prepend, unrelated), run_more)
     assert asked == [[prepend]] and report.completed == (("full-backward-hook-flag", 1),)
     assert _status(report, "full-backward-hook-flag") == "incomplete-fix" and report.not_run == (unrelated,)
     assert "full-backward-hook-flag: 1 more" in completed_line(report) and report.run.warnings == ["a warning"]
-    agreeing = conclude(ENV, OracleRun([FLAG_RAISES], [], None), _expect(), {}, (prepend,), run_more)
+    agreeing = conclude(ENV, OracleRun([FLAG_RAISES], [], None), expectations(), {}, (prepend,), run_more)
     assert len(asked) == 1 and agreeing.completed == () and agreeing.not_run == (prepend,)  # nothing to settle
 
 
@@ -159,6 +148,6 @@ def test_a_bug_whose_apis_this_torch_lacks_is_not_applicable_without_running(mon
     import torch
 
     monkeypatch.delattr(torch.nn.Module, "compile")
-    report = _report([FLAG_RAISES], skipped={"module-compile-noop": "its scenarios are slow"})
+    report = report_of([FLAG_RAISES], skipped={"module-compile-noop": "its scenarios are slow"})
     status = next(b for b in report.bugs if b.bug.id == "module-compile-noop")
     assert status.status == "not-applicable" and status.detail.endswith("this torch lacks compile")

@@ -3,9 +3,8 @@ shows text from wheels, indexes, pip or GitHub's API, fed a table of hostile str
 
 from __future__ import annotations
 
-import re
-
 import pytest
+from inert_markdown import CONTROL, assert_inert_markdown, markdown_pieces
 from markdown_render import live, render, table_widths, unseen
 
 from repro.sanitise import ZWJ, cell, code_block, code_span, for_terminal, one_line, plain
@@ -34,48 +33,6 @@ HOSTILE = {
     "list-heading": "- item",
     "ordered-list": "1. first",
 }
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-MENTION = re.compile(r"(?<![\w`])@[A-Za-z0-9]")
-PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
-
-
-def markdown_pieces(line: str) -> list[tuple[str, str]]:
-    """``line`` as CommonMark reads it: ("code", content) for code spans, ("text", text) for the rest,
-    backslash escapes kept in the text."""
-    pieces: list[tuple[str, str]] = []
-    text_start, i = 0, 0
-    while i < len(line):
-        if line[i] == "\\" and i + 1 < len(line) and line[i + 1] in PUNCTUATION:
-            i += 2
-            continue
-        if line[i] == "`":
-            run = line[i : len(line) - len(line[i:].lstrip("`"))]  # the run of backticks at i
-            closing = re.compile(f"(?<!`){run}(?!`)").search(line, i + len(run))
-            if closing:
-                pieces.append(("text", line[text_start:i]))
-                pieces.append(("code", line[i + len(run) : closing.start()]))
-                i = text_start = closing.end()
-                continue
-            i += len(run)
-            continue
-        i += 1
-    pieces.append(("text", line[text_start:]))
-    return pieces
-
-
-def assert_inert_markdown(line: str, columns: int | None = None) -> None:
-    """No control character anywhere; outside code spans, no HTML, link, image or @-mention; in a table
-    row, exactly ``columns`` cells (GitHub splits on every unescaped ``|``, code spans included)."""
-    assert not CONTROL.search(line), line
-    for kind, piece in markdown_pieces(line):
-        if kind == "text":
-            unescaped = re.sub(r"\\[!-/:-@\[-`{-~]", "", piece)
-            assert "<" not in unescaped and "](" not in unescaped and "![" not in unescaped, line
-            assert not MENTION.search(unescaped.replace("@" + ZWJ, "")), line
-    if columns is not None:
-        assert len(re.findall(r"(?<!\\)\|", line)) == columns + 1, line
-
-
 # --- the sanitiser ------------------------------------------------------------------------------
 
 
@@ -197,8 +154,7 @@ def test_the_step_summary_is_inert_markdown(raw):
 @pytest.mark.parametrize("raw", HOSTILE.values(), ids=HOSTILE.keys())
 def test_the_issue_body_keeps_what_torch_printed_inert(raw):
     """What the wheel's torch raised and printed, its collect_env and its sources: fenced or escaped."""
-    from test_catalogue import _result
-    from test_report import _report
+    from results import report_of, result
 
     from repro.catalogue import get
     from repro.filing.material import Filing
@@ -206,7 +162,7 @@ def test_the_issue_body_keeps_what_torch_printed_inert(raw):
     from repro.ledger import ORIGINAL
 
     scenario = "register_full_backward_hook: called with grad_input and grad_output"
-    report = _report([_result(scenario, "plain_forward", "raises", f"{raw}: {raw}")])
+    report = report_of([result(scenario, "plain_forward", "raises", f"{raw}: {raw}")])
     printed = f"Traceback:\n{raw}\n```\n<img src=//e.x/p>\n````"
     body = render(report, Filing(get(ORIGINAL), printed, 1, f"collect_env {raw}\n```", f"+{raw}\n```"), None)
     lines, fence = body.splitlines(), None

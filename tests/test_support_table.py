@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from test_catalogue import DEPARTURES, SCENARIO, _result
+from results import DEPARTURES, SCENARIO, result
 
 from helpers import expected
 from repro.catalogue import BUGS
@@ -16,6 +16,7 @@ from repro.cli import main
 from repro.engine.oracle import ScenarioResult, Side
 from repro.engine.scenarios import SCENARIOS, public_module_methods, uncovered_module_methods
 from repro.formats.support_table import WIDTH, outcome_of, support_rows
+from repro.vocabulary import Verdict
 
 
 def test_every_public_module_method_of_this_torch_has_a_scenario():
@@ -30,17 +31,17 @@ def test_a_method_torch_adds_is_reported_uncovered(monkeypatch):
 def test_each_outcome_is_a_code_and_words_naming_the_bug_or_the_source_that_decides_it():
     departed = DEPARTURES["attribute-assignment-forwarded"]
     assert outcome_of(departed) == ("attribute-assignment-forwarded", "raises: attribute-assignment-forwarded")
-    raised = _result(
+    raised = result(
         "register_forward_hook: on a submodule (m.linear)",
         "plain_forward",
         "raises",
         "RuntimeError: ... (undocumented: torch/jit/_script.py:1027)",
     )
-    assert outcome_of(replace(raised, verdict="refused")) == (
+    assert outcome_of(replace(raised, verdict=Verdict.REFUSED)) == (
         "undocumented",
         "refused undocumented (torch/jit/_script.py:1027)",
     )
-    designed = _result(
+    designed = result(
         "children: lists what eager lists, in eager's order",
         "script_method",
         "refused",
@@ -55,16 +56,14 @@ def test_each_outcome_is_a_code_and_words_naming_the_bug_or_the_source_that_deci
     absent = ScenarioResult(
         SCENARIO["cuda: moves every parameter and buffer to the CUDA device"],
         "script_method",
-        "not-run",
+        Verdict.NOT_RUN,
         "not run: no CUDA",
     )
     assert outcome_of(absent) == ("not-run", "not run: no CUDA")
 
 
 def test_a_cell_lists_codes_in_a_fixed_order_whatever_the_run_order():
-    works = _result(
-        "register_forward_hook: called with input, output; return replaces output", "plain_forward", "match"
-    )
+    works = result("register_forward_hook: called with input, output; return replaces output", "plain_forward", "match")
     child = DEPARTURES["child-hooks-bypassed"]
     for runs in ([works, child], [child, works]):
         (row,) = support_rows(runs)
@@ -72,12 +71,10 @@ def test_a_cell_lists_codes_in_a_fixed_order_whatever_the_run_order():
 
 
 def test_a_condition_names_exactly_what_ran_and_narrows_when_a_shape_is_added():
-    works = _result(
-        "register_forward_hook: called with input, output; return replaces output", "script_method", "match"
-    )
+    works = result("register_forward_hook: called with input, output; return replaces output", "script_method", "match")
     child = DEPARTURES["child-hooks-bypassed"]
-    plain_child = _result(child.scenario.key, "plain_forward", "match")
-    (row,) = support_rows([works, _result(works.scenario.key, "plain_forward", "match"), child, plain_child])
+    plain_child = result(child.scenario.key, "plain_forward", "match")
+    (row,) = support_rows([works, result(works.scenario.key, "plain_forward", "match"), child, plain_child])
     assert row.api == "register_forward_hook"
     assert row.cell == (  # the API ran on two shapes: each outcome names its own
         "works (called with input, output; return replaces output, on flat · on a ScriptModule-subclass child, "

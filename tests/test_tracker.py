@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 import sys
-from pathlib import Path
-from unittest import mock
 
 import pytest
 from index_server import (
@@ -19,48 +14,17 @@ from index_server import (
     REMOVED_GONE,
     REMOVED_RAISES,
     Faults,
-    IndexServer,
     build_pure_wheel,
     build_wheel,
     shape,
 )
+from tracker_helpers import check, packaging_wheel, verdicts, wheel_name
 
 from helpers import ROOT, flag, run, write_ledger
 from repro.catalogue import BUGS
 from repro.ledger import ORIGINAL
-from tracker import check_upstream, summary
+from tracker import summary
 from tracker.sweep import Outcome, changes, recompute
-
-TAG = "cp311-cp311-manylinux_2_28_x86_64"
-
-
-def wheel_name(version: str, tag: str = TAG) -> str:
-    return f"torch-{version}-{tag}.whl"
-
-
-def check(index: IndexServer, tmp_path, *args: str, url: str | None = None, env=None):
-    """``python -m tracker.check_upstream --json ARGS`` against the loopback index, called in this
-    process (a subprocess adds half a second of imports; test_runs_as_a_script_and_writes_the_step_summary
-    runs it as a script): (exit code, JSON report, ledger, stderr)."""
-    ledger = tmp_path / "ledger.json"
-    if not ledger.exists():
-        write_ledger(ledger)
-    out, err = io.StringIO(), io.StringIO()
-    with (
-        mock.patch.dict(os.environ, {"REPRO_LEDGER": str(ledger), **(env or {})}),
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(err),
-    ):
-        try:
-            code = check_upstream.main(["--index-url", url or index.url, "--json", *args])
-        except SystemExit as exit_:  # argparse's usage errors
-            code = int(exit_.code or 0)
-    report = json.loads(out.getvalue()) if out.getvalue().strip() else None
-    return code, report, json.loads(ledger.read_text()), err.getvalue()
-
-
-def verdicts(report) -> dict[str, str]:
-    return {r["version"]: (flag(r).get("static") or {}).get("verdict", "yanked") for r in report["releases"]}
 
 
 def test_buggy_release_is_present_from_a_sliver_of_the_wheel(index, tmp_path):
@@ -285,15 +249,6 @@ def test_fixed_in_is_the_lowest_confirmed_fix_and_regressions_are_recorded():
     assert data["bugs"]["module-compile-noop"] == {"fixed_in": None, "regressions": []}  # per bug
 
 
-def _packaging_wheel() -> tuple[str, bytes]:
-    """The installed packaging, rebuilt as a wheel, so the throwaway environment needs no other index."""
-    import packaging
-
-    root = Path(packaging.__file__).parent
-    files = {f"packaging/{p.relative_to(root)}": p.read_bytes() for p in root.rglob("*.py")}
-    return build_pure_wheel("packaging", packaging.__version__, files)
-
-
 @pytest.mark.slow
 def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path):
     """The dynamic path end to end: venv, pip from the loopback index, the reproducer, cleanup.
@@ -303,7 +258,7 @@ def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path)
     index lacks fails to install and is an error the same way. Both are retried next run.
     """
     for name, data in (
-        _packaging_wheel(),
+        packaging_wheel(),
         build_pure_wheel("torch", "9.9.9", {"torch/__init__.py": b"raise ImportError('a torch that cannot load')\n"}),
     ):
         index.wheels[name] = data

@@ -3,22 +3,18 @@ a dry run, a step summary that cannot be written, and a network failure in one s
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
-from unittest import mock
 
 import pytest
 from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel
-from test_tracker import wheel_name
+from tracker_helpers import tracker, wheel_name
 
 from helpers import run, write_ledger
-from tracker import check_upstream
 
 
 @pytest.fixture
@@ -28,22 +24,6 @@ def index():
     server.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY, padding=1024)
     yield server
     server.stop()
-
-
-def tracker(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """``python -m tracker.check_upstream ARGS`` in this process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    environ = {k: v for k, v in os.environ.items() if k not in ("REPRO_LEDGER", "GITHUB_STEP_SUMMARY")}
-    with (
-        mock.patch.dict(os.environ, {**environ, **(env or {})}, clear=True),
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(err),
-    ):
-        try:
-            code = check_upstream.main(list(args))
-        except SystemExit as exit_:
-            code = int(exit_.code or 0)
-    return code, out.getvalue(), err.getvalue()
 
 
 def one_sentence(stderr: str, path: Path | None = None) -> str:

@@ -10,7 +10,7 @@ import json
 
 import pytest
 from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel
-from test_tracker import check, verdicts, wheel_name
+from tracker_helpers import check, verdicts, wheel_name
 
 from helpers import run, write_ledger
 from tracker.remote import make_session

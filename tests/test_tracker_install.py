@@ -7,12 +7,11 @@ was given and prints a chosen report. pip runs against loopback indexes and find
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from index_server import IndexServer, build_pure_wheel
-from test_tracker import _packaging_wheel, check
+from index_server import IndexServer
+from tracker_helpers import check, packaging_wheel, reproducer_report, spy_torch
 
 from helpers import flag
 from repro import ledger as ledger_io
@@ -22,28 +21,6 @@ from tracker.confirm import INSTALL_ENV, RUN_ENV, Dynamic, ReportError, allowed_
 TOKEN = "s3cr3t-token"
 
 
-def spy_torch(
-    version: str, report: dict | list, env_file: Path | None = None, tag: str = "py3-none-any"
-) -> tuple[str, bytes]:
-    """A torch whose import writes its environment to ``env_file`` and prints ``report`` as the reproducer's."""
-    code = "import json, os, sys\n"
-    if env_file:
-        code += f"json.dump(dict(os.environ), open({str(env_file)!r}, 'w'))\n"
-    code += f"sys.stdout.write({json.dumps(report)!r})\nsys.stdout.flush()\nos._exit(0)\n"
-    return build_pure_wheel("torch", version, {"torch/__init__.py": code.encode()}, tag)
-
-
-def report(conclusion: str, outcome: str = "present") -> dict:
-    """A reproducer report in which the original bug has ``outcome`` as its status; a spy torch prints
-    it for every run, so it also reads as the proofs' report (``--workarounds --json``), proving none."""
-    return {
-        "outcome": outcome,
-        "conclusion": conclusion,
-        "bugs": [{"id": ORIGINAL, "status": outcome, "detail": conclusion}],
-        "workarounds": [],
-    }
-
-
 @pytest.fixture
 def pip_config(tmp_path, monkeypatch):
     """pip configuration naming other sources than the index: find-links from a configuration file
@@ -51,13 +28,13 @@ def pip_config(tmp_path, monkeypatch):
     monkeypatch.delenv("PIP_FIND_LINKS", raising=False)  # this machine's own would override the file's
     links = tmp_path / "links"
     links.mkdir()
-    name, data = spy_torch("9.9.6", report("from the find-links of the pip configuration file"))
+    name, data = spy_torch("9.9.6", reproducer_report("from the find-links of the pip configuration file"))
     (links / name).write_bytes(data)
     config = tmp_path / "pip.conf"
     config.write_text(f"[global]\nfind-links = {links}\n")
     rogue = IndexServer()
     rogue.url = rogue.start()
-    name, data = spy_torch("9.9.7", report("from the extra index of PIP_EXTRA_INDEX_URL"))
+    name, data = spy_torch("9.9.7", reproducer_report("from the extra index of PIP_EXTRA_INDEX_URL"))
     rogue.wheels[name] = data
     yield {"PIP_CONFIG_FILE": str(config), "PIP_EXTRA_INDEX_URL": f"{rogue.url}/simple/"}
     rogue.stop()
@@ -71,8 +48,8 @@ def dynamic(report: dict) -> dict[str, Any]:
 def test_installs_get_an_allow_listed_environment_and_only_the_index(index, tmp_path, pip_config):
     env_file = tmp_path / "seen-env.json"
     for name, data in (
-        _packaging_wheel(),
-        spy_torch("9.9.4", report("crafted", "fixed"), env_file),
+        packaging_wheel(),
+        spy_torch("9.9.4", reproducer_report("crafted", "fixed"), env_file),
         spy_torch("9.9.3", {"outcome": "pwned", "conclusion": "x"}),
     ):
         index.wheels[name] = data
@@ -112,7 +89,7 @@ def test_installs_get_an_allow_listed_environment_and_only_the_index(index, tmp_
 
 @pytest.mark.slow
 def test_use_pip_config_honours_pip_configuration(index, tmp_path, pip_config):
-    name, data = _packaging_wheel()
+    name, data = packaging_wheel()
     index.wheels[name] = data
     code, result, _, stderr = check(
         index,
@@ -136,11 +113,11 @@ def test_torch_comes_only_from_the_install_index_and_dependencies_also_from_the_
     extra = IndexServer()
     extra.url = extra.start()
     try:
-        name, data = spy_torch("9.9.5", report("torch from the install index"))
+        name, data = spy_torch("9.9.5", reproducer_report("torch from the install index"))
         index.wheels[name] = data
         for name, data in (
-            _packaging_wheel(),  # a dependency only the extra index has
-            spy_torch("9.9.5", report("torch from the extra index"), tag="cp311-none-any"),
+            packaging_wheel(),  # a dependency only the extra index has
+            spy_torch("9.9.5", reproducer_report("torch from the extra index"), tag="cp311-none-any"),
         ):
             extra.wheels[name] = data
         code, result, _, stderr = check(
@@ -188,7 +165,9 @@ def test_a_report_that_is_not_one_is_an_error(stdout):
 
 
 def test_reports_read():
-    assert read_report(json.dumps({**report("ok", "fixed"), "more": 1}), "") == {ORIGINAL: Dynamic("fixed", "ok")}
+    assert read_report(json.dumps({**reproducer_report("ok", "fixed"), "more": 1}), "") == {
+        ORIGINAL: Dynamic("fixed", "ok")
+    }
     with pytest.raises(ReportError, match="^the reproducer printed no report: Segmentation fault$"):
         read_report("", "Segmentation fault\n")  # a crash measured nothing: an error, never cannot-test
     with pytest.raises(ReportError, match="^the reproducer printed no report: no output; killed by SIGSEGV$"):

@@ -10,8 +10,7 @@ import socket
 
 import pytest
 from index_server import IndexServer, build_pure_wheel
-from test_tracker import _packaging_wheel
-from test_tracker_cli import tracker
+from tracker_helpers import packaging_wheel, tracker
 
 from helpers import write_ledger
 from repro.ledger import load
@@ -110,7 +109,7 @@ def test_local_variants_of_one_release_are_one_try_per_run(index, tmp_path):
     for local in ("cpu", "cu126"):
         name, data = build_pure_wheel("torch", f"2.13.0+{local}", CRASH)
         index.wheels[name] = data
-    index.wheels.update([_packaging_wheel()])
+    index.wheels.update([packaging_wheel()])
     ledger = write_ledger(tmp_path / "ledger.json")
     code, out, err = tracker(
         "--versions",

@@ -10,12 +10,9 @@ from pathlib import Path
 import pytest
 from index_server import BUGGY, IndexServer, build_wheel
 from packaging.version import Version
-from test_ledger import read_only
-from test_tracker import _packaging_wheel, check
-from test_tracker_install import report as reproducer_report
-from test_tracker_install import spy_torch
+from tracker_helpers import check, packaging_wheel, reproducer_report, spy_torch
 
-from helpers import run, write_ledger
+from helpers import read_only, run, write_ledger
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from repro.ledger import CUT, ORIGINAL, TEXT_CAP, expectation_for, load
@@ -201,7 +198,7 @@ def test_local_builds_are_one_release_under_its_public_key(index, tmp_path, api)
 def test_versions_named_short_install_a_local_build_recorded_under_its_public_key(index, tmp_path):
     """``--versions 9.9`` installs the index's ``9.9.0+cpu`` (``torch==9.9`` matches it) and records it
     under ``9.9.0``, the key ``repro`` computes for that installed torch."""
-    for name, data in (_packaging_wheel(), spy_torch("9.9.0+cpu", reproducer_report("a local build"))):
+    for name, data in (packaging_wheel(), spy_torch("9.9.0+cpu", reproducer_report("a local build"))):
         index.wheels[name] = data
     ledger = write_ledger(tmp_path / "ledger.json")
     proc = run(

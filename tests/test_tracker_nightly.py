@@ -7,7 +7,7 @@ import pytest
 from hostile_server import answer
 from index_server import BUGGY, IndexServer, build_wheel
 from packaging.version import Version
-from test_tracker import check, verdicts, wheel_name
+from tracker_helpers import check, verdicts, wheel_name
 
 from helpers import flag
 from tracker.check_upstream import parse_args

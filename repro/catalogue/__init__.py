@@ -32,6 +32,7 @@ from repro.catalogue import (
     quantize_dynamic_skips_subclass,
 )
 from repro.catalogue.bug import Bug
+from repro.vocabulary import Tier, Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads the catalogue without it
     from repro.engine.oracle import ScenarioResult
@@ -84,7 +85,7 @@ def get(bug_id: str) -> Bug:
 
 def cause_of(result: ScenarioResult) -> str | None:
     """The id of the catalogued bug that explains how this result departs from eager, if one does."""
-    if result.verdict not in ("raises", "differs"):
+    if result.verdict not in (Verdict.RAISES, Verdict.DIFFERS):
         return None
     return next((bug.id for bug in BUGS.values() if bug.covers(result) and bug.recognise(result)), None)
 
@@ -125,7 +126,7 @@ def select(bug_ids: list[str], slow: bool, also: tuple[str, ...] = ()) -> Select
         )
     table = [*SCENARIOS, *across_scope(list(BUGS.values()))]
     extra = [get(bug_id) for bug_id in also]
-    runs = [s for s in table if slow or s.tier == "default" or in_scope(s, extra)]
+    runs = [s for s in table if slow or s.tier == Tier.DEFAULT or in_scope(s, extra)]
     not_run = [s for s in table if s not in runs]
     skipped = {
         bug.id: _left_out(bug, [s for s in not_run if in_scope(s, [bug])])
@@ -166,7 +167,9 @@ def across_scope(bugs: list[Bug]) -> list[Scenario]:
             else:  # only the named cases hold there: each of them (a torch lacking one API still runs the rest)
                 found = [s for s in own if s.name in cases and s.model != shape and shape in s.shapes]
             for candidate in found:  # never in the default run: the default tier keeps one shape per scenario
-                moved = replace(candidate.on(shape), tier="variant" if candidate.tier == "default" else candidate.tier)
+                moved = replace(
+                    candidate.on(shape), tier=Tier.VARIANT if candidate.tier == Tier.DEFAULT else candidate.tier
+                )
                 extra.setdefault(moved.key, moved)
     return list(extra.values())
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope
 from repro.source_checks import SCRIPT, setattr_forwards
+from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -26,7 +27,7 @@ def recognise(result: ScenarioResult) -> bool:
     """In an assignment or deletion: the cast error, an attribute that cannot be deleted, or a value
     kept otherwise than eager keeps it."""
     return bool(result.scenario.apis & set(APIS)) and (
-        raised(result, "Could not cast attribute", "object has no attribute") or result.verdict == "differs"
+        raised(result, "Could not cast attribute", "object has no attribute") or result.verdict == Verdict.DIFFERS
     )
 
 

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, Workaround, scope
+from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -77,7 +78,7 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 def recognise(result: ScenarioResult) -> bool:
     """Under autocast the compiled side's output has another dtype than eager's."""
-    if result.verdict != "differs" or "torch.autocast" not in result.scenario.apis:
+    if result.verdict != Verdict.DIFFERS or "torch.autocast" not in result.scenario.apis:
         return False
     script = result.script.observation.get(OUTPUT) if result.script else None
     eager = result.eager.observation.get(OUTPUT) if result.eager else None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from repro.source_checks import Check, Fingerprinted, Reference, StaticVerdict, Trees, static_verdict
+from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -200,7 +201,7 @@ def global_backward_hooks_allowed() -> AbstractContextManager[Any]:
 
 def raised(result: ScenarioResult, *fragments: str) -> bool:
     """The ScriptModule raised an error whose text holds one of ``fragments``."""
-    return result.verdict == "raises" and any(f in result.detail for f in fragments)
+    return result.verdict == Verdict.RAISES and any(f in result.detail for f in fragments)
 
 
 def calls(side: Any) -> list[list[Any]]:
@@ -210,7 +211,7 @@ def calls(side: Any) -> list[list[Any]]:
 def fewer_calls(result: ScenarioResult) -> bool:
     """Both ran, and the ScriptModule recorded only some of eager's hook calls, in eager's order."""
     script, eager = calls(result.script), calls(result.eager)
-    if result.verdict != "differs" or len(script) >= len(eager):
+    if result.verdict != Verdict.DIFFERS or len(script) >= len(eager):
         return False
     remaining = iter(eager)
     return all(any(call == other for other in remaining) for call in script)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, scope
+from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -53,7 +54,7 @@ def recognise(result: ScenarioResult) -> bool:
     """Both ran; the backend captured no graph of the ScriptModule side and some of eager's."""
     script = result.script.observation.get(GRAPHS) if result.script else None
     eager = result.eager.observation.get(GRAPHS) if result.eager else None
-    return result.verdict == "differs" and script == 0 and bool(eager)
+    return result.verdict == Verdict.DIFFERS and script == 0 and bool(eager)
 
 
 PASTE = """import torch

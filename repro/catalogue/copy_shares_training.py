@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, paste_script, routed, scope
+from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -42,7 +43,9 @@ def root_cause(evidence: list[str]) -> list[str]:
 def recognise(result: ScenarioResult) -> bool:
     """After ``eval()`` on the copy, the original is in eval mode where eager's stays in training."""
     script, eager = (side.observation.get(MODE) if side else None for side in (result.script, result.eager))
-    return result.verdict == "differs" and "copy.copy" in result.scenario.apis and script is False and eager is True
+    return (
+        result.verdict == Verdict.DIFFERS and "copy.copy" in result.scenario.apis and script is False and eager is True
+    )
 
 
 PASTE = paste_script(

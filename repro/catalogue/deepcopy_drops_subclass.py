@@ -25,6 +25,7 @@ from repro.catalogue.bug import (
     scope,
 )
 from repro.source_checks import SCRIPT, Trees, method
+from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -40,7 +41,7 @@ def recognise(result: ScenarioResult) -> bool:
     if raised(result, "'RecursiveScriptModule' object has no attribute"):
         return True
     script, eager = (side.observation.get(CLASS) if side else None for side in (result.script, result.eager))
-    return result.verdict == "differs" and script != eager
+    return result.verdict == Verdict.DIFFERS and script != eager
 
 
 def _no_copy_of_its_own(trees: Trees) -> tuple[bool, str]:

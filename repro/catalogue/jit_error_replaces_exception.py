@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, Workaround, scope, unchanged
+from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -56,7 +57,7 @@ def recognise(result: ScenarioResult) -> bool:
     """Both ran; the caller caught ``Error`` from the ScriptModule and another class from eager."""
     script = result.script.observation.get(CAUGHT) if result.script else None
     eager = result.eager.observation.get(CAUGHT) if result.eager else None
-    return result.verdict == "differs" and script == "Error" and eager not in (None, "Error")
+    return result.verdict == Verdict.DIFFERS and script == "Error" and eager not in (None, "Error")
 
 
 PASTE = """import torch

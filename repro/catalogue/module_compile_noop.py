@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, calls, paste_script, routed, scope
 from repro.source_checks import MODULE, SCRIPT, Trees, assigns, method, setattr_forwards
+from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -22,7 +23,7 @@ MARK = ["torch.compile backend"]
 
 
 def recognise(result: ScenarioResult) -> bool:
-    return result.verdict == "differs" and MARK in calls(result.eager) and MARK not in calls(result.script)
+    return result.verdict == Verdict.DIFFERS and MARK in calls(result.eager) and MARK not in calls(result.script)
 
 
 def applies(trees: Trees) -> str | None:

@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from repro.catalogue.bug import Bug, Workaround, scope
+from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -83,9 +84,9 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 def recognise(result: ScenarioResult) -> bool:
     """A call under one of the four departs: it differs from eager's, or the interpreter failed."""
-    if not result.scenario.apis & set(APIS) or result.verdict not in ("raises", "differs"):
+    if not result.scenario.apis & set(APIS) or result.verdict not in (Verdict.RAISES, Verdict.DIFFERS):
         return False
-    return result.verdict == "differs" or "failed in the TorchScript interpreter" in result.detail
+    return result.verdict == Verdict.DIFFERS or "failed in the TorchScript interpreter" in result.detail
 
 
 PASTE = """import torch

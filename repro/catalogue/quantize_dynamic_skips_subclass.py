@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import WITH_CHILDREN, Bug, Workaround, raised, scope
+from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -45,7 +46,7 @@ def recognise(result: ScenarioResult) -> bool:
         return False
     script = result.script.observation.get(QUANTIZED) if result.script else None
     eager = result.eager.observation.get(QUANTIZED) if result.eager else None
-    silent = result.verdict == "differs" and script is False and eager is True
+    silent = result.verdict == Verdict.DIFFERS and script is False and eager is True
     return silent or raised(result, "object has no attribute 'forward'")
 
 

@@ -25,6 +25,7 @@ from repro.engine.models import INSTANCES, MODELS, STYLES, build_eager, build_sc
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios import Scenario
 from repro.engine.scenarios.table import missing_needs
+from repro.vocabulary import Verdict
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Side:
 class ScenarioResult:
     scenario: Scenario
     style: str
-    verdict: str
+    verdict: Verdict
     detail: str
     script: Side | None = None
     eager: Side | None = None
@@ -96,15 +97,15 @@ def observe(build: Callable[[], Any], scenario: Scenario, device: str) -> Side:
     return Side(rec.observation(), None)
 
 
-def judge(script: Side, eager: Side) -> tuple[str, str]:
+def judge(script: Side, eager: Side) -> tuple[Verdict, str]:
     """Compare the twins: (verdict, one-line detail)."""
     if eager.error:
-        return "error", f"the eager twin raised {eager.error}"
+        return Verdict.ERROR, f"the eager twin raised {eager.error}"
     if script.error:
-        return "raises", script.error
+        return Verdict.RAISES, script.error
     if script.observation == eager.observation:
-        return "match", "same hook calls, arguments, gradients and state"
-    return "differs", _difference(script.observation, eager.observation)
+        return Verdict.MATCH, "same hook calls, arguments, gradients and state"
+    return Verdict.DIFFERS, _difference(script.observation, eager.observation)
 
 
 def observe_eager(scenario: Scenario, device: str) -> Side:
@@ -133,22 +134,22 @@ def run_scenario(
     missing = missing_needs(scenario)
     if missing:
         return ScenarioResult(
-            scenario, style, "unavailable", f"this torch lacks {', '.join(missing)}", instance=instance
+            scenario, style, Verdict.UNAVAILABLE, f"this torch lacks {', '.join(missing)}", instance=instance
         )
     absent = absent_device(scenario)
     if absent:
-        return ScenarioResult(scenario, style, "not-run", f"not run: {absent}", instance=instance)
+        return ScenarioResult(scenario, style, Verdict.NOT_RUN, f"not run: {absent}", instance=instance)
     script = observe(lambda: build_script(scenario.model, style, instance, device), scenario, device)
     eager = eager or observe_eager(scenario, device)
     verdict, detail = judge(script, eager)
     result = ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
-    if verdict not in ("raises", "differs") or explains(result):  # a catalogued bug's departure is its own
+    if verdict not in (Verdict.RAISES, Verdict.DIFFERS) or explains(result):  # a catalogued bug's departure is its own
         return result
-    where = refusal(scenario.apis, script.error) if verdict == "raises" else None
-    if verdict == "differs":
+    where = refusal(scenario.apis, script.error) if verdict == Verdict.RAISES else None
+    if verdict == Verdict.DIFFERS:
         where = designed_difference(script.observation, eager.observation)
     if where:
-        verdict, detail = "refused", f"{detail} ({where})"
+        verdict, detail = Verdict.REFUSED, f"{detail} ({where})"
     return ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
 
 
@@ -214,11 +215,11 @@ def torchscript_problem(device: str) -> str | None:
 
 def assert_like_eager(result: ScenarioResult) -> None:
     """Raise the exception that names how the ScriptModule departed from eager, if it did."""
-    if result.verdict == "raises":
+    if result.verdict == Verdict.RAISES:
         raise ScriptRaised(result.detail)
-    if result.verdict == "differs":
+    if result.verdict == Verdict.DIFFERS:
         raise DiffersFromEager(result.detail)
-    if result.verdict == "error":
+    if result.verdict == Verdict.ERROR:
         raise EagerFailed(result.detail)
 
 

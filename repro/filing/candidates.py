@@ -26,6 +26,7 @@ from pathlib import Path
 from repro.catalogue import WITH_FIXES
 from repro.environment import import_torch
 from repro.source_checks import FLAG, installed_sources
+from repro.vocabulary import Verdict
 
 FULL_HOOK_CALLED = "register_full_backward_hook: called with grad_input and grad_output"
 
@@ -226,21 +227,22 @@ def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
     judged = [
         s
         for s in scenarios
-        if s["verdict"] not in ("unavailable", "not-run", "refused") and s["cause"] in (None, WITH_FIXES.id)
+        if s["verdict"] not in (Verdict.UNAVAILABLE, Verdict.NOT_RUN, Verdict.REFUSED)
+        and s["cause"] in (None, WITH_FIXES.id)
     ]
     if not judged:  # 0/0 matching proves nothing (TorchScript disabled, say)
         return CandidateResult(candidate, None, None, 0, 0, "cannot judge", "no scenario was judged with it applied")
     bug = [s for s in scenarios if WITH_FIXES.id in s["covered_by"]]
-    registers = all(s["verdict"] != "raises" for s in bug)
-    hook_fires = all(s["verdict"] == "match" for s in bug if f"{s['api']}: {s['name']}" == FULL_HOOK_CALLED)
-    matches = sum(s["verdict"] == "match" for s in judged)
+    registers = all(s["verdict"] != Verdict.RAISES for s in bug)
+    hook_fires = all(s["verdict"] == Verdict.MATCH for s in bug if f"{s['api']}: {s['name']}" == FULL_HOOK_CALLED)
+    matches = sum(s["verdict"] == Verdict.MATCH for s in judged)
     if matches == len(judged):
         verdict, detail = "fix", "every scenario matches eager except where another catalogued bug shows"
     elif registers:
-        departing = next(s for s in judged if s["verdict"] != "match")
+        departing = next(s for s in judged if s["verdict"] != Verdict.MATCH)
         verdict, detail = "hides the error", f"{departing['api']}: {departing['name']}: {departing['detail']}"
     else:
-        verdict, detail = "no effect", next(s["detail"] for s in bug if s["verdict"] == "raises")
+        verdict, detail = "no effect", next(s["detail"] for s in bug if s["verdict"] == Verdict.RAISES)
     return CandidateResult(candidate, registers, hook_fires, matches, len(judged), verdict, detail)
 
 

@@ -19,6 +19,7 @@ from repro.formats.text import side_cell
 from repro.report import Report
 from repro.sanitise import code_block, plain
 from repro.source_checks import installed_sources
+from repro.vocabulary import Verdict
 
 ATTRIBUTION = "Found and measured with scriptmodule-hook-repro (`python -m repro --markdown`)."
 
@@ -56,7 +57,7 @@ def _summary(report: Report, bug: Bug) -> list[str]:
     for r in report.run.results:
         if r.scenario.api in counts and bug.covers(r):
             cause = cause_of(r)
-            kind = "match" if r.verdict == "match" else "this bug" if cause == bug.id else "otherwise"
+            kind = "match" if r.verdict == Verdict.MATCH else "this bug" if cause == bug.id else "otherwise"
             counts[r.scenario.api][kind] += 1
     lines = [
         "| API (runs in this bug's scope) | scenario runs | match eager | show this bug | depart otherwise |",
@@ -84,7 +85,7 @@ def _matching(report: Report) -> str:
     """The APIs this run observed behaving like eager in every scenario: the only ones the body may call working."""
     apis: dict[str, bool] = {}
     for r in report.run.results:
-        apis[r.scenario.api] = apis.get(r.scenario.api, True) and r.verdict in ("match", "unavailable")
+        apis[r.scenario.api] = apis.get(r.scenario.api, True) and r.verdict in (Verdict.MATCH, Verdict.UNAVAILABLE)
     working = [f"`{api}`" for api, ok in apis.items() if ok]
     return ", ".join(working) if working else "no hook API"
 

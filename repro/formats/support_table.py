@@ -22,6 +22,7 @@ from repro.engine.by_design import DESIGNED
 from repro.engine.oracle import ScenarioResult
 from repro.engine.scenarios.table import find_api
 from repro.environment import Environment
+from repro.vocabulary import Verdict
 
 WIDTH = 100
 API_WIDTH = 36  # a longer API name (torch.nn.utils.parametrizations.spectral_norm) has a row of its own
@@ -66,9 +67,9 @@ class SupportRow:
 
 def outcome_of(result: ScenarioResult) -> tuple[str, str]:
     """What one scenario run says about its API: (code, words)."""
-    if result.verdict == "match":
+    if result.verdict == Verdict.MATCH:
         return "ok", "works"
-    if result.verdict == "refused":
+    if result.verdict == Verdict.REFUSED:
         kind, _, where = result.detail.rpartition("(")[2].rstrip(")").partition(": ")
         raised = result.script is None or result.script.error  # a difference by design raises nothing
         code = "design" if kind == DESIGNED else "undocumented"
@@ -76,12 +77,12 @@ def outcome_of(result: ScenarioResult) -> tuple[str, str]:
             code,
             f"{'refused' if raised else 'differs'} {'by design' if code == 'design' else 'undocumented'} ({where})",
         )
-    if result.verdict in ("raises", "differs"):
+    if result.verdict in (Verdict.RAISES, Verdict.DIFFERS):
         cause = cause_of(result)
         return (cause, f"{result.verdict}: {cause}") if cause else ("unexplained", f"{result.verdict}: unexplained")
-    if result.verdict == "not-run":
+    if result.verdict == Verdict.NOT_RUN:
         return "not-run", result.detail
-    return {"unavailable": ("absent", "absent"), "error": ("eager-fails", "eager fails")}.get(
+    return {Verdict.UNAVAILABLE: ("absent", "absent"), Verdict.ERROR: ("eager-fails", "eager fails")}.get(
         result.verdict, ("unexplained", result.detail)
     )
 
@@ -94,7 +95,7 @@ def support_rows(results: list[ScenarioResult]) -> list[SupportRow]:
         by_api[result.scenario.api].append(result)
     rows = []
     for api, runs in sorted(by_api.items()):
-        kept = [r for r in runs if r.verdict != "unavailable" or find_api(api) is None]
+        kept = [r for r in runs if r.verdict != Verdict.UNAVAILABLE or find_api(api) is None]
         rows.append(SupportRow(api, _outcomes(kept), len(runs) - len(kept)))
     return rows
 

@@ -20,7 +20,8 @@ from repro.engine.by_design import (
 )
 from repro.engine.oracle import INSTANCES, ScenarioResult, Side
 from repro.engine.scenarios import TIERS, Scenario
-from repro.report import DEPARTURES, Report, conclusion
+from repro.report import Report, conclusion
+from repro.vocabulary import DEPARTURES, Outcome, ProofStatus, Status, Verdict
 
 if TYPE_CHECKING:  # the filing kit is imported only for --explain and --candidates
     from repro.filing.candidates import CandidateResult
@@ -134,11 +135,11 @@ def render(report: Report) -> str:
     lines += ["Catalogued bugs (python -m repro --list-bugs):", *_bug_lines(report), ""]
     if report.run.results:
         lines += [*_wrap(STYLES_NOTE, indent=""), "", *_table(rows(report))]
-        not_judged = {b.bug.id for b in report.bugs if b.status == "skipped"}  # --bug left them out
+        not_judged = {b.bug.id for b in report.bugs if b.status == Status.SKIPPED}  # --bug left them out
         details = Counter(
             f"{r.verdict} ({_attribution(r, not_judged)}): {r.detail}"
             for r in report.run.results
-            if r.verdict in DEPARTURES + ("unavailable", "refused")
+            if r.verdict in (*DEPARTURES, Verdict.UNAVAILABLE, Verdict.REFUSED)
         )
         if details:
             lines += ["", "Details:"]
@@ -151,7 +152,7 @@ def render(report: Report) -> str:
         drift = counted(report.drift)  # the same drift seen on both instances is one line, counted
         title = (
             "What the ledger expects, not measured here:"
-            if report.outcome == "cannot-test" and report.run.cannot_test
+            if report.outcome == Outcome.CANNOT_TEST and report.run.cannot_test
             else "Drift from the ledger:"
         )
         lines += ["", title, *(line for d in drift for line in _wrap(f"  - {d}"))]
@@ -179,8 +180,8 @@ def completed_line(report: Report) -> str:
 def _attribution(result: ScenarioResult, not_judged: Collection[str] = ()) -> str:
     """Who answers for a departure: a catalogued bug (one this run does not judge, said so), TorchScript's
     design, or nobody yet."""
-    if result.verdict in ("refused", "unavailable"):
-        return result.detail.rpartition("(")[2].partition(":")[0] if result.verdict == "refused" else "this torch"
+    if result.verdict in (Verdict.REFUSED, Verdict.UNAVAILABLE):
+        return result.detail.rpartition("(")[2].partition(":")[0] if result.verdict == Verdict.REFUSED else "this torch"
     cause = cause_of(result)
     if cause in not_judged:
         return f"explained by {cause} (not judged here)"
@@ -254,10 +255,10 @@ def render_explanations(torch_version: str, sections: Iterable[tuple[Bug, list[s
 
 
 PROOF_WORDS = {  # --workarounds' verdict per repro.ledger.WORKAROUND_STATUSES (but "none")
-    "works": "works",
-    "works-with-limits": "works, with limits",
-    "does-not-work": "DOES NOT WORK",
-    "not-measured": "not measured (no run of its scope matched eager here)",
+    ProofStatus.WORKS: "works",
+    ProofStatus.WORKS_WITH_LIMITS: "works, with limits",
+    ProofStatus.DOES_NOT_WORK: "DOES NOT WORK",
+    ProofStatus.NOT_MEASURED: "not measured (no run of its scope matched eager here)",
 }
 
 

@@ -16,6 +16,7 @@ from torch import nn
 
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
+from repro.vocabulary import Tier
 
 # What a scenario touching each attribute needs of a shape (repro.engine.models.TRAITS).
 _NEEDS = {"weight": ("own params",), "steps": ("own buffer",), "linear": ("linear",)}
@@ -44,7 +45,7 @@ for _name, _what, _value, _model in (
     scenario(
         "setattr",
         f"assigns {_what}",
-        tier="default" if _what.endswith("to None") else "variant",
+        tier=Tier.DEFAULT if _what.endswith("to None") else Tier.VARIANT,
         model=_model,
         called=False,
         where=_what.split(" (")[0],
@@ -55,7 +56,7 @@ for _name, _what, _value, _model in (
 @scenario(
     "setattr",
     "assigns a new nn.Parameter under a new name",
-    tier="variant",
+    tier=Tier.VARIANT,
     called=False,
     where="a new parameter",
 )
@@ -67,7 +68,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "setattr",
     "assigns a new eager child under a new name",
-    tier="variant",
+    tier=Tier.VARIANT,
     called=False,
     where="a new child",
 )
@@ -79,7 +80,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "setattr",
     "assigns a plain tensor to a parameter (eager refuses)",
-    tier="variant",
+    tier=Tier.VARIANT,
     called=False,
     where="a plain tensor to a parameter",
     requires=_NEEDS["weight"],
@@ -101,7 +102,7 @@ for _name, _what, _model in (
     scenario(
         "delattr",
         f"deletes {_what}",
-        tier="variant",
+        tier=Tier.VARIANT,
         model=_model,
         called=False,
         where=f"deleting {_what}",
@@ -110,7 +111,11 @@ for _name, _what, _model in (
 
 
 @scenario(
-    "delattr", "deletes a plain attribute set earlier", tier="variant", called=False, where="deleting a plain attribute"
+    "delattr",
+    "deletes a plain attribute set earlier",
+    tier=Tier.VARIANT,
+    called=False,
+    where="deleting a plain attribute",
 )
 def _(m: Any, rec: Recorder) -> None:
     m.label = "a note"

@@ -9,6 +9,7 @@ from typing import Any
 
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
+from repro.vocabulary import Tier
 
 
 def _copied(copier: Callable[[Any], Any]) -> Callable[[Any, Any], None]:
@@ -31,7 +32,7 @@ scenario("copy.copy", "keeps the class and the hooks; the copy runs")(_copied(co
     "pickle.dumps",
     "round-trips through pickle; the copy runs",
     "pickle.loads",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("root", "x only"),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -48,7 +49,10 @@ def _(m: Any, rec: Recorder) -> None:
 
 
 @scenario(
-    "copy.deepcopy", "backward through the copy fills the copy's gradients", tier="variant", requires=("root", "params")
+    "copy.deepcopy",
+    "backward through the copy fills the copy's gradients",
+    tier=Tier.VARIANT,
+    requires=("root", "params"),
 )
 def _(m: Any, rec: Recorder) -> None:
     duplicate = copy.deepcopy(m)

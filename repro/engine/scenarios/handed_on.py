@@ -17,6 +17,7 @@ import torch
 
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
+from repro.vocabulary import Tier
 
 CALLS = ("first call", "later call")
 
@@ -35,7 +36,7 @@ def _warmed(m: Any, rec: Recorder) -> None:
 @scenario(
     "torch.compile",
     "a counting backend captures the forward; outputs and hooks as eager",
-    tier="seconds",
+    tier=Tier.SLOW,
     requires=("x only", "one graph"),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -59,7 +60,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "torch.export.export",
     "exports the forward; the exported program computes the same output",
-    tier="seconds",
+    tier=Tier.SLOW,
     requires=("x only", "one graph"),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -74,7 +75,7 @@ def _(m: Any, rec: Recorder) -> None:
     "torch.jit.save",
     "round-trips through torch.jit.save and torch.jit.load: outputs, parameters, training flag",
     "torch.jit.load",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("x only",),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -93,7 +94,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "torch.func.grad",
     "gradients of the parameters through functional_call",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("x only", "params"),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -104,14 +105,16 @@ def _(m: Any, rec: Recorder) -> None:
         rec.note(f"{call}: grads", grads)
 
 
-@scenario("torch.func.vmap", "maps the model over a batch dimension", tier="variant", requires=("x only", "one graph"))
+@scenario(
+    "torch.func.vmap", "maps the model over a batch dimension", tier=Tier.VARIANT, requires=("x only", "one graph")
+)
 def _(m: Any, rec: Recorder) -> None:
     _warmed(m, rec)
     for call in CALLS:
         rec.note(f"{call}: output", torch.func.vmap(m)(rec.input()))
 
 
-@scenario("torch.func.jvp", "forward-mode derivative of the model", tier="variant", requires=("x only",))
+@scenario("torch.func.jvp", "forward-mode derivative of the model", tier=Tier.VARIANT, requires=("x only",))
 def _(m: Any, rec: Recorder) -> None:
     _warmed(m, rec)
     for call in CALLS:
@@ -120,7 +123,7 @@ def _(m: Any, rec: Recorder) -> None:
 
 
 @scenario(
-    "torch.autograd.functional.jacobian", "the model's jacobian at the input", tier="variant", requires=("x only",)
+    "torch.autograd.functional.jacobian", "the model's jacobian at the input", tier=Tier.VARIANT, requires=("x only",)
 )
 def _(m: Any, rec: Recorder) -> None:
     _hooked(m, rec)
@@ -129,7 +132,7 @@ def _(m: Any, rec: Recorder) -> None:
 
 
 @scenario(
-    "torch.autocast", "autocast to bfloat16 on CPU: output dtype and values", tier="variant", requires=("x only",)
+    "torch.autocast", "autocast to bfloat16 on CPU: output dtype and values", tier=Tier.VARIANT, requires=("x only",)
 )
 def _(m: Any, rec: Recorder) -> None:
     _hooked(m, rec)
@@ -138,7 +141,7 @@ def _(m: Any, rec: Recorder) -> None:
             rec.note(f"{call}: output", m(rec.input()))
 
 
-@scenario("torch.no_grad", "no graph recorded; hooks run", tier="variant", requires=("x only",))
+@scenario("torch.no_grad", "no graph recorded; hooks run", tier=Tier.VARIANT, requires=("x only",))
 def _(m: Any, rec: Recorder) -> None:
     _warmed(m, rec)
     for call in CALLS:
@@ -146,7 +149,7 @@ def _(m: Any, rec: Recorder) -> None:
             rec.note(f"{call}: output", m(rec.input()))
 
 
-@scenario("torch.inference_mode", "an inference tensor out; hooks run", tier="variant", requires=("x only",))
+@scenario("torch.inference_mode", "an inference tensor out; hooks run", tier=Tier.VARIANT, requires=("x only",))
 def _(m: Any, rec: Recorder) -> None:
     _warmed(m, rec)
     for call in CALLS:
@@ -160,7 +163,7 @@ def _(m: Any, rec: Recorder) -> None:
     "torch.nn.parallel.DistributedDataParallel",
     "gloo, world size 1: outputs, hooks and gradients as eager",
     "torch.distributed.HashStore",
-    tier="seconds",
+    tier=Tier.SLOW,
     requires=("x only", "params"),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -185,7 +188,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "torch.nn.DataParallel",
     "replicas on two CUDA devices: outputs, hooks and gradients as eager",
-    tier="variant",
+    tier=Tier.VARIANT,
     device="cuda",
     devices=2,
     requires=("x only", "params"),
@@ -203,7 +206,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "load_state_dict(assign)",
     "assign=True puts the loaded tensors in the module",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("x only", "params"),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -219,7 +222,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "torch.ao.quantization.quantize_dynamic",
     "dynamic int8 quantization of the linear layers",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("x only", "linear"),
     model="child",
 )

@@ -16,6 +16,7 @@ import torch
 
 from repro.engine.recorder import INPUT, Recorder
 from repro.engine.scenarios.table import scenario
+from repro.vocabulary import Tier
 
 
 def _times(factor: float) -> Callable[..., tuple]:
@@ -60,7 +61,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "register_full_backward_hook",
     "returned grad_input replaces the input gradient",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("root", "x only"),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -68,14 +69,14 @@ def _(m: Any, rec: Recorder) -> None:
     rec.backward()
 
 
-@scenario("register_full_backward_hook(prepend)", "prepend=True runs before earlier hooks", tier="variant")
+@scenario("register_full_backward_hook(prepend)", "prepend=True runs before earlier hooks", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_hook(rec.mark("first registered"))
     m.register_full_backward_hook(rec.mark("prepended"), prepend=True)
     rec.backward()
 
 
-@scenario("register_full_backward_hook", "handle.remove() stops the hook", tier="variant")
+@scenario("register_full_backward_hook", "handle.remove() stops the hook", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     handle = m.register_full_backward_hook(rec.mark("backward"))
     rec.backward()
@@ -89,7 +90,7 @@ def _(m: Any, rec: Recorder) -> None:
     "register_forward_pre_hook",
     "register_forward_hook",
     "register_full_backward_pre_hook",
-    tier="variant",
+    tier=Tier.VARIANT,
 )
 def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_hook(rec.mark("backward"))
@@ -108,7 +109,7 @@ def _(m: Any, rec: Recorder) -> None:
     rec.backward()
 
 
-@scenario("register_backward_hook", "handle.remove() stops the hook", tier="variant")
+@scenario("register_backward_hook", "handle.remove() stops the hook", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     handle = m.register_backward_hook(rec.mark("backward"))
     rec.backward()
@@ -119,7 +120,7 @@ def _(m: Any, rec: Recorder) -> None:
 # --- register_full_backward_pre_hook (downstream: called, modify, prepend, remove) ---
 
 
-@scenario("register_full_backward_pre_hook", "called with grad_output", downstream=True, tier="variant")
+@scenario("register_full_backward_pre_hook", "called with grad_output", downstream=True, tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_pre_hook(rec.hook("backward pre"))
     rec.backward()
@@ -151,7 +152,7 @@ def _(m: Any, rec: Recorder) -> None:
     "runs after forward-pre and forward hooks",
     "register_forward_pre_hook",
     "register_forward_hook",
-    tier="variant",
+    tier=Tier.VARIANT,
 )
 def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_pre_hook(rec.mark("backward pre"))
@@ -169,7 +170,7 @@ def _(m: Any, rec: Recorder) -> None:
     rec.backward()
 
 
-@scenario("register_forward_pre_hook", "handle.remove() stops the hook", tier="variant")
+@scenario("register_forward_pre_hook", "handle.remove() stops the hook", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     handle = m.register_forward_pre_hook(rec.mark("forward pre"))
     rec.backward()
@@ -183,7 +184,7 @@ def _(m: Any, rec: Recorder) -> None:
     rec.backward()
 
 
-@scenario("register_forward_hook(prepend)", "prepend=True runs before earlier hooks", tier="variant")
+@scenario("register_forward_hook(prepend)", "prepend=True runs before earlier hooks", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_forward_hook(rec.mark("first registered"))
     m.register_forward_hook(rec.mark("prepended"), prepend=True)
@@ -220,14 +221,14 @@ def _(m: Any, rec: Recorder) -> None:
 
 
 @scenario(
-    "register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''", downstream=True, tier="variant"
+    "register_load_state_dict_pre_hook", "called with all 8 arguments, prefix ''", downstream=True, tier=Tier.VARIANT
 )
 def _(m: Any, rec: Recorder) -> None:
     m.register_load_state_dict_pre_hook(_load_pre(rec))
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_pre_hook", "receives the module itself", downstream=True, tier="variant")
+@scenario("register_load_state_dict_pre_hook", "receives the module itself", downstream=True, tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_load_state_dict_pre_hook(rec.module_hook("pre"))
     m.load_state_dict(m.state_dict())
@@ -247,7 +248,7 @@ def _(m: Any, rec: Recorder) -> None:
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_post_hook", "receives the module itself", downstream=True, tier="variant")
+@scenario("register_load_state_dict_post_hook", "receives the module itself", downstream=True, tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_load_state_dict_post_hook(rec.module_hook("post"))
     m.load_state_dict(m.state_dict())
@@ -261,7 +262,7 @@ def _(m: Any, rec: Recorder) -> None:
     m.load_state_dict(m.state_dict())
 
 
-@scenario("register_load_state_dict_post_hook", "clearing incompatible_keys lets strict=True pass", tier="variant")
+@scenario("register_load_state_dict_post_hook", "clearing incompatible_keys lets strict=True pass", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     def forgive(module: Any, incompatible_keys: Any) -> None:
         rec.hook("post")(module, incompatible_keys)
@@ -292,7 +293,7 @@ def _(m: Any, rec: Recorder) -> None:
     m.state_dict(keep_vars=True)
 
 
-@scenario("register_state_dict_pre_hook", "receives the module itself", downstream=True, tier="variant")
+@scenario("register_state_dict_pre_hook", "receives the module itself", downstream=True, tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_state_dict_pre_hook(rec.module_hook("pre"))
     m.state_dict()
@@ -312,7 +313,7 @@ def _(m: Any, rec: Recorder) -> None:
     m.state_dict()
 
 
-@scenario("register_state_dict_post_hook", "receives the module itself", downstream=True, tier="variant")
+@scenario("register_state_dict_post_hook", "receives the module itself", downstream=True, tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_state_dict_post_hook(rec.module_hook("post"))
     m.state_dict()
@@ -329,7 +330,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "register_state_dict_post_hook",
     "can edit the returned state dict in place",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("own params",),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -343,13 +344,13 @@ def _(m: Any, rec: Recorder) -> None:
 # --- the rest of nn.Module's hook surface (PyTorch's test/nn/test_module_hooks.py) ---
 
 
-@scenario("register_forward_pre_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs)", tier="variant")
+@scenario("register_forward_pre_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs)", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_forward_pre_hook(rec.hook("forward pre"), with_kwargs=True)
     rec.backward()
 
 
-@scenario("register_forward_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs, output)", tier="variant")
+@scenario("register_forward_hook(with_kwargs)", "with_kwargs=True: (module, args, kwargs, output)", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_forward_hook(rec.hook("forward"), with_kwargs=True)
     rec.backward()
@@ -359,7 +360,7 @@ def _(m: Any, rec: Recorder) -> None:
     "register_forward_hook(always_call)",
     "always_call=True runs when forward raises",
     "register_forward_pre_hook",
-    tier="variant",
+    tier=Tier.VARIANT,
 )
 def _(m: Any, rec: Recorder) -> None:
     def fail(module: Any, args: Any) -> None:
@@ -374,7 +375,7 @@ def _(m: Any, rec: Recorder) -> None:
         rec.note("forward raised", str(err))
 
 
-@scenario("register_forward_hook(prepend)", "three hooks, two prepended, over two iterations", tier="variant")
+@scenario("register_forward_hook(prepend)", "three hooks, two prepended, over two iterations", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_forward_hook(rec.mark("a"))
     m.register_forward_hook(rec.mark("b"), prepend=True)
@@ -384,7 +385,7 @@ def _(m: Any, rec: Recorder) -> None:
     rec.backward()
 
 
-@scenario("register_forward_hook", "a hook that removes itself runs once", tier="variant")
+@scenario("register_forward_hook", "a hook that removes itself runs once", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     def once(module: Any, args: Any, output: Any) -> None:
         rec.mark("forward")()
@@ -395,7 +396,7 @@ def _(m: Any, rec: Recorder) -> None:
     rec.backward()
 
 
-@scenario("register_full_backward_hook", "with retain_graph, runs on each backward", tier="variant")
+@scenario("register_full_backward_hook", "with retain_graph, runs on each backward", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_hook(rec.hook("backward"))
     out = rec.forward(rec.input()).sum()
@@ -406,7 +407,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "register_full_backward_hook",
     "input without requires_grad: grad_input is None",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("root", "params"),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -414,7 +415,7 @@ def _(m: Any, rec: Recorder) -> None:
     rec.forward(torch.tensor(INPUT, device=rec.device)).sum().backward()
 
 
-@scenario("register_full_backward_pre_hook", "with retain_graph, runs on each backward", tier="variant")
+@scenario("register_full_backward_pre_hook", "with retain_graph, runs on each backward", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_pre_hook(rec.hook("backward pre"))
     out = rec.forward(rec.input()).sum()
@@ -422,13 +423,13 @@ def _(m: Any, rec: Recorder) -> None:
     out.backward()
 
 
-@scenario("register_state_dict_pre_hook", "state_dict(prefix='p.', keep_vars=True) reaches it", tier="variant")
+@scenario("register_state_dict_pre_hook", "state_dict(prefix='p.', keep_vars=True) reaches it", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.register_state_dict_pre_hook(rec.hook("pre"))
     rec.note("keys", list(m.state_dict(prefix="p.", keep_vars=True)))
 
 
-@scenario("register_load_state_dict_post_hook", "adding a missing key makes strict=True raise", tier="variant")
+@scenario("register_load_state_dict_post_hook", "adding a missing key makes strict=True raise", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     def insist(module: Any, incompatible_keys: Any) -> None:
         incompatible_keys.missing_keys.append("extra")
@@ -464,7 +465,7 @@ def _(m: Any, rec: Recorder) -> None:
 
 
 def _hook_then_backward(api: str, label: str, name: str, model: str) -> None:
-    @scenario(api, name, tier="variant", model=model)
+    @scenario(api, name, tier=Tier.VARIANT, model=model)
     def _(m: Any, rec: Recorder) -> None:
         getattr(m, api)(rec.hook(label))
         rec.backward()
@@ -482,7 +483,7 @@ for _api, _label, _name, _model in (
 @scenario(
     "register_full_backward_hook",
     "on a ScriptModule subclass inside an eager parent",
-    tier="variant",
+    tier=Tier.VARIANT,
     model="in eager parent",
     requires=("inner",),
 )
@@ -494,7 +495,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "register_forward_hook",
     "on a ScriptModule subclass inside an eager parent",
-    tier="variant",
+    tier=Tier.VARIANT,
     model="in eager parent",
     requires=("inner",),
 )
@@ -522,7 +523,7 @@ def _global_hook(register_name: str, hook: Callable) -> Iterator[None]:
             module._global_is_full_backward_hook = mode
 
 
-def _global_scenario(register_name: str, label: str, name: str, model: str, tier: str = "default") -> None:
+def _global_scenario(register_name: str, label: str, name: str, model: str, tier: Tier = Tier.DEFAULT) -> None:
     @scenario(register_name, name, tier=tier, model=model, requires=())
     def _(m: Any, rec: Recorder) -> None:
         with _global_hook(register_name, rec.module_hook(label)):
@@ -537,14 +538,18 @@ for _register, _label in (
     ("register_module_backward_hook", "global legacy backward"),
 ):
     _global_scenario(_register, _label, "runs for the model and its child", "child")
-    _global_scenario(_register, _label, "a ScriptModule subclass inside an eager parent", "in eager parent", "variant")
-    _global_scenario(_register, _label, "an eager parent with a torch.jit.script-ed child", "scripted child", "variant")
+    _global_scenario(
+        _register, _label, "a ScriptModule subclass inside an eager parent", "in eager parent", Tier.VARIANT
+    )
+    _global_scenario(
+        _register, _label, "an eager parent with a torch.jit.script-ed child", "scripted child", Tier.VARIANT
+    )
 
 
 # --- Module.compile -----------------------------------------------------------------
 
 
-@scenario("compile", "later calls go through torch.compile", tier="seconds", requires=("root", "one graph"))
+@scenario("compile", "later calls go through torch.compile", tier=Tier.SLOW, requires=("root", "one graph"))
 def _(m: Any, rec: Recorder) -> None:
     def backend(graph_module: Any, example_inputs: Any) -> Any:  # called by dynamo for each graph it compiles
         rec.mark("torch.compile backend")()
@@ -592,7 +597,7 @@ for _register, _hook in (
     scenario(
         _register,
         "on a child that is itself a ScriptModule subclass",  # one default: its bug's own
-        tier="default" if _register == "register_forward_hook" else "variant",
+        tier=Tier.DEFAULT if _register == "register_forward_hook" else Tier.VARIANT,
         model="subclass child",
         where="on a ScriptModule-subclass child",
         requires=("inner",),
@@ -619,7 +624,7 @@ for _register in (  # every local hook API on a child: each is tried there, not 
     scenario(
         _register,
         "on a submodule (m.linear)",
-        tier="variant",
+        tier=Tier.VARIANT,
         model="child",
         where="on a submodule",
         requires=("linear",),
@@ -629,7 +634,7 @@ for _register in (  # every local hook API on a child: each is tried there, not 
 @scenario(
     "register_forward_hook(always_call)",
     "always_call: the forward itself raises; the caller catches",
-    tier="default",  # its bug's one scenario
+    tier=Tier.DEFAULT,  # its bug's one scenario
     model="raising",
     where="the forward itself raises",
     requires=("raises",),

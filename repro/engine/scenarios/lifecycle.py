@@ -12,6 +12,7 @@ import torch
 
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
+from repro.vocabulary import Tier
 
 CALLS = ("first call", "later call")
 
@@ -20,7 +21,7 @@ CALLS = ("first call", "later call")
     "register_forward_hook",
     "a forward hook and pre-hook registered in __init__ change every call's output",
     "register_forward_pre_hook",
-    tier="variant",
+    tier=Tier.VARIANT,
     where="registered in __init__",
     model="hooked in __init__, before children",
     requires=("hooked in __init__",),
@@ -58,7 +59,7 @@ for _point, _name, _do in (
         "register_forward_hook",
         f"hooks registered and a buffer re-assigned {_name} act on later calls",
         "register_forward_pre_hook",
-        tier="variant",
+        tier=Tier.VARIANT,
         where=f"registered {_name}",
         requires=("root", "x only", "own buffer"),
     )(_then_hooked(_do))
@@ -68,7 +69,7 @@ for _point, _name, _do in (
     "copy.copy",
     "a forward hook registered on a copy.copy runs for the copy, as eager's (hooks shared with the original)",
     "register_forward_hook",
-    tier="variant",
+    tier=Tier.VARIANT,
     where="hooked after the copy",
     requires=("root", "x only"),
 )
@@ -83,7 +84,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "torch.Tensor.mul_",
     "a parameter changed in place after a first forward changes later outputs",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("root", "x only", "own params"),
 )
 def _(m: Any, rec: Recorder) -> None:

@@ -14,6 +14,7 @@ from torch import nn
 
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
+from repro.vocabulary import Tier
 
 
 def _forward_and_state(m: Any, rec: Recorder) -> None:
@@ -41,7 +42,7 @@ for _method, _args in (
     scenario(
         _method,
         "converts every parameter and buffer; the model still runs",
-        tier="variant",
+        tier=Tier.VARIANT,
         requires=("root", "params"),
     )(_converted)
 
@@ -52,18 +53,22 @@ for _device in ("cuda", "xpu", "ipu", "mtia"):
         rec.facts["devices"] = sorted({t.device.type for t in [*m.parameters(), *m.buffers()]})
 
     scenario(
-        _device, f"moves every parameter and buffer to the {_device.upper()} device", tier="variant", device=_device
+        _device, f"moves every parameter and buffer to the {_device.upper()} device", tier=Tier.VARIANT, device=_device
     )(_moved)
 
 
-@scenario("to_empty", "allocates every parameter and buffer anew on a device", tier="variant")
+@scenario("to_empty", "allocates every parameter and buffer anew on a device", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     m.to_empty(device="cpu")
     rec.facts["shapes"] = {name: list(t.shape) for name, t in [*m.named_parameters(), *m.named_buffers()]}
 
 
 @scenario(
-    "train", "train(False) and eval() set training on the model and its children", "eval", tier="variant", model="child"
+    "train",
+    "train(False) and eval() set training on the model and its children",
+    "eval",
+    tier=Tier.VARIANT,
+    model="child",
 )
 def _(m: Any, rec: Recorder) -> None:
     rec.note("train(False) returns the module", m.train(False) is m)
@@ -73,13 +78,13 @@ def _(m: Any, rec: Recorder) -> None:
     rec.facts["after eval()"] = [mod.training for mod in m.modules()]
 
 
-@scenario("eval", "eval() sets training off on the model and its children", tier="variant", model="child")
+@scenario("eval", "eval() sets training off on the model and its children", tier=Tier.VARIANT, model="child")
 def _(m: Any, rec: Recorder) -> None:
     rec.note("eval() returns the module", m.eval() is m)
     rec.facts["training"] = [mod.training for mod in m.modules()]
 
 
-@scenario("zero_grad", "after backward, every gradient is None again", tier="variant", requires=("root", "x only"))
+@scenario("zero_grad", "after backward, every gradient is None again", tier=Tier.VARIANT, requires=("root", "x only"))
 def _(m: Any, rec: Recorder) -> None:
     rec.model(rec.input()).sum().backward()
     m.zero_grad()
@@ -100,7 +105,7 @@ for _method in (
     def _listed(m: Any, rec: Recorder, method: str = _method) -> None:
         rec.note(method, list(getattr(m, method)()))
 
-    scenario(_method, "lists what eager lists, in eager's order", tier="variant", model="child")(_listed)
+    scenario(_method, "lists what eager lists, in eager's order", tier=Tier.VARIANT, model="child")(_listed)
 
 
 @scenario(
@@ -108,7 +113,7 @@ for _method in (
     "finds a child's parameter by its dotted name",
     "get_buffer",
     "get_submodule",
-    tier="variant",
+    tier=Tier.VARIANT,
     model="child",
     requires=("linear",),
 )
@@ -126,28 +131,28 @@ for _method in ("get_buffer", "get_submodule"):
         rec.note(f"{method}({target!r})", getattr(m, method)(target))
 
     needs = ("own buffer",) if _method == "get_buffer" else ("linear",)
-    scenario(_method, "finds its target by name", tier="variant", model="child", requires=needs)(_found)
+    scenario(_method, "finds its target by name", tier=Tier.VARIANT, model="child", requires=needs)(_found)
 
 
-@scenario("apply", "calls the function on every module, children first", tier="variant", model="child")
+@scenario("apply", "calls the function on every module, children first", tier=Tier.VARIANT, model="child")
 def _(m: Any, rec: Recorder) -> None:
     rec.note("returns the module itself", m.apply(lambda module: rec.events.append([rec.summary(module)])) is m)
 
 
-@scenario("state_dict", "holds every parameter and buffer", tier="variant", model="child")
+@scenario("state_dict", "holds every parameter and buffer", tier=Tier.VARIANT, model="child")
 def _(m: Any, rec: Recorder) -> None:
     rec.note("state_dict", m.state_dict())
 
 
 @scenario(
-    "load_state_dict", "loads new values; the model computes with them", tier="variant", requires=("root", "params")
+    "load_state_dict", "loads new values; the model computes with them", tier=Tier.VARIANT, requires=("root", "params")
 )
 def _(m: Any, rec: Recorder) -> None:
     rec.note("incompatible keys", list(m.load_state_dict({k: v * 2 for k, v in m.state_dict().items()})))
     _forward_and_state(m, rec)
 
 
-@scenario("forward", "calling forward directly gives the output", tier="variant", requires=("root", "x only"))
+@scenario("forward", "calling forward directly gives the output", tier=Tier.VARIANT, requires=("root", "x only"))
 def _(m: Any, rec: Recorder) -> None:
     rec.note("output", m.forward(rec.input()))
     rec.types["forward"] = type(m.forward).__name__  # a compiled forward is a ScriptMethod, by design
@@ -156,7 +161,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "forward",
     "an exception raised in forward reaches the caller as its own class",
-    tier="variant",
+    tier=Tier.VARIANT,
     model="raising",
     requires=("raises",),
 )
@@ -167,20 +172,23 @@ def _(m: Any, rec: Recorder) -> None:
         rec.facts["the caller catches"] = type(err).__name__
 
 
-@scenario("extra_repr", "the same extra representation", tier="variant")
+@scenario("extra_repr", "the same extra representation", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     rec.note("extra_repr", m.extra_repr())
 
 
 @scenario(
-    "get_extra_state", "the default get_extra_state and set_extra_state refuse alike", "set_extra_state", tier="variant"
+    "get_extra_state",
+    "the default get_extra_state and set_extra_state refuse alike",
+    "set_extra_state",
+    tier=Tier.VARIANT,
 )
 def _(m: Any, rec: Recorder) -> None:
     rec.attempt("get_extra_state()", m.get_extra_state)
     rec.attempt("set_extra_state(1)", lambda: m.set_extra_state(1))
 
 
-@scenario("set_extra_state", "the default set_extra_state refuses alike", tier="variant")
+@scenario("set_extra_state", "the default set_extra_state refuses alike", tier=Tier.VARIANT)
 def _(m: Any, rec: Recorder) -> None:
     rec.attempt("set_extra_state(1)", lambda: m.set_extra_state(1))
 
@@ -191,10 +199,10 @@ for _method in ("add_module", "register_module"):
         getattr(m, method)("extra", nn.Linear(2, 2))
         rec.note("children", [name for name, _ in m.named_children()])
 
-    scenario(_method, "adds a child after __init__", tier="variant", where="after __init__")(_added)
+    scenario(_method, "adds a child after __init__", tier=Tier.VARIANT, where="after __init__")(_added)
 
 
-@scenario("register_parameter", "adds a parameter after __init__", tier="variant", where="after __init__")
+@scenario("register_parameter", "adds a parameter after __init__", tier=Tier.VARIANT, where="after __init__")
 def _(m: Any, rec: Recorder) -> None:
     m.register_parameter("extra", nn.Parameter(torch.ones(1)))
     rec.note("parameters", [name for name, _ in m.named_parameters()])
@@ -211,7 +219,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "register_parameter",
     "adds a parameter under an existing name",
-    tier="variant",
+    tier=Tier.VARIANT,
     where="an existing name",
     requires=("own params",),
 )
@@ -223,7 +231,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "register_buffer",
     "adds a buffer under an existing name",
-    tier="variant",
+    tier=Tier.VARIANT,
     where="an existing name",
     requires=("own buffer",),
 )
@@ -259,7 +267,7 @@ for _method, _what, _value, _key, _observed in (
     scenario(
         _method,
         f"adds {_what} to a child after __init__",
-        tier="variant",
+        tier=Tier.VARIANT,
         model="child",
         where="on a child",
         requires=("linear",),
@@ -269,7 +277,7 @@ for _method, _what, _value, _key, _observed in (
 @scenario(
     "register_buffer(persistent)",
     "persistent=False keeps a buffer out of state_dict",
-    tier="variant",
+    tier=Tier.VARIANT,
     where="persistent=False",
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -280,7 +288,7 @@ def _(m: Any, rec: Recorder) -> None:
 @scenario(
     "set_submodule",
     "replaces a child with a new eager module",
-    tier="variant",
+    tier=Tier.VARIANT,
     model="child",
     where="replacing a child",
     requires=("linear",),

@@ -24,6 +24,7 @@ import torch
 
 from repro.engine.models import shapes_offering
 from repro.engine.recorder import Recorder
+from repro.vocabulary import Tier
 
 Body = Callable[[Any, Recorder], None]
 
@@ -35,7 +36,7 @@ class Scenario:
     body: Body
     needs: tuple[str, ...]  # what it calls: nn.Module methods, module functions or dotted paths, "api(keyword)"
     downstream: bool = False  # mirrors a behaviour torch_npu's TestScriptModuleHooks checks
-    tier: str = "default"  # which runs include it: a key of TIERS
+    tier: Tier = Tier.DEFAULT  # which runs include it: a key of TIERS
     model: str = "flat"  # the shape it runs on (repro.engine.models.MODELS)
     device: str = ""  # an accelerator it needs ("cuda"); without one the scenario is not run
     devices: int = 1  # how many of that accelerator it needs (DataParallel: two, else it just calls the module)
@@ -66,13 +67,13 @@ SCENARIOS: list[Scenario] = []
 # Tier -> (adjective, why). A variant checks more of what a default scenario of its API checks, or only
 # part of it, or an API beyond the hooks (the support table's rows).
 TIERS = {
-    "default": ("default", "in every run"),
-    "variant": (
+    Tier.DEFAULT: ("default", "in every run"),
+    Tier.VARIANT: (
         "variant",
         "ordering, removal, returned values, keywords, other model shapes, part "
         "of a default scenario's check, or nn.Module APIs beyond the hooks",
     ),
-    "seconds": ("slow", "compiling, exporting, DDP and non-reentrant checkpointing load dynamo or gloo"),
+    Tier.SLOW: ("slow", "compiling, exporting, DDP and non-reentrant checkpointing load dynamo or gloo"),
 }
 
 
@@ -81,7 +82,7 @@ def scenario(
     name: str,
     *also: str,
     downstream: bool = False,
-    tier: str = "default",
+    tier: Tier = Tier.DEFAULT,
     model: str = "flat",
     called: bool = True,
     device: str = "",

@@ -10,12 +10,13 @@ import torch
 
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
+from repro.vocabulary import Tier
 
 
 @scenario(
     "torch.nn.utils.prune.l1_unstructured",
     "prunes half of a child's weight",
-    tier="variant",
+    tier=Tier.VARIANT,
     model="child",
     requires=("linear",),
 )
@@ -34,13 +35,13 @@ for _norm in ("torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.par
         find_api(norm)(m.linear)
         rec.facts["parameters"] = sorted(name for name, _ in m.named_parameters())
 
-    scenario(_norm, "reparametrises a child's weight", tier="variant", model="child", requires=("linear",))(_normed)
+    scenario(_norm, "reparametrises a child's weight", tier=Tier.VARIANT, model="child", requires=("linear",))(_normed)
 
 
 @scenario(
     "torch.nn.utils.parametrize.register_parametrization",
     "a parametrization on a child's weight",
-    tier="variant",
+    tier=Tier.VARIANT,
     model="child",
     requires=("linear",),
 )
@@ -55,14 +56,18 @@ def _(m: Any, rec: Recorder) -> None:
     rec.note("output", rec.forward(rec.input()))
 
 
-@scenario("torch.nn.utils.clip_grad_norm_", "clips the gradients of parameters()", tier="variant", requires=("x only",))
+@scenario(
+    "torch.nn.utils.clip_grad_norm_", "clips the gradients of parameters()", tier=Tier.VARIANT, requires=("x only",)
+)
 def _(m: Any, rec: Recorder) -> None:
     rec.model(rec.input()).sum().backward()
     rec.note("total norm", torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0))
     rec.facts["grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
 
 
-@scenario("torch.func.functional_call", "calls the model with other parameters", tier="variant", requires=("x only",))
+@scenario(
+    "torch.func.functional_call", "calls the model with other parameters", tier=Tier.VARIANT, requires=("x only",)
+)
 def _(m: Any, rec: Recorder) -> None:
     params = {name: torch.zeros_like(p) for name, p in m.named_parameters()}
     rec.note("output", torch.func.functional_call(m, params, (rec.input(),)))
@@ -80,7 +85,7 @@ def _checkpointed(m: Any, rec: Recorder) -> None:
 @scenario(
     "torch.utils.checkpoint.checkpoint",
     "non-reentrant, without early stop: same gradients",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("x only",),
 )
 def _(m: Any, rec: Recorder) -> None:
@@ -99,7 +104,7 @@ scenario(
     "torch.utils.checkpoint.checkpoint",
     "non-reentrant, with early stop: same gradients",
     "torch.utils.checkpoint.set_checkpoint_early_stop",
-    tier="seconds",
+    tier=Tier.SLOW,
     where="with early stop",
     requires=("x only",),
 )(_checkpointed)
@@ -108,7 +113,7 @@ scenario(
 @scenario(
     "torch.optim.SGD",
     "one step over parameters() changes them as on eager",
-    tier="variant",
+    tier=Tier.VARIANT,
     requires=("x only", "params"),
 )
 def _(m: Any, rec: Recorder) -> None:

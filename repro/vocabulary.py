@@ -1,0 +1,66 @@
+"""The words a run's results are told in, one type per idea: what a scenario run was judged (``Verdict``),
+what a bug is on this torch (``Status``), what a whole run concludes (``Outcome``), what a workaround's
+proof found (``ProofStatus``) and which runs include a scenario (``Tier``).
+
+Each member is a ``str`` equal to its value, and prints, formats and serialises (JSON) as that value:
+reports, the ledger and downstream tests read the same words as before these types existed. Torch-free,
+at the bottom of the layers: the engine, the catalogue and the report all speak it.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Word(str, Enum):
+    """A word that is its value wherever it is printed or formatted."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Verdict(Word):
+    MATCH = "match"  # both twins recorded the same observation
+    RAISES = "raises"  # the ScriptModule raised, eager did not
+    DIFFERS = "differs"  # both ran, observations differ
+    REFUSED = "refused"  # raised or differed as TorchScript's design (or an undocumented refusal) says
+    UNAVAILABLE = "unavailable"  # this torch lacks an API or keyword the scenario needs
+    NOT_RUN = "not-run"  # it needs an accelerator this machine lacks
+    ERROR = "error"  # the eager twin itself raised: the scenario is not valid on this torch
+
+
+DEPARTURES = (Verdict.RAISES, Verdict.DIFFERS, Verdict.ERROR)
+NOT_JUDGED = (Verdict.UNAVAILABLE, Verdict.NOT_RUN)  # this torch lacks the API, or this machine the accelerator
+
+
+class Status(Word):
+    PRESENT = "present"
+    FIXED = "fixed"
+    INCOMPLETE_FIX = "incomplete-fix"  # its own symptom gone, an unexplained departure in its scope
+    NOT_APPLICABLE = "not-applicable"  # this torch lacks every API it needs
+    SKIPPED = "skipped"  # its scenarios were not run (the default run leaves some out)
+    CANNOT_TEST = "cannot-test"  # TorchScript itself is unusable
+
+
+class Outcome(Word):
+    PRESENT = "present"
+    FIXED = "fixed"
+    DIFFERENT = "different"  # a departure no catalogued bug explains
+    CANNOT_TEST = "cannot-test"
+
+
+class ProofStatus(Word):
+    WORKS = "works"
+    WORKS_WITH_LIMITS = "works-with-limits"
+    DOES_NOT_WORK = "does-not-work"
+    NOT_MEASURED = "not-measured"
+    NONE = "none"  # the bug has no workaround to prove
+
+
+class Tier(Word):
+    DEFAULT = "default"  # in every run
+    VARIANT = "variant"  # --slow, --support-table, or --bug for a bug's own
+    SLOW = "seconds"  # the same; its value is fingerprinted with the scenario table, so it keeps its old word
