@@ -20,7 +20,7 @@ from repro.formats.support_table import WIDTH, Outcome, Proven, SupportRow, anno
 from repro.ledger import PROOF_KEYS, WORKAROUND_STATUSES, LedgerError, load
 from repro.proof import Proof, prove
 from repro.vocabulary import Verdict
-from tracker import sweep
+from tracker import history, sweep
 from tracker.confirm import ReportError, read_workarounds
 
 
@@ -279,5 +279,5 @@ def test_a_workarounds_proof_that_changes_is_a_change_for_its_bug(before, after,
 
     before, after = keyed(before), keyed(after)
     measured = {v: e for v, e in after["releases"].items() if e != before["releases"].get(v)}
-    found = sweep.changes(before, after, sweep.Outcome(entries=measured))
-    assert found == ([f"copy-shares-training: {said}"] if said else [])
+    found = history.changes(before, after, measured)
+    assert [str(change) for change in found] == ([f"copy-shares-training: {said}"] if said else [])

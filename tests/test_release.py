@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 from datetime import date
+from typing import Any
 
 import pytest
 import tomllib
@@ -17,7 +18,7 @@ from setuptools import find_namespace_packages  # type: ignore[import-untyped]  
 
 from helpers import ROOT
 from tracker import release
-from tracker.release import ReleaseError, code_version, decide, next_version, notes, set_version
+from tracker.release import ReleaseError, code_version, decide, next_version, notes, set_version, status_changes
 
 DAY = date(2026, 12, 3)
 
@@ -357,3 +358,15 @@ def test_the_release_workflow_runs_what_ci_runs():
         assert command in WORKFLOW, command
     assert ".ci/check-package\n" in (ROOT / ".ci" / "run").read_text()
     assert "      - repro/ledger.json\n      - pyproject.toml\n  workflow_dispatch:\n" in WORKFLOW
+
+
+def test_notes_group_each_change_under_its_own_bug_even_when_one_id_begins_another():
+    """Changes come as records (tracker.history.Change): no id is recovered from a printed line."""
+    before: dict[str, Any] = {
+        "bugs": {"copy": {"fixed_in": None, "regressions": []}, "copy-x": {"fixed_in": None, "regressions": []}},
+        "releases": {"2.13.0": {"bugs": {"copy-x": {"dynamic": {"verdict": "present"}}}}},
+    }
+    after = copy.deepcopy(before)
+    after["bugs"]["copy-x"]["fixed_in"] = "2.14.0"
+    after["releases"]["2.14.0"] = {"bugs": {"copy-x": {"dynamic": {"verdict": "fixed"}}}}
+    assert status_changes(before, after) == {"copy-x": ["fixed_in none -> 2.14.0", "2.14.0: present -> fixed"]}

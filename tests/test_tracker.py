@@ -24,7 +24,8 @@ from helpers import ROOT, flag, run, write_ledger
 from repro.catalogue import BUGS
 from repro.ledger import ORIGINAL
 from tracker import summary
-from tracker.sweep import Outcome, changes, recompute
+from tracker.history import Change, changes, recompute
+from tracker.sweep import Outcome
 
 
 def test_buggy_release_is_present_from_a_sliver_of_the_wheel(index, tmp_path):
@@ -437,10 +438,10 @@ def test_a_static_changed_that_confirmation_turns_into_present_is_no_status_chan
             "2.15.0": {"bugs": {ORIGINAL: {"static": {"verdict": "changed"}, "dynamic": {"verdict": "present"}}}}
         },
     }
-    outcome = Outcome({"2.15.0": after["releases"]["2.15.0"]})
-    assert changes(before, after, outcome) == []
+    measured = {"2.15.0": after["releases"]["2.15.0"]}
+    assert changes(before, after, measured) == []
     after["releases"]["2.15.0"]["bugs"][ORIGINAL]["dynamic"]["verdict"] = "fixed"
-    assert changes(before, after, outcome) == [f"{ORIGINAL}: 2.15.0: changed -> fixed"]
+    assert changes(before, after, measured) == [Change(ORIGINAL, "status", "2.15.0", "changed", "fixed")]
 
 
 def test_a_recheck_shows_the_confirmed_verdict_that_decides_the_status():

@@ -38,7 +38,7 @@ from repro import atomic
 from repro import ledger as ledger_io
 from repro.output import emit
 from repro.sanitise import for_terminal, one_line
-from tracker import sweep
+from tracker import history, sweep
 from tracker.confirm import Installer
 from tracker.index import INDEX_KINDS, discover
 from tracker.remote import FetchError, Traffic, check_url, make_session
@@ -300,7 +300,7 @@ def check(args: argparse.Namespace, path: Path, before: dict) -> int:
         return EXIT_USAGE
 
     after = ledger_io.load(path) if path.exists() else before
-    found = sweep.changes(before, after, outcome)
+    found = history.changes(before, after, outcome.entries)
     emit(json.dumps(_as_json(outcome, after, found), indent=2) if args.json else text(outcome, after, found))
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file and not args.dry_run:
@@ -327,7 +327,7 @@ def _record_issue(ref: str, state: dict) -> Callable[[dict], None]:
     return change
 
 
-def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[str]) -> dict:
+def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[history.Change]) -> dict:
     return {
         "releases": [
             {"version": v, "yanked": e.get("yanked", False), "probe": e.get("probe"), "bugs": e.get("bugs", {})}
@@ -335,7 +335,7 @@ def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[str]) -> dict:
         ],
         "bugs": ledger.get("bugs", {}),
         "status_changed": bool(found),
-        "changes": found,
+        "changes": [str(change) for change in found],
         "errors": outcome.errors,
         "unmeasurable": outcome.unmeasurable,
         "not_installable": outcome.not_installable,

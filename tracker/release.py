@@ -176,20 +176,15 @@ def decide(
 
 def status_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[str]]:
     """Per bug, the status changes ``after`` holds over ``before`` (two schema-2 ledgers), as the
-    tracker's sweep reports them: fixed_in moves, new regressions, a release whose status changed
-    (a new release: from the latest earlier one's), plus bugs newly tracked."""
-    from tracker import sweep  # the sweep's own rules; imported here so set-version needs packaging only
+    tracker's check reports them (``tracker.history.changes``), plus bugs newly tracked."""
+    from tracker import history  # imported here so set-version needs packaging only
 
-    entries = {v: e for v, e in after["releases"].items() if e != before["releases"].get(v)}
-    found = sweep.changes(before, after, sweep.Outcome(entries=entries))
-    named = {b for ledger in (before, after) for e in ledger["releases"].values() for b in e.get("bugs") or {}}
-    ids = sorted({*before["bugs"], *after["bugs"], *named}, key=len, reverse=True)  # a release may name any
-    grouped: dict[str, list[str]] = {bug_id: [] for bug_id in sorted(after["bugs"]) if bug_id not in before["bugs"]}
-    for bug_id in grouped:
-        grouped[bug_id].append("newly tracked")
-    for line in found:
-        bug_id = next((b for b in ids if line.startswith(f"{b}: ")), line.split(": ", 1)[0])
-        grouped.setdefault(bug_id, []).append(line[len(bug_id) + 2 :])
+    measured = {v: e for v, e in after["releases"].items() if e != before["releases"].get(v)}
+    grouped: dict[str, list[str]] = {
+        bug_id: ["newly tracked"] for bug_id in after["bugs"] if bug_id not in before["bugs"]
+    }
+    for change in history.changes(before, after, measured):
+        grouped.setdefault(change.bug_id, []).append(str(change)[len(change.bug_id) + 2 :])
     return {bug_id: grouped[bug_id] for bug_id in sorted(grouped)}
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 from repro.ledger import verdicts_of
 from repro.sanitise import cell, code_span, for_terminal, plain
+from tracker.history import Change
 from tracker.sweep import Outcome
 
 HEAD = ("release", "bug", "static", "dynamic", "bytes", "requests", "evidence")
@@ -44,7 +46,9 @@ def _rows(outcome: Outcome, ledger: dict[str, Any]) -> list[tuple[str, ...]]:
     return rows
 
 
-def _footer(ledger: dict[str, Any], found: list[str], outcome: Outcome, markdown: bool = False) -> list[str]:
+def _footer(
+    ledger: dict[str, Any], found: Sequence[Change | str], outcome: Outcome, markdown: bool = False
+) -> list[str]:
     """The footer's lines: for the terminal, or for Markdown (the errors, what servers said, in code spans;
     the check's own lines as literal text; a bounded number of errors)."""
     own, outside = (_own_text, _outside_span) if markdown else (for_terminal, for_terminal)
@@ -61,7 +65,7 @@ def _footer(ledger: dict[str, Any], found: list[str], outcome: Outcome, markdown
     return lines + errors + given_up[:ERRORS_SHOWN] if markdown else lines + errors + given_up
 
 
-def text(outcome: Outcome, ledger: dict[str, Any], found: list[str]) -> str:
+def text(outcome: Outcome, ledger: dict[str, Any], found: Sequence[Change | str]) -> str:
     """The terminal summary: every cell and line on one line, control characters shown as escapes."""
     if not outcome.entries:
         return "\n".join([NOTHING_NEW, "", *_footer(ledger, found, outcome)])
@@ -83,7 +87,7 @@ def wrap(line: str, indent: str = "", width: int = WIDTH) -> list[str]:
     return textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent + "    ", break_on_hyphens=False)
 
 
-def markdown(outcome: Outcome, ledger: dict[str, Any], found: list[str], limit: int | None = None) -> str:
+def markdown(outcome: Outcome, ledger: dict[str, Any], found: Sequence[Change | str], limit: int | None = None) -> str:
     """The step summary's Markdown: the evidence and errors (what torch, pip or a server said) in code
     spans, every other cell as literal text, so that nothing from outside renders as HTML, a link, an
     image or an @-mention; each line capped. Within ``limit`` characters, when given: the footer's

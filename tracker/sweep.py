@@ -25,6 +25,7 @@ from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from repro.source_checks import Reference
 from tracker.confirm import Installer, ReportError, TimedOut, confirm
+from tracker.history import recompute
 from tracker.index import Installability, Release, installability, runner_tag
 from tracker.probe import choose_wheel, fetch_sources, judge
 from tracker.remote import FetchError, Traffic, make_session
@@ -216,20 +217,6 @@ def static_entry(
 
 def _every_bug(bug_ids: tuple[str, ...], verdict: str, evidence: list[str]) -> dict[str, Any]:
     return {bug_id: {"static": {"verdict": verdict, "evidence": evidence}} for bug_id in bug_ids}
-
-
-def recompute(data: dict[str, Any]) -> None:
-    """Per bug, ``fixed_in``: the lowest release confirmed fixed; later confirmed-present ones regressed."""
-    for bug_id in {*BUGS, *data["bugs"]}:
-        _, releases = ledger_io.bug_history(data, bug_id)
-        confirmed = {
-            Version(v): e["dynamic"]["verdict"] for v, e in releases.items() if (e.get("dynamic") or {}).get("verdict")
-        }
-        fixed = sorted(v for v, verdict in confirmed.items() if verdict == "fixed")
-        data["bugs"][bug_id] = {
-            "fixed_in": str(fixed[0]) if fixed else None,
-            "regressions": [str(v) for v in sorted(confirmed) if fixed and v > fixed[0] and confirmed[v] == "present"],
-        }
 
 
 def record(path: Path, version: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -443,73 +430,3 @@ def _failed_try(
     else:
         outcome.errors.append(f"{key}: {release['error']}")
         progress(f"{key}: error: {release['error']}")
-
-
-def status(verdicts: dict[str, Any]) -> str | None:
-    """A bug's status for one release: its confirmed dynamic verdict when there is one, else its static one."""
-    return (verdicts.get("dynamic") or {}).get("verdict") or (verdicts.get("static") or {}).get("verdict")
-
-
-def workaround_status(verdicts: dict[str, Any]) -> str | None:
-    """What proving the bug's workaround on a release found (``repro.ledger.WORKAROUND_STATUSES``)."""
-    return (verdicts.get("workaround") or {}).get("status")
-
-
-def _status_before(
-    ledger: dict[str, Any], version: str, bug_id: str, read: Callable[[dict[str, Any]], str | None] = status
-) -> str | None:
-    """What the ledger held for this release, or else for the latest earlier release with a status
-    (``read``: the bug's status, or its workaround's)."""
-    _, releases = ledger_io.bug_history(ledger, bug_id)
-    if read(releases.get(version) or {}):
-        return read(releases[version])
-    earlier = sorted(
-        (Version(v) for v in releases if Version(v) < Version(version) and read(releases[v])), reverse=True
-    )
-    return read(releases[str(earlier[0])]) if earlier else None
-
-
-def changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> list[str]:
-    """What in this run means 'time to flip the tests', per bug: a new fixed_in or regression, or a
-    release whose status differs from what the ledger held (for a new release: from the latest earlier
-    release's). Moves to or from ``not-applicable`` and ``unknown`` (an error, listed apart) are not changes,
-    nor is a static ``changed`` that a confirmation turns into ``present``."""
-    found = []
-    for bug_id in sorted({*before["bugs"], *after["bugs"]}):
-        old, new = before["bugs"].get(bug_id) or {}, after["bugs"].get(bug_id) or {}
-        if old.get("fixed_in") != new.get("fixed_in"):
-            found.append(f"{bug_id}: fixed_in {old.get('fixed_in') or 'none'} -> {new.get('fixed_in') or 'none'}")
-        for version in sorted(set(new.get("regressions", [])) - set(old.get("regressions", []))):
-            found.append(f"{bug_id}: {version} regressed (present again after a confirmed fix)")
-    for version, entry in outcome.entries.items():
-        for bug_id in entry.get("bugs") or {}:
-            verdicts = ledger_io.verdicts_of(after["releases"].get(version, {}), bug_id)
-            new_status = status(verdicts)
-            known = {**before, "releases": {**after["releases"], **before["releases"]}}
-            if version not in before["releases"]:
-                known["releases"].pop(version, None)
-            old_status = _status_before(known, version, bug_id)
-            if {old_status, new_status} & {None, "unknown", "not-applicable"} or old_status == new_status:
-                continue
-            confirmed = (verdicts.get("dynamic") or {}).get("verdict") == new_status
-            if (old_status, new_status) == ("changed", "present") and confirmed:  # the pre-signal, confirmed harmless
-                continue
-            look = " (needs a look: its error is gone, its APIs still depart)" * (new_status == "incomplete-fix")
-            found.append(f"{bug_id}: {version}: {old_status} -> {new_status}{look}")
-    return found + _workaround_changes(before, after, outcome)
-
-
-def _workaround_changes(before: dict[str, Any], after: dict[str, Any], outcome: Outcome) -> list[str]:
-    """A bug whose workaround's proof on a release this run measured differs from what the ledger held
-    (for a new release: from the latest earlier release's proof): tests that rely on it may break."""
-    found = []
-    for version in outcome.entries:
-        for bug_id in outcome.entries[version].get("bugs") or {}:
-            new = workaround_status(ledger_io.verdicts_of(after["releases"].get(version, {}), bug_id))
-            known = {**before, "releases": {**after["releases"], **before["releases"]}}
-            if version not in before["releases"]:
-                known["releases"].pop(version, None)
-            old = _status_before(known, version, bug_id, workaround_status)
-            if old and new and old != new:
-                found.append(f"{bug_id}: {version}: workaround {old} -> {new}")
-    return found

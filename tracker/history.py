@@ -1,0 +1,131 @@
+"""The ledger's history rules, in one place: per bug, the release that fixed it and the releases that
+regressed (``recompute``), a bug's status on a release (``status``, ``workaround_status``), and what
+changed between two ledgers (``changes``) as structured ``Change`` records. The check's summary, its
+rolling pull request and the release notes all read these records; none parses a line back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.version import Version
+
+from repro import ledger as ledger_io
+from repro.catalogue import BUGS
+
+# Statuses a move to or from is not a change: the bug's APIs are absent, or the probe could not tell.
+_SILENT = {None, "unknown", "not-applicable"}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change that means 'time to flip the tests' for ``bug_id``.
+
+    ``kind``: ``fixed_in`` (the release that fixed it moved; ``release`` None), ``regressed`` (present
+    again after a confirmed fix), ``status`` (its status on ``release`` moved) or ``workaround`` (what
+    proving its workaround on ``release`` found moved)."""
+
+    bug_id: str
+    kind: str
+    release: str | None
+    before: str | None
+    after: str | None
+
+    @property
+    def what(self) -> str:
+        """The change in words, without the bug's id (the release notes group by bug)."""
+        if self.kind == "fixed_in":
+            return f"fixed_in {self.before or 'none'} -> {self.after or 'none'}"
+        if self.kind == "regressed":
+            return f"{self.release} regressed (present again after a confirmed fix)"
+        if self.kind == "workaround":
+            return f"{self.release}: workaround {self.before} -> {self.after}"
+        look = " (needs a look: its error is gone, its APIs still depart)" * (self.after == "incomplete-fix")
+        return f"{self.release}: {self.before} -> {self.after}{look}"
+
+    def __str__(self) -> str:
+        """The line the check prints and its pull request shows."""
+        return f"{self.bug_id}: {self.what}"
+
+
+def recompute(data: dict[str, Any]) -> None:
+    """Per bug, ``fixed_in``: the lowest release confirmed fixed; later confirmed-present ones regressed."""
+    for bug_id in {*BUGS, *data["bugs"]}:
+        _, releases = ledger_io.bug_history(data, bug_id)
+        confirmed = {
+            Version(v): e["dynamic"]["verdict"] for v, e in releases.items() if (e.get("dynamic") or {}).get("verdict")
+        }
+        fixed = sorted(v for v, verdict in confirmed.items() if verdict == "fixed")
+        data["bugs"][bug_id] = {
+            "fixed_in": str(fixed[0]) if fixed else None,
+            "regressions": [str(v) for v in sorted(confirmed) if fixed and v > fixed[0] and confirmed[v] == "present"],
+        }
+
+
+def status(verdicts: dict[str, Any]) -> str | None:
+    """A bug's status for one release: its confirmed dynamic verdict when there is one, else its static one."""
+    return (verdicts.get("dynamic") or {}).get("verdict") or (verdicts.get("static") or {}).get("verdict")
+
+
+def workaround_status(verdicts: dict[str, Any]) -> str | None:
+    """What proving the bug's workaround on a release found (``repro.ledger.WORKAROUND_STATUSES``)."""
+    return (verdicts.get("workaround") or {}).get("status")
+
+
+def changes(before: dict[str, Any], after: dict[str, Any], measured: dict[str, dict[str, Any]]) -> list[Change]:
+    """What ``after`` changed over ``before`` that means 'time to flip the tests', per bug: a new fixed_in
+    or regression, or, for a bug ``measured`` wrote on a release (release -> the entry this run wrote), a status or a
+    workaround's proof that differs from what the ledger held (for a new release: from the latest
+    earlier release's). Moves to or from ``not-applicable`` and ``unknown`` are not changes, nor is a
+    static ``changed`` that a confirmation turns into ``present``."""
+    found = []
+    for bug_id in sorted({*before["bugs"], *after["bugs"]}):
+        old, new = before["bugs"].get(bug_id) or {}, after["bugs"].get(bug_id) or {}
+        if old.get("fixed_in") != new.get("fixed_in"):
+            found.append(Change(bug_id, "fixed_in", None, old.get("fixed_in"), new.get("fixed_in")))
+        for version in sorted(set(new.get("regressions", [])) - set(old.get("regressions", []))):
+            found.append(Change(bug_id, "regressed", version, None, "present"))
+    for version, entry in measured.items():
+        known = _known(before, after, version)
+        for bug_id in entry.get("bugs") or {}:
+            verdicts = ledger_io.verdicts_of(after["releases"].get(version, {}), bug_id)
+            old_status, new_status = _status_before(known, version, bug_id, status), status(verdicts)
+            if {old_status, new_status} & _SILENT or old_status == new_status:
+                continue
+            confirmed = (verdicts.get("dynamic") or {}).get("verdict") == new_status
+            if (old_status, new_status) == ("changed", "present") and confirmed:  # the pre-signal, confirmed harmless
+                continue
+            found.append(Change(bug_id, "status", version, old_status, new_status))
+    for version, entry in measured.items():  # tests that rely on a workaround may break
+        known = _known(before, after, version)
+        for bug_id in entry.get("bugs") or {}:
+            new_proof = workaround_status(ledger_io.verdicts_of(after["releases"].get(version, {}), bug_id))
+            old_proof = _status_before(known, version, bug_id, workaround_status)
+            if old_proof and new_proof and old_proof != new_proof:
+                found.append(Change(bug_id, "workaround", version, old_proof, new_proof))
+    return found
+
+
+def _known(before: dict[str, Any], after: dict[str, Any], version: str) -> dict[str, Any]:
+    """What the ledger held before this run, for judging ``version``: the other releases as they are now,
+    ``version`` as it was (absent if it is new)."""
+    known = {**before, "releases": {**after["releases"], **before["releases"]}}
+    if version not in before["releases"]:
+        known["releases"].pop(version, None)
+    return known
+
+
+def _status_before(
+    ledger: dict[str, Any], version: str, bug_id: str, read: Callable[[dict[str, Any]], str | None]
+) -> str | None:
+    """What the ledger held for this release, or else for the latest earlier release with a status
+    (``read``: the bug's status, or its workaround's)."""
+    _, releases = ledger_io.bug_history(ledger, bug_id)
+    if read(releases.get(version) or {}):
+        return read(releases[version])
+    earlier = sorted(
+        (Version(v) for v in releases if Version(v) < Version(version) and read(releases[v])), reverse=True
+    )
+    return read(releases[str(earlier[0])]) if earlier else None
