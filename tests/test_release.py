@@ -94,13 +94,16 @@ def test_the_code_version_is_read_from_the_project_table():
     assert code_version(PYPROJECT.format("0.3.1")) == Version("0.3.1")
 
 
-def test_pins_and_ranges_downstream_writes():
-    """What docs/downstream.md says of requirements: `>=` takes the ledger releases, `==` freezes one."""
-    versions = ["0.1.0", "0.1.0.post2026120301", "0.2.0"]
-    assert list(SpecifierSet(">=0.1").filter(versions)) == versions
-    assert list(SpecifierSet("==0.1.0").filter(versions)) == ["0.1.0"]
-    assert list(SpecifierSet("==0.1.0.post2026120301").filter(versions)) == ["0.1.0.post2026120301"]
-    assert list(SpecifierSet(">0.1.0").filter(versions)) == ["0.2.0"]  # `>` leaves out post-releases of 0.1.0
+def test_the_ledger_releases_of_a_version_are_what_downstream_pins_take():
+    """What docs/downstream.md says of the versions this scheme makes: `>=` takes each ledger release of
+    a version, `==` freezes one, and the next hand bump is above them all."""
+    day_one, day_two = next_version("0.1.0", DAY, ["0.1.0"]), next_version("0.1.0", date(2026, 12, 4), ["0.1.0"])
+    second_same_day = next_version("0.1.0", DAY, ["0.1.0", day_one])
+    made = [Version("0.1.0"), day_one, second_same_day, day_two, next_version("0.2.0", DAY, [day_two])]
+    assert made == sorted(made) and len(set(made)) == len(made)  # never backwards, never twice
+    assert list(SpecifierSet(">=0.1").filter(map(str, made))) == [str(v) for v in made]
+    assert list(SpecifierSet(f"=={day_one}").filter(map(str, made))) == [str(day_one)]
+    assert list(SpecifierSet(">0.1.0").filter(map(str, made))) == ["0.2.0"]  # `>` leaves out 0.1.0's ledger releases
 
 
 @pytest.mark.parametrize(
