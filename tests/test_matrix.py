@@ -217,8 +217,8 @@ def test_the_table_adds_each_pairs_support_cells_as_codes_and_keeps_outside_name
     }
     results = [{"torch": "2.13.0", "python": "3.11", "exit_code": 0, "report": None, "stderr": [], "support": cells}]
     lines = support_section(results).splitlines()
-    assert any(line.startswith("| `setattr`") and "ok/attribute-assignment-forwarded" in line for line in lines)
-    assert any(line.startswith("| `forward`") and "ok/?" in line for line in lines)  # not one of our codes
+    assert any(line.startswith("| `setattr`") and "ok/attribute-assignment-forwarded" in line for line in lines), lines
+    assert any(line.startswith("| `forward`") and "ok/?" in line for line in lines), lines  # not one of our codes
     assert "<img" not in "\n".join(lines) and "<b>" not in "\n".join(lines)
-    assert any("(not an API name)" in line for line in lines)
+    assert any("(not an API name)" in line for line in lines), lines
     assert support_section([{**results[0], "support": {}}]) == ""

@@ -49,7 +49,7 @@ def test_a_sequence_of_releases_is_monotonic_and_a_hand_bump_resets_the_suffix()
     released: list[Version] = []
     for code, day in steps:
         version = next_version(code, day, released)
-        assert all(version > earlier for earlier in released), (version, released)
+        assert [earlier for earlier in released if not version > earlier] == [], (version, released)
         released.append(version)
     assert list(map(str, released)) == [
         "0.1.0",
@@ -231,16 +231,14 @@ def test_the_checkouts_versions_agree():
     assert str(code_version((ROOT / "pyproject.toml").read_text())) == repro.__version__
 
 
-def test_every_package_under_repro_and_tracker_is_packaged():
-    """pyproject's find patterns cover every directory with an __init__.py (.ci/check-package checks the wheel)."""
+def test_every_package_under_repro_is_packaged_and_nothing_else():
+    """pyproject's find patterns cover every directory of repro/ with an __init__.py and no other: tracker/
+    is tooling run from a checkout (.ci/check-package checks the wheel)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
-    on_disk = {
-        ".".join(p.parent.relative_to(ROOT).parts)
-        for top in ("repro", "tracker")
-        for p in (ROOT / top).rglob("__init__.py")
-    }
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "repro").rglob("__init__.py")}
     found = set(find_namespace_packages(str(ROOT), include=config["include"]))
-    assert on_disk <= found and {"repro", "tracker", "repro.filing"} <= on_disk
+    assert sorted(on_disk - found) == [] and {"repro", "repro.filing"} <= on_disk
+    assert sorted(name for name in found if name.split(".")[0] != "repro") == []
 
 
 # --- against git: a scratch repository (tests/release_helpers.py) -------------------------------------

@@ -46,7 +46,7 @@ def test_hostile_cells_render_as_literal_text_on_github():
     assert set(table_widths(body[: body.index("## Workarounds")])) == {5}  # every row keeps its five cells
     assert set(table_widths(body[body.index("## Overview") : body.index("## Notes")])) == {2}
     prose = [line for line in text.splitlines() if not line.startswith("|")]
-    assert all(len(line) <= 100 for line in prose), max(prose, key=len)
+    assert [line for line in prose if len(line) > 100] == []
     shown = render(body)
     assert "javascript:alert(1)" in shown and "\\x1b[2J" in shown  # still there, as text
 

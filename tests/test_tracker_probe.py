@@ -112,7 +112,7 @@ def corrupt(member: str) -> bytes:
 def test_a_corrupt_member_is_an_error_retried_next_run(index, tmp_path):
     entry = probe(index, corrupt(MODULE))
     assert flag(entry)["static"]["verdict"] == "unknown" and entry["error"].startswith(f"{MODULE} is unreadable: ")
-    assert any(word in entry["error"] for word in ("Error -3", "Bad CRC-32", "invalid"))
+    assert any(word in entry["error"] for word in ("Error -3", "Bad CRC-32", "invalid")), entry["error"]
     release = Release(Version("2.13.0"), ())
     assert select([release], {"2.13.0": entry}, Options(ledger=tmp_path / "ledger.json")) == [release]
 

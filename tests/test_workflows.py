@@ -37,7 +37,10 @@ def test_linter_catches_a_broken_workflow(tmp_path):
     broken.write_text(
         "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n"
     )
-    assert any('property "nope" is not defined' in finding["message"] for finding in lint(broken))
+    findings = lint(broken)
+    assert any('property "nope" is not defined' in finding["message"] for finding in findings), [
+        finding["message"] for finding in findings
+    ]
 
 
 def test_workflows_are_clean():
