@@ -1,4 +1,4 @@
-"""A scratch git repository in the project's shape for tracker.release: a pyproject.toml whose version is
+"""A scratch git repository in the project's shape for tools.release: a pyproject.toml whose version is
 the code's, the ledger under repro/, commits at chosen times. Shared by the release tool's test modules."""
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ from repro.ledger import DEFAULT_PATH, Expectation, load
 from repro.report import build_report
 from repro.source_checks import StaticVerdict
 from repro.vocabulary import Verdict
-from tracker import matrix, release, rolling_pr
+from tools import release
+from tracker import matrix, rolling_pr
 from tracker.check_upstream import _as_json
 from tracker.check_upstream import build_parser as tracker_parser
 from tracker.remote import Limits

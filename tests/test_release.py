@@ -1,4 +1,4 @@
-"""tracker.release: the version scheme (monotonic, idempotent for a tagged commit, a hand bump resets the
+"""tools.release: the version scheme (monotonic, idempotent for a tagged commit, a hand bump resets the
 suffix), the release notes (status changes between two ledgers, within a length limit) and the packaging
 config (every package under repro/ and tracker/ ships)."""
 
@@ -17,8 +17,8 @@ from release_helpers import PYPROJECT, commit, git
 from setuptools import find_namespace_packages  # type: ignore[import-untyped]  # no stubs in the test extra
 
 from helpers import ROOT
-from tracker import release
-from tracker.release import ReleaseError, code_version, decide, next_version, notes, set_version, status_changes
+from tools import release
+from tools.release import ReleaseError, code_version, decide, next_version, notes, set_version, status_changes
 
 DAY = date(2026, 12, 3)
 
@@ -350,11 +350,11 @@ def test_the_release_workflow_publishes_only_by_trusted_publishing():
 def test_the_release_workflow_runs_what_ci_runs():
     """The commands .ci/run and the tests exercise: the plan, set-version, build, .ci/check-package, notes."""
     for command in (
-        'python -m tracker.release plan --commit "$GITHUB_SHA" --published pypi.json',
-        'python -m tracker.release set-version "$VERSION"',
+        'python -m tools.release plan --commit "$GITHUB_SHA" --published pypi.json',
+        'python -m tools.release set-version "$VERSION"',
         "python -m build --outdir dist",
         ".ci/check-package --dist dist",
-        'python -m tracker.release notes --commit "$GITHUB_SHA" --version "$VERSION" > notes.md',
+        'python -m tools.release notes --commit "$GITHUB_SHA" --version "$VERSION" > notes.md',
     ):
         assert command in WORKFLOW, command
     assert ".ci/check-package\n" in (ROOT / ".ci" / "run").read_text()

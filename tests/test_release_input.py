@@ -1,4 +1,4 @@
-"""``python -m tracker.release`` fed bad input (issue 27, item 6): every input validated, with bounds, in
+"""``python -m tools.release`` fed bad input (issue 27, item 6): every input validated, with bounds, in
 one sentence (exit 2); release notes fitted in linear time and written inert; set-version atomic."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from markdown_render import live, unseen
 from release_helpers import PYPROJECT, commit, git
 
 from helpers import file_size_limit
-from tracker import release
-from tracker.release import notes
+from tools import release
+from tools.release import notes
 
 
 def one_sentence(capsys) -> str:
@@ -64,7 +64,7 @@ def test_bad_versions_and_limits_are_usage_errors(tmp_path, capsys, args):
         release.main(["--root", str(tmp_path), *args])
     assert exit_.value.code == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]  # argparse: the usage, then one sentence
-    assert last.startswith("python -m tracker.release ") and ("not a PEP 440 version" in last or "from 1" in last)
+    assert last.startswith("python -m tools.release ") and ("not a PEP 440 version" in last or "from 1" in last)
 
 
 @pytest.mark.parametrize(

@@ -7,11 +7,11 @@ ledger change, is a post-release numbered by the commit's day (UTC) and a two-di
 after the last, a hand bump (``0.2.1``) orders after all of them and starts the suffix again, and a
 commit that already has a version tag keeps that version (a rerun publishes nothing new).
 
-    python -m tracker.release plan [--commit REF] [--published PYPI_JSON]   # version=, release=, previous=
-    python -m tracker.release next-version [--commit REF] [--published PYPI_JSON]
-    python -m tracker.release notes [--commit REF] [--version V] [--since TAG] [--limit N]
-    python -m tracker.release notes --before LEDGER --after LEDGER [--version V] [--since TAG]
-    python -m tracker.release set-version VERSION [--root DIR]             # in a build's checkout only
+    python -m tools.release plan [--commit REF] [--published PYPI_JSON]   # version=, release=, previous=
+    python -m tools.release next-version [--commit REF] [--published PYPI_JSON]
+    python -m tools.release notes [--commit REF] [--version V] [--since TAG] [--limit N]
+    python -m tools.release notes --before LEDGER --after LEDGER [--version V] [--since TAG]
+    python -m tools.release set-version VERSION [--root DIR]             # in a build's checkout only
 """
 
 from __future__ import annotations
@@ -413,7 +413,7 @@ def _limit(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tracker.release", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.release", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the git checkout (default: this one)")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in ("plan", "next-version"):
