@@ -121,6 +121,31 @@ def test_decide(tagged, merged, code, changed, release_, reason):
     assert (plan.release, plan.reason) == (release_, reason)
 
 
+@pytest.mark.parametrize(
+    ("existing", "tagged", "merged", "tags", "release_", "version", "reason"),
+    [
+        # tags that are not of the scheme count for nothing: the scheme's next version, as if absent
+        (["0.1.0", "1!0.0.1"], [], ["0.1.0", "1!0.0.1"], None, True, "0.1.0.post2026120301", "changed since"),
+        (["0.1.0", "0.1.0+local"], [], ["0.1.0"], None, True, "0.1.0.post2026120301", "changed since"),
+        (["0.1.0", "0.2.0rc1"], [], ["0.1.0"], None, True, "0.1.0.post2026120301", "changed since"),
+        (["0.1.0", "0.1.0.post7"], [], ["0.1.0"], None, True, "0.1.0.post2026120301", "changed since"),
+        # a rerun for a commit tagged with an older release: nothing, never a higher version
+        (["0.1.0", "0.1.0.post2026120201"], ["0.1.0"], ["0.1.0"], None, False, "0.1.0", "older than the latest"),
+        # a commit beside the latest release (not descending from its tagged commit): nothing
+        (["0.1.0", "0.1.0.post2026120201"], [], ["0.1.0"], None, False, "0.1.0.post2026120301", "not descend"),
+        # PyPI lists a release whose tag is missing: descent is judged on the tags
+        (["0.1.0", "0.1.0.post2026120201"], [], ["0.1.0"], ["0.1.0"], True, "0.1.0.post2026120301", "changed since"),
+        # an epoch tag on this very commit is not the commit's version
+        (["0.1.0"], ["1!0.0.1"], ["0.1.0", "1!0.0.1"], None, True, "0.1.0.post2026120301", "changed since"),
+    ],
+)
+def test_a_version_never_goes_backwards_nor_leaves_the_scheme(
+    existing, tagged, merged, tags, release_, version, reason
+):
+    plan = decide("0.1.0", DAY, existing, tagged, merged, True, tags)
+    assert (plan.release, str(plan.version)) == (release_, version) and reason in plan.reason, plan
+
+
 # --- the release notes ------------------------------------------------------------------------------
 
 

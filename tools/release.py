@@ -142,6 +142,13 @@ class Plan:
         ]
 
 
+def of_scheme(version: Version) -> bool:
+    """A version this scheme makes: a plain release, or one's ``.postYYYYMMDDNN``; never an epoch (it would
+    outrank every later release forever), a local version (PyPI refuses it) or a pre- or dev-release."""
+    plain = version.epoch == 0 and version.local is None and not version.is_prerelease and not version.is_devrelease
+    return plain and (version.post is None or len(str(version.post)) == 10)
+
+
 def decide(
     code: Version | str,
     day: date,
@@ -149,14 +156,31 @@ def decide(
     tagged: Iterable[Version | str],
     merged: Iterable[Version | str],
     ledger_changed: bool,
+    tags: Iterable[Version | str] | None = None,
 ) -> Plan:
-    """Whether this commit makes a release, and which: one for a commit already tagged (a rerun finishes
-    what a failed run began), the first release, a code version not released yet, or a changed ledger."""
-    existing, tagged, merged = list(existing), list(tagged), list(merged)
-    version = next_version(code, day, existing, tagged)
-    previous = previous_release(version, merged)
-    if tagged:
+    """Whether this commit makes a release, and which: one for a commit already tagged with the latest
+    release (a rerun finishes what a failed run began), the first release, a code version not released
+    yet, or a changed ledger. Versions not of the scheme count for nothing. Never a release (without
+    failing: a plan that says why) for a commit tagged with an older release, or one that does not
+    descend from the latest release's tagged commit (``tags``: every release tag of the repository;
+    without it, ``existing``): either would publish a version above the latest that carries an older
+    ledger."""
+    given = list(existing)
+    known = [v for v in map(_as_version, given) if of_scheme(v)]
+    own = [v for v in map(_as_version, tagged) if of_scheme(v)]
+    reachable = list(map(_as_version, merged))
+    latest = max(known) if known else None
+    if own and latest is not None and max(own) < latest:
+        reason = f"the commit is tagged {TAG_PREFIX}{max(own)}, older than the latest release {TAG_PREFIX}{latest}"
+        return Plan(max(own), False, previous_release(max(own), reachable), reason)
+    version = next_version(code, day, known, own)
+    previous = previous_release(version, reachable)
+    if own:
         return Plan(version, True, previous, f"the commit is already tagged {TAG_PREFIX}{version}")
+    released = [v for v in map(_as_version, given if tags is None else tags) if of_scheme(v)]
+    if released and max(released) not in reachable:
+        reason = f"the commit does not descend from the latest release {TAG_PREFIX}{max(released)}"
+        return Plan(version, False, previous, reason)
     if previous is None:
         return Plan(version, True, None, "the first release")
     if Version(str(code)) > Version(previous.base_version):
@@ -169,6 +193,10 @@ def decide(
         previous,
         f"nothing to release: the ledger and the code version are as in {TAG_PREFIX}{previous}",
     )
+
+
+def _as_version(value: Version | str) -> Version:
+    return value if isinstance(value, Version) else Version(str(value))
 
 
 # --- release notes -------------------------------------------------------------------------------
@@ -385,15 +413,16 @@ def plan_for(root: Path, commit: str, published: Path | None) -> Plan:
     def tags(*where: str) -> list[Version]:
         return tag_versions(git(root, "tag", *where, "--list", f"{TAG_PREFIX}*").split())
 
+    every = [v for v in tags() if of_scheme(v)]
     existing, tagged, merged = (
-        [*tags(), *published_versions(published)],
-        tags("--points-at", commit),
+        [*every, *(v for v in published_versions(published) if of_scheme(v))],
+        [v for v in tags("--points-at", commit) if of_scheme(v)],
         tags("--merged", commit),
     )
     code, day = code_version(git(root, "show", f"{commit}:{PYPROJECT}")), commit_day(root, commit)
     previous = previous_release(next_version(code, day, existing, tagged), merged)
     changed = previous is not None and ledger_at(root, f"{TAG_PREFIX}{previous}") != ledger_at(root, commit)
-    return decide(code, day, existing, tagged, merged, changed)
+    return decide(code, day, existing, tagged, merged, changed, every)
 
 
 def _version(text: str) -> Version:
