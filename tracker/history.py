@@ -87,25 +87,21 @@ def changes(before: dict[str, Any], after: dict[str, Any], measured: dict[str, d
             found.append(Change(bug_id, "fixed_in", None, old.get("fixed_in"), new.get("fixed_in")))
         for version in sorted(set(new.get("regressions", [])) - set(old.get("regressions", []))):
             found.append(Change(bug_id, "regressed", version, None, "present"))
+    proofs = []  # listed after the statuses: tests that rely on a workaround may break
     for version, entry in measured.items():
         known = _known(before, after, version)
         for bug_id in entry.get("bugs") or {}:
             verdicts = ledger_io.verdicts_of(after["releases"].get(version, {}), bug_id)
             old_status, new_status = _status_before(known, version, bug_id, status), status(verdicts)
-            if {old_status, new_status} & _SILENT or old_status == new_status:
-                continue
             confirmed = (verdicts.get("dynamic") or {}).get("verdict") == new_status
-            if (old_status, new_status) == ("changed", "present") and confirmed:  # the pre-signal, confirmed harmless
-                continue
-            found.append(Change(bug_id, "status", version, old_status, new_status))
-    for version, entry in measured.items():  # tests that rely on a workaround may break
-        known = _known(before, after, version)
-        for bug_id in entry.get("bugs") or {}:
-            new_proof = workaround_status(ledger_io.verdicts_of(after["releases"].get(version, {}), bug_id))
+            harmless = (old_status, new_status) == ("changed", "present") and confirmed  # the pre-signal, confirmed
+            if not ({old_status, new_status} & _SILENT or old_status == new_status or harmless):
+                found.append(Change(bug_id, "status", version, old_status, new_status))
             old_proof = _status_before(known, version, bug_id, workaround_status)
+            new_proof = workaround_status(verdicts)
             if old_proof and new_proof and old_proof != new_proof:
-                found.append(Change(bug_id, "workaround", version, old_proof, new_proof))
-    return found
+                proofs.append(Change(bug_id, "workaround", version, old_proof, new_proof))
+    return found + proofs
 
 
 def _known(before: dict[str, Any], after: dict[str, Any], version: str) -> dict[str, Any]:
