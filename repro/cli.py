@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.catalogue import DEFAULT, WITH_FIXES, UnknownBug, get
+from repro.catalogue import DEFAULT, UnknownBug, get
+from repro.catalogue.bug import Bug
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
 from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
 from repro.output import emit, native_output_to_stderr
@@ -107,8 +108,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return fail(f"no catalogued bug {problem.args[0]!r} ({prog} --list-bugs lists them)")
     if args.markdown and len(asked) > 1:
         return fail("--markdown writes one issue body, about one bug: give at most one --bug")
-    if (args.patch or args.candidates) and set(asked) - {WITH_FIXES.id}:
-        return fail(f"{'--patch' if args.patch else '--candidates'} takes no --bug but {WITH_FIXES.id}")
+    if (args.patch or args.candidates) and len(asked) > 1:
+        return fail(f"{'--patch' if args.patch else '--candidates'} is about one bug: give at most one --bug")
+    unfixed = [bug_id for bug_id in asked if get(bug_id).fixes is None]
+    if (args.patch or args.candidates) and unfixed:
+        return fail(f"{unfixed[0]} has no candidate fixes yet (see --list-bugs)")
     if args.support_table and (
         args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug
     ):
@@ -116,7 +120,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     if args.workarounds and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs):
         return fail("--workarounds takes only --json, --bug and --device")
     if args.patch:
-        return _patch(fail, args.against)
+        return _patch(get(asked[0]) if asked else DEFAULT, fail, args.against)
     try:
         ledger = {} if args.list_bugs else load(ledger_path())  # before importing torch: bad input fails fast
         started = _head_start(args)
@@ -136,8 +140,8 @@ def _head_start(args: argparse.Namespace) -> HeadStart | None:
         return None
     from repro.filing.material import head_start
 
-    bug = (get(args.bug[0]) if args.bug else DEFAULT) if args.markdown else None
-    return head_start(bug, args.device, args.slow)
+    bug = get(args.bug[0]) if args.bug else DEFAULT
+    return head_start(bug, args.device, args.slow, script=bool(args.markdown))
 
 
 def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail: Callable[[object], int]) -> int:
@@ -192,12 +196,13 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         from repro.filing.candidates import judge_all
 
         results = judge_all(
+            bug,
             environment.device,
             lambda line: print(line, file=sys.stderr, flush=True),
             started.candidates if started else None,
             args.slow,
         )
-        emit(shown(text.render_candidates(environment.torch_version, environment.device, results)))
+        emit(shown(text.render_candidates(bug, environment.torch_version, environment.device, results)))
         return EXIT_OK
 
     from repro.engine.forked import usable_processes
@@ -278,11 +283,11 @@ def _support_table(environment: Environment, as_json: bool, ledger: dict, fail: 
     return EXIT_OK
 
 
-def _patch(fail: Callable[[object], int], against: Path | None) -> int:
+def _patch(bug: Bug, fail: Callable[[object], int], against: Path | None) -> int:
     from repro.filing.upstream_patch import PatchError, proposed_diff
 
     try:
-        emit(proposed_diff(against), end="")
+        emit(proposed_diff(bug, against), end="")
     except (PatchError, FileNotFoundError) as problem:
         return fail(problem)
     if against is None:

@@ -35,6 +35,7 @@ def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
     return {
         "api": result.scenario.api,
         "name": result.scenario.name,
+        "model": result.scenario.model,
         "style": result.style,
         "instance": result.instance,
         "covered_by": covering(result),

@@ -1,12 +1,13 @@
 """Run a module or script with one candidate fix applied to torch in memory.
 
-    python -m repro.run_patched CANDIDATE -m MODULE [ARGS...]
-    python -m repro.run_patched CANDIDATE SCRIPT.py [ARGS...]
+    python -m repro.run_patched [BUG:]CANDIDATE -m MODULE [ARGS...]
+    python -m repro.run_patched [BUG:]CANDIDATE SCRIPT.py [ARGS...]
 
     python -m repro.run_patched --sources DIR (-m MODULE | SCRIPT) [ARGS...]
 
-Nothing is written to site-packages: the patch lives only in this process. The upstream-patch
-candidate replaces torch's source files, so it is judged this way, before torch is imported;
+Nothing is written to site-packages: the patch lives only in this process. A candidate is one of a
+catalogued bug's (BUG:NAME; a bare NAME is the first bug's). One that edits torch's source files,
+the upstream-patch candidate of each bug included, is served this way, before torch is imported;
 the others can also be applied and reverted inside one process. ``--sources DIR`` serves the torch
 files under DIR (e.g. ``DIR/torch/jit/_script.py`` after ``patch -p1``) that differ from the
 installed ones instead, and names them on stderr; symbolic links in DIR are followed, and a
@@ -20,17 +21,18 @@ from __future__ import annotations
 import runpy
 import sys
 import textwrap
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from pathlib import Path
 from typing import NoReturn
 
+from repro.catalogue.fixes import PatchError
 from repro.environment import import_torch
-from repro.filing.candidates import CANDIDATES
+from repro.filing.candidates import UnknownCandidate, applied, find, specs
 from repro.filing.source_import import NothingToOverlay, UnusableSource, import_from
 from repro.sanitise import for_terminal
 
 PROG = "python -m repro.run_patched"
-USAGE = f"usage: {PROG} ({' | '.join(CANDIDATES)} | --sources DIR) (-m MODULE | SCRIPT) [ARGS...]"
+USAGE = f"usage: {PROG} ([BUG:]CANDIDATE | --sources DIR) (-m MODULE | SCRIPT) [ARGS...]"
 EXIT_USAGE = 2
 
 
@@ -50,7 +52,7 @@ def _usage(problem: str) -> NoReturn:
 def _help() -> NoReturn:
     """``-h``/``--help``: the usage and what the command does, within 100 columns, exit 0."""
     usage = textwrap.wrap(USAGE, 100, subsequent_indent="    ", break_on_hyphens=False)
-    candidates = [f"  {name}" for name in CANDIDATES]
+    candidates = [f"  {spec}" for spec in specs()]
     about = (__doc__ or "").strip().splitlines()
     print("\n".join([*usage, "", *about, "", "candidates:", *candidates]))
     raise SystemExit(0)
@@ -73,19 +75,26 @@ def main(argv: list[str]) -> None:
             file=sys.stderr,
         )
         import_torch()
-    elif argv[:1] and argv[0] in CANDIDATES:
-        fix = CANDIDATES[argv[0]].apply()  # entered before anything imports torch
     elif argv[:1] == ["--sources"]:
         _usage("--sources needs a folder (DIR)")
-    elif argv:
+    elif argv and argv[0].startswith("-"):
         _usage(for_terminal(f"{argv[0]!r} is neither a candidate nor --sources DIR"))
+    elif argv:
+        try:
+            fix = applied(find(argv[0])[1])  # entered before anything imports torch
+        except UnknownCandidate as problem:
+            _usage(for_terminal(f"{problem} (see --help)"))
     else:
         _usage("give a candidate or --sources DIR, then -m MODULE or SCRIPT")
     if len(argv) < 2:
         _usage(for_terminal(f"nothing to run after {argv[0]!r}: give -m MODULE or SCRIPT"))
     if argv[1] == "-m" and len(argv) < 3:
         _usage("-m needs a MODULE")
-    with fix:
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(fix)
+        except PatchError as problem:  # the installed torch lacks what the candidate edits
+            _fail(f"{PROG}: error: {argv[0]} cannot be applied: {problem}")
         if argv[1] == "-m":
             sys.argv = [argv[2], *argv[3:]]
             runpy.run_module(argv[2], run_name="__main__", alter_sys=True)

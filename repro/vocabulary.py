@@ -60,6 +60,16 @@ class ProofStatus(Word):
     NONE = "none"  # the bug has no workaround to prove
 
 
+class FixVerdict(Word):
+    """What a candidate fix does to a bug, judged by the scenario runs made with it in force."""
+
+    FIX = "fix"  # every judged run matches eager
+    LOUD = "loud"  # every run still departing raises the candidate's refusal: silent became a clear error
+    INCOMPLETE = "incomplete"  # runs still depart otherwise
+    HIDES_THE_ERROR = "hides the error"  # the bug's own error is gone, and runs depart silently instead
+    CANNOT_JUDGE = "cannot judge"  # nothing judged: the process gave no report, or TorchScript is unusable
+
+
 class Tier(Word):
     DEFAULT = "default"  # in every run
     VARIANT = "variant"  # --slow, --support-table, or --bug for a bug's own

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from repro.filing.upstream_patch import patched_sources
+from repro.catalogue.full_backward_hook_flag import patch_both as patched_sources
 from repro.source_checks import FLAG, MODULE, RECURSIVE, SCRIPT
 
 Sources = dict[str, str]

@@ -27,11 +27,11 @@ from helpers import (
     write_fixed_ledger,
     write_ledger,
 )
-from repro.catalogue import BUGS, cause_of, select
+from repro.catalogue import BUGS, DEFAULT, cause_of, select
 from repro.cli import main
 from repro.engine.oracle import run_scenario
 from repro.engine.scenarios import SCENARIOS
-from repro.filing.candidates import CANDIDATES
+from repro.filing.candidates import applied, candidates_of
 from repro.formats.text import side_cell
 from repro.ledger import ORIGINAL, ledger_path
 
@@ -206,7 +206,7 @@ def test_fixed_torch_is_drift_while_the_ledger_says_present(repro_main, ledger):
     """A torch whose ScriptModule registers full backward hooks as nn.Module does (the workaround, in
     force on the class). The upstream patch with a ledger that follows:
     test_patch_applies_and_every_scenario_matches_eager."""
-    with CANDIDATES["workaround"].apply():
+    with applied(candidates_of(DEFAULT)["workaround"]):
         code, out, _ = repro_main(ledger, "--json", "--bug", ORIGINAL)
     report = json.loads(out)
     assert code == 1 and {b["id"]: b["status"] for b in report["bugs"]}[ORIGINAL] == "fixed"
@@ -217,7 +217,7 @@ def test_fixed_torch_is_drift_while_the_ledger_says_present(repro_main, ledger):
 @pytest.mark.needs_bug
 def test_silenced_error_is_still_the_bug(repro_main, ledger):
     """The ignored_attributes one-liner: registration succeeds, no backward hook ever runs."""
-    with CANDIDATES["ignored-attributes"].apply():
+    with applied(candidates_of(DEFAULT)["ignored-attributes"]):
         code, out, _ = repro_main(ledger, "--json", "--bug", ORIGINAL)
     report = json.loads(out)
     assert report["outcome"] == "present" and code == 0  # the same bug, in its silent form
@@ -349,7 +349,7 @@ def test_minimal_script_exits_1_while_the_bug_is_present():
     [("workaround", 0, "OK:"), ("ignored-attributes", 1, "the full backward hook ran 0 times")],
 )
 def test_minimal_script_judges_behaviour_not_registration(candidate, code, says):
-    with CANDIDATES[candidate].apply():
+    with applied(candidates_of(DEFAULT)[candidate]):
         got, out = run_here(Path(SCRIPT))
     assert got == code and says in out
 

@@ -15,14 +15,17 @@ import torch
 from helpers import PASTE_ENDS, ROOT, fake_broken_npu, run, run_json, write_ledger
 from repro import workaround
 from repro.catalogue import BUGS, select
-from repro.catalogue.full_backward_hook_flag import RootCause, explain
+from repro.catalogue.fixes import Candidate, PatchError
+from repro.catalogue.full_backward_hook_flag import FIXES, RootCause, explain, patch_both
 from repro.engine.models import INSTANCES, STYLES, build_eager, build_script, styles_of
-from repro.filing.candidates import CANDIDATES, Candidate, classify, judge
-from repro.filing.upstream_patch import REGISTRATION, TEST_PATH, PatchError, patched_sources
+from repro.filing.candidates import applied, candidates_of, classify, judge
 from repro.formats.markdown import ATTRIBUTION
 from repro.formats.text import render_candidates
 from repro.ledger import ORIGINAL, release_key
 from repro.source_checks import RECURSIVE, SCRIPT, StaticVerdict, installed_sources, installed_torch_root
+
+CANDIDATES = candidates_of(BUGS[ORIGINAL])
+TEST_PATH, REGISTRATION = FIXES.patch.test.path, FIXES.patch.test.registration
 
 
 @pytest.fixture
@@ -60,6 +63,8 @@ def _scenario(api: str, name: str, verdict: str, bug: str | None = ORIGINAL) -> 
     return {
         "api": api,
         "name": name,
+        "model": "flat",
+        "style": "script_method",
         "verdict": verdict,
         "covered_by": [bug] if bug else [],
         "cause": cause,
@@ -74,34 +79,54 @@ OTHER_BUG = _scenario(
 )
 
 
+SIGNATURE = "Could not cast attribute '_is_full_backward_hook' to type NoneType"
+SEEN = "register_full_backward_hook: called with grad_input and grad_output (flat, script_method)"
+
+
 @pytest.mark.parametrize(
     ("scenarios", "expected"),
     [
         (
             [FULL_CALLED, WORKING, {**WORKING, "verdict": "unavailable"}, OTHER_BUG],
-            (True, True, 2, 2, "fix", "every scenario matches eager except where another catalogued bug shows"),
+            (1, 1, 2, 2, "fix", "every judged scenario run matches eager"),
         ),
         (
             [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}, WORKING],
-            (
-                True,
-                False,
-                1,
-                2,
-                "hides the error",
-                "register_full_backward_hook: called with grad_input and grad_output: what the oracle saw",
-            ),
+            (0, 1, 1, 2, "hides the error", f"{SEEN}: what the oracle saw"),
         ),
         (
-            [{**FULL_CALLED, "verdict": "raises", "cause": ORIGINAL}, WORKING],
-            (False, False, 1, 2, "no effect", "what the oracle saw"),
+            [{**FULL_CALLED, "verdict": "raises", "cause": ORIGINAL, "detail": SIGNATURE}, WORKING],
+            (0, 1, 1, 2, "incomplete", f"{SEEN}: {SIGNATURE}"),
+        ),
+        (
+            [{**FULL_CALLED, "verdict": "raises", "cause": None, "detail": "refused: see #1"}, WORKING],
+            (0, 1, 1, 2, "incomplete", f"{SEEN}: refused: see #1"),
         ),
     ],
-    ids=["every-scenario-matches", "registers-but-misbehaves", "still-raises"],
+    ids=["every-scenario-matches", "registers-but-misbehaves", "still-raises", "raises-without-a-refusal"],
 )
 def test_candidate_is_a_fix_only_when_every_scenario_matches(scenarios, expected):
-    r = classify(CANDIDATES["ignored-attributes"], scenarios)
-    assert (r.registers, r.hook_fires, r.matches, r.total, r.verdict, r.detail) == expected
+    r = classify(BUGS[ORIGINAL], CANDIDATES["ignored-attributes"], scenarios)
+    assert (r.own_matches, r.own_total, r.matches, r.total, r.verdict, r.detail) == expected
+
+
+LOUD = Candidate("refuses", "upstream", "raise where eager cannot be matched", refusal="refused: see #1")
+REFUSING = {**FULL_CALLED, "verdict": "raises", "cause": None, "detail": "RuntimeError: refused: see #1"}
+
+
+@pytest.mark.parametrize(
+    ("scenarios", "verdict"),
+    [
+        ([REFUSING, WORKING], "loud"),
+        ([REFUSING, {**REFUSING, "api": "register_backward_hook"}, WORKING], "loud"),
+        ([REFUSING, {**WORKING, "verdict": "differs"}], "hides the error"),  # the bug raised; now silent
+        ([REFUSING, {**REFUSING, "detail": "RuntimeError: something else"}], "incomplete"),  # another error
+        ([FULL_CALLED, WORKING], "fix"),  # a refusal that never fires and every run matching: a fix
+    ],
+    ids=["one-refusal", "every-departure-refused", "silent-departure-left", "another-error", "nothing-refused"],
+)
+def test_candidate_is_loud_only_when_every_departure_raises_its_refusal(scenarios, verdict):
+    assert classify(BUGS[ORIGINAL], LOUD, scenarios).verdict == verdict
 
 
 @pytest.mark.parametrize(
@@ -109,8 +134,8 @@ def test_candidate_is_a_fix_only_when_every_scenario_matches(scenarios, expected
 )
 def test_candidate_is_never_a_fix_when_nothing_was_judged(scenarios):
     """What a TorchScript-disabled run reports (no scenario at all) is not '0/0 match: fix'."""
-    r = classify(CANDIDATES["upstream-patch"], scenarios)
-    assert (r.registers, r.hook_fires, r.matches, r.total, r.verdict) == (None, None, 0, 0, "cannot judge")
+    r = classify(BUGS[ORIGINAL], CANDIDATES["upstream-patch"], scenarios)
+    assert (r.own_matches, r.own_total, r.matches, r.total, r.verdict) == (0, 0, 0, 0, "cannot judge")
 
 
 def test_root_cause_says_what_it_could_not_measure():
@@ -119,10 +144,10 @@ def test_root_cause_says_what_it_could_not_measure():
 
 
 def test_candidate_whose_process_gives_no_report_cannot_be_judged():
-    unknown = Candidate("unknown", "user", "a name run_patched does not know", contextlib.nullcontext)
-    result = judge(unknown, "cpu")
-    assert (result.verdict, result.registers, result.matches) == ("cannot judge", None, 0)
-    assert "'unknown' is neither a candidate nor --sources DIR" in result.detail  # run_patched's last line
+    unknown = Candidate("unknown", "user", "a name run_patched does not know", apply=contextlib.nullcontext)
+    result = judge(BUGS[ORIGINAL], unknown, "cpu")
+    assert (result.verdict, result.own_total, result.matches) == ("cannot judge", 0, 0)
+    assert f"no candidate 'unknown' of {ORIGINAL}" in result.detail  # run_patched's last line
 
 
 def test_a_head_start_that_is_not_needed_leaves_no_process_or_folder_behind():
@@ -146,26 +171,28 @@ def test_candidates_judged_in_this_process_leave_torch_as_it_was():
     from repro.source_checks import FLAG
 
     before = (list(torch.jit._recursive.ignored_attributes), dict(vars(torch.jit.ScriptModule)))
-    for candidate in CANDIDATES.values():
+    for candidate in (c for bug in BUGS.values() for c in candidates_of(bug).values()):
         if candidate.in_process:
-            with candidate.apply():
+            with applied(candidate):
                 pass
     assert (list(torch.jit._recursive.ignored_attributes), dict(vars(torch.jit.ScriptModule))) == before
     assert FLAG not in torch.jit._recursive.ignored_attributes
 
 
 def test_candidates_text_says_which_only_hide_the_error():
+    bug = BUGS[ORIGINAL]
     results = [
-        classify(CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}]),
-        classify(CANDIDATES["upstream-patch"], [FULL_CALLED]),
+        classify(bug, CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}]),
+        classify(bug, CANDIDATES["upstream-patch"], [FULL_CALLED]),
     ]
-    text = " ".join(render_candidates("2.13.0", "cpu", results).split())  # unwrapped: it fits 100 columns
+    text = " ".join(render_candidates(bug, "2.13.0", "cpu", results).split())  # unwrapped: it fits 100 columns
+    assert f"Candidate fixes for {ORIGINAL} on torch 2.13.0" in text
     assert "ignored-attributes (upstream side): add the flag" in text
-    assert "registration succeeds: yes; full backward hook fires: no; 0/1 scenario runs match eager" in text
+    assert "the bug's own runs: 0/1 match eager; all judged runs: 0/1" in text
     assert "verdict: HIDES THE ERROR: register_full_backward_hook" in text and "verdict: FIX:" in text
-    stopped = render_candidates("2.13.0", "cpu", [replace(results[0], complete=False)])
+    stopped = render_candidates(bug, "2.13.0", "cpu", [replace(results[0], complete=False)])
     said = " ".join(stopped.split())  # the text wraps at 100 columns
-    assert "0/1 of the bug's own scenario runs (judged no further: not a fix) match eager" in said
+    assert "the bug's own runs: 0/1 match eager; judged no further (not a fix)" in said
 
 
 @pytest.fixture
@@ -209,16 +236,16 @@ def test_regression_test_fails_before_the_patch_and_passes_after(patched_copy):
 
 
 def test_patch_refuses_sources_that_are_already_fixed():
-    once = patched_sources(installed_sources((RECURSIVE, SCRIPT)))
+    once = patch_both(installed_sources((RECURSIVE, SCRIPT)))
     with pytest.raises(PatchError, match="already lists"):
-        patched_sources(once)
+        patch_both(once)
 
 
 def test_patch_keeps_a_list_without_trailing_comma_valid():
     sources = installed_sources((RECURSIVE, SCRIPT))
     sources[RECURSIVE] = 'ignored_attributes = [\n    "_version",\n    "_modules"\n]\n'
     namespace: dict = {}
-    exec(patched_sources(sources)[RECURSIVE], namespace)  # our own generated text, not downloaded code
+    exec(patch_both(sources)[RECURSIVE], namespace)  # our own generated text, not downloaded code
     assert namespace["ignored_attributes"] == ["_version", "_modules", "_is_full_backward_hook"]
 
 
@@ -286,8 +313,11 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert "torch_npu: 2.13.0 installed but cannot load" in body and "CANN: not found" in body
     cause = body.split("Root cause, as measured on this torch:\n")[1]
     assert cause.startswith("1. ") and "\nWorkaround until a fix: " in cause  # the steps, then what to do today
-    if bug_id != ORIGINAL:
+    if bug.fixes is None:
         assert "<summary>Proposed fix" not in body
+        return
+    assert "<summary>Proposed fix" in body and f"+++ b/{bug.fixes.patch.test.path}" in body
+    if bug_id != ORIGINAL:
         return
     assert "pytorch/pytorch#181473" in body and "test_register_full_backward_hook_raises" in body
     assert "+                return super().__setattr__(attr, value)" in body
@@ -304,11 +334,12 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert [name for name, row in rows.items() if not row] == [], rows
     verdicts = {name: row.groups() for name, row in rows.items() if row}
     assert "| user |" not in body
-    default_runs = sum(len(styles_of(s.model)) * len(INSTANCES) for s in select([], False).scenarios)
+    body_runs = select([], False, also=(bug_id,)).scenarios  # the default tier and the bug's whole scope
+    default_runs = sum(len(styles_of(s.model)) * len(INSTANCES) for s in body_runs)
     matched, judged = (int(n) for n in verdicts["upstream-patch"][:2])
     assert matched == judged and 0 < judged <= default_runs  # every run it was judged on matched eager
     assert verdicts["upstream-patch"][2:] == (" scenario runs", "fix")  # judged for real, on the default tier
-    own = [s for s in select([], False).scenarios if s.apis & set(bug.apis)]  # what the candidates judge first
+    own = [s for s in body_runs if s.apis & set(bug.apis)]  # what the candidates judge first
     own_runs = str(sum(len(styles_of(s.model)) * len(INSTANCES) for s in own))  # the flag stays None: each departs
     hidden = ("0", own_runs, " of the bug's own scenario runs (judged no further: not a fix)", "hides the error")
     assert verdicts["ignored-attributes"] == hidden

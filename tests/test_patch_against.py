@@ -9,8 +9,12 @@ import subprocess
 import pytest
 
 from helpers import run
-from repro.filing.upstream_patch import TEST_JIT, lines_of, unified_diff
+from repro.catalogue.fixes import lines_of
+from repro.catalogue.full_backward_hook_flag import FIXES
+from repro.filing.upstream_patch import unified_diff
 from repro.source_checks import RECURSIVE, SCRIPT
+
+TEST_JIT = FIXES.patch.test.runner
 
 BROKEN = {  # file -> (what it becomes, what the one sentence says)
     "test-jit-latin-1": (TEST_JIT, "# caf\xe9\n".encode("latin-1"), "is not UTF-8 text (byte 5 is 0xe9)"),

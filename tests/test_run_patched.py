@@ -40,20 +40,20 @@ def test_usage_errors_exit_2_like_argparse(argv):
     assert proc.returncode == 2 and proc.stderr.startswith(f"usage: {PROG} ") and "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]  # what it did not understand, named (argparse's shape)
     assert last.startswith(f"{PROG}: error: ") and max(len(line) for line in proc.stderr.splitlines()) <= 100
-    assert argv[:1] != ["no-such-candidate"] or "'no-such-candidate' is neither a candidate" in last
+    assert argv[:1] != ["no-such-candidate"] or "no candidate 'no-such-candidate' (see --help)" in last
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])
 def test_help_prints_the_usage_and_the_candidates_exit_0(flag, capsys):
     """Before: ``--help`` was "neither a candidate nor --sources DIR", exit 2."""
     from repro import run_patched
-    from repro.filing.candidates import CANDIDATES
+    from repro.filing.candidates import specs
 
     with pytest.raises(SystemExit) as exit_:
         run_patched.main([flag])
     out = capsys.readouterr().out
     assert exit_.value.code == 0 and out.startswith(f"usage: {PROG} ")
-    assert [name for name in CANDIDATES if f"\n  {name}\n" not in out + "\n"] == [], out
+    assert [spec for spec in specs() if f"\n  {spec}\n" not in out + "\n"] == [], out
     assert "--sources DIR" in out
     assert max(len(line) for line in out.splitlines()) <= 100
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from repro.vocabulary import Outcome, ProofStatus, Status, Tier, Verdict
+from repro.vocabulary import FixVerdict, Outcome, ProofStatus, Status, Tier, Verdict
 
-MEMBERS = [member for kind in (Verdict, Status, Outcome, ProofStatus, Tier) for member in kind]
+MEMBERS = [member for kind in (Verdict, Status, Outcome, ProofStatus, FixVerdict, Tier) for member in kind]
 
 
 @pytest.mark.parametrize("member", MEMBERS, ids=lambda m: f"{type(m).__name__}.{m.name}")

@@ -65,8 +65,6 @@ BUGS: dict[str, Bug] = {
 
 # What --explain and --markdown are about without --bug: the first bug, the one this project began with.
 DEFAULT: Bug = next(iter(BUGS.values()))
-# The bug whose candidate fixes and upstream patch the filing kit holds (--candidates, --patch).
-WITH_FIXES: Bug = next(bug for bug in BUGS.values() if bug.candidates)
 
 
 class UnknownBug(KeyError):

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from repro.catalogue.fixes import Fixes
 from repro.source_checks import Check, Fingerprinted, Reference, StaticVerdict, Trees, static_verdict
 from repro.vocabulary import Verdict
 
@@ -131,9 +132,7 @@ class Bug:
     # signature's evidence lines (file:line); C++ pieces cited by path and upstream commit.
     root_cause: Callable[[list[str]], list[str]] | None = None
     reported: str = ""  # how an issue body cites earlier reports; "" for "Not reported before, as far as we know."
-    candidates: bool = (
-        False  # the filing kit holds candidate fixes and an upstream patch for it (--candidates, --patch)
-    )
+    fixes: Fixes | None = None  # candidate fixes and the upstream patch (--candidates, --patch)
 
     @property
     def styles(self) -> tuple[str, ...]:

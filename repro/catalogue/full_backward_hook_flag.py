@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,7 +29,21 @@ from repro.catalogue.bug import (
     scope_pairs,
 )
 from repro.catalogue.child_hooks_bypassed import CASES as BYPASSED
+from repro.catalogue.fixes import (
+    Candidate,
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    indent_of,
+    insert,
+    lines_of,
+    parse,
+    source,
+)
 from repro.catalogue.measure import SCRIPT_INIT
+from repro.environment import import_torch
 from repro.source_checks import (
     FLAG,
     MODULE,
@@ -37,6 +53,7 @@ from repro.source_checks import (
     StaticVerdict,
     Trees,
     assigns,
+    forwarding_call,
     ignored_attributes_node,
     loaded_sources,
     mentions_flag,
@@ -121,6 +138,174 @@ assert module is model and torch.equal(grad_input[0], x.grad) and torch.equal(gr
 """,
 )
 
+
+# --- fixing it: candidates, each judged by the scenarios with it in force (python -m repro --candidates),
+# and the upstream patch (python -m repro --patch): two hunks, with paths as in a PyTorch checkout.
+#   * torch/jit/_recursive.py: add the flag to ignored_attributes, so scripting does not turn it into a
+#     C++ attribute typed NoneType (and does not delete the wrapper's copy);
+#   * torch/jit/_script.py: ScriptModule.__setattr__ stores the flag on the Python wrapper, where
+#     Module._get_backward_hooks reads it, instead of forwarding it.
+
+
+@contextmanager
+def add_flag_to_ignored_attributes() -> Iterator[None]:
+    """The one-line fix most people propose: keep the flag out of the C++ class."""
+    import_torch()
+    import torch.jit._recursive
+
+    ignored = torch.jit._recursive.ignored_attributes
+    added = FLAG not in ignored
+    if added:
+        ignored.append(FLAG)
+    try:
+        yield
+    finally:
+        if added:
+            ignored.remove(FLAG)
+
+
+@contextmanager
+def declare_jit_ignored_attributes() -> Iterator[None]:
+    """User side: each ScriptModule subclass declares ``__jit_ignored_attributes__``; declared on the base
+    class here, so that the fresh classes of first-instance runs inherit it too."""
+    import_torch()
+    import torch
+
+    from repro.workaround import replaced
+
+    with replaced(torch.jit.ScriptModule, "__jit_ignored_attributes__", [FLAG]):
+        yield
+
+
+SETATTR_BRANCH = [
+    f'if attr == "{FLAG}":',
+    "    # Module's backward-hook mode lives on the Python wrapper, where",
+    "    # Module._get_backward_hooks reads it; the scripted module has no slot for it.",
+    "    return super().__setattr__(attr, value)",
+]
+
+
+def patch_recursive(sources: Sources) -> dict[str, str]:
+    """``ignored_attributes`` lists the flag."""
+    text = source(sources, RECURSIVE)
+    node = ignored_attributes_node(parse(RECURSIVE, text))
+    if node is None or not isinstance(node.value, ast.List) or not node.value.elts:
+        raise PatchError(f"{RECURSIVE} has no module-level ignored_attributes list.")
+    if mentions_flag(node):
+        raise PatchError(f"{RECURSIVE} already lists {FLAG!r} in ignored_attributes.")
+    last = node.value.elts[-1]
+    last_line = last.end_lineno or last.lineno  # ast.parse always sets end_lineno
+    if last_line == node.lineno:
+        raise PatchError(f"{RECURSIVE}: ignored_attributes is on one line; edit it by hand.")
+    lines = lines_of(text)
+    end = lines[last_line - 1]
+    if not end.rstrip().endswith(","):  # keep the list valid: no implicit concatenation
+        lines[last_line - 1] = end.rstrip() + ",\n"
+    return {RECURSIVE: insert("".join(lines), last_line + 1, [f'"{FLAG}",'], indent_of(text, last.lineno))}
+
+
+def patch_script(sources: Sources) -> dict[str, str]:
+    """``ScriptModule.__setattr__`` keeps the flag on the wrapper."""
+    text = source(sources, SCRIPT)
+    setattr_method, call = forwarding_call(parse(SCRIPT, text))
+    if setattr_method is None or call is None:
+        raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
+    if mentions_flag(setattr_method):
+        raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ already special-cases {FLAG!r}.")
+    return {SCRIPT: insert(text, call.lineno, SETATTR_BRANCH, indent_of(text, call.lineno))}
+
+
+def patch_both(sources: Sources) -> dict[str, str]:
+    return {**patch_recursive(sources), **patch_script(sources)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+# Regression test for https://github.com/pytorch/pytorch/issues/181473
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class M(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class TestScriptModuleBackwardHooks(TestCase):
+    def _backward_with(self, register):
+        m = M()
+        calls = []
+        register(m, lambda mod, grad_input, grad_output: calls.append((mod, grad_input, grad_output)))
+        x = torch.ones(1, 2, requires_grad=True)
+        m(x).sum().backward()
+        return m, calls
+
+    def test_full_backward_hook_fires_with_gradients(self):
+        m, calls = self._backward_with(lambda m, hook: m.register_full_backward_hook(hook))
+        self.assertEqual(len(calls), 1)
+        self.assertIs(calls[0][0], m)
+        self.assertEqual(calls[0][1][0], torch.ones(1, 2) @ m.linear.weight)
+        self.assertEqual(calls[0][2][0], torch.ones(1, 2))
+
+    def test_legacy_backward_hook_fires(self):
+        _, calls = self._backward_with(lambda m, hook: m.register_backward_hook(hook))
+        self.assertEqual(len(calls), 1)
+
+    def test_full_backward_hook_removed(self):
+        m = M()
+        calls = []
+        handle = m.register_full_backward_hook(lambda *args: calls.append(args))
+        handle.remove()
+        m(torch.ones(1, 2, requires_grad=True)).sum().backward()
+        self.assertEqual(calls, [])
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="ignored_attributes plus ScriptModule.__setattr__ keeping the flag on the wrapper "
+        "(python -m repro --patch)",
+        files=(RECURSIVE, SCRIPT),
+        edit=patch_both,
+        test=RegressionTest(
+            "test/jit/test_script_module_backward_hooks.py",
+            REGRESSION_TEST,
+            runner="test/test_jit.py",  # PyTorch's runner collects test/jit modules only through it
+            registration="from jit.test_script_module_backward_hooks import TestScriptModuleBackwardHooks"
+            "  # noqa: F401",
+            after="from jit.",
+        ),
+    ),
+    candidates=(
+        Candidate(
+            "ignored-attributes",
+            "upstream",
+            "add the flag to torch.jit._recursive.ignored_attributes",
+            apply=add_flag_to_ignored_attributes,
+        ),
+        Candidate(
+            "jit-ignored-attributes",
+            "user",
+            "declare __jit_ignored_attributes__ = ['_is_full_backward_hook']",
+            apply=declare_jit_ignored_attributes,
+        ),
+        Candidate(
+            "workaround",
+            "user",
+            "register through a helper that sets the flag on the Python wrapper first",
+            apply=routed("register_full_backward_hook", "register_backward_hook"),
+        ),
+    ),
+)
+
 BUG = Bug(
     id="full-backward-hook-flag",
     title="register_full_backward_hook raises on a ScriptModule subclass",
@@ -146,7 +331,7 @@ BUG = Bug(
     root_cause=root_cause,
     reported="Reported before as pytorch/pytorch#181473 (closed without a fix); a downstream test asserts the "
     "error today: Ascend/pytorch test/test_jit_api.py::TestScriptModuleHooks::test_register_full_backward_hook_raises.",
-    candidates=True,
+    fixes=FIXES,
     workaround=Workaround(
         name="repro.workaround.register_full_backward_hook",
         summary="repro.workaround.register_full_backward_hook / register_backward_hook in place of the methods",

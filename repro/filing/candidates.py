@@ -1,12 +1,12 @@
-"""Candidate fixes, each applied in memory and judged by the oracle.
+"""Candidate fixes for a bug, each put in force and judged by the oracle over the bug's scope.
 
-``apply`` is a context manager that imports torch itself: the fix is in force inside the block.
-Candidates that patch Python objects are applied and reverted one after another in this process;
-the upstream patch replaces torch's source files, which only works before torch is imported, so
-it runs in a process of its own (``python -m repro.run_patched CANDIDATE -m
-repro.filing.scenario_runs``). A candidate counts as a fix only when every scenario judged (the
-default ones; ``slow``: all) then matches eager; one that lets registration succeed while hooks
-still misbehave only hides the error.
+A bug's candidates live in its catalogue module (``Bug.fixes``). One applied in memory (``apply``) is
+judged here, then reverted; one that edits torch's files, the upstream patch included, is served
+before torch is imported, so it runs in a process of its own (``python -m repro.run_patched
+BUG:CANDIDATE -m repro.filing.scenario_runs --bug BUG``). Each is judged by the default scenarios plus
+the bug's whole scope (``slow``: every scenario): ``fix`` when every judged run matches eager; ``loud``
+when every run that still departs raises the candidate's own refusal; ``hides the error`` when the
+bug's error is gone but runs depart silently; ``incomplete`` otherwise.
 """
 
 from __future__ import annotations
@@ -16,60 +16,76 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
-from repro.catalogue import WITH_FIXES
+from repro.catalogue import BUGS, DEFAULT, cause_of
+from repro.catalogue.bug import Bug
+from repro.catalogue.fixes import Candidate, Edit
 from repro.environment import import_torch
-from repro.source_checks import FLAG, installed_sources
-from repro.vocabulary import Verdict
+from repro.source_checks import installed_torch_root
+from repro.vocabulary import FixVerdict, Verdict
 
-FULL_HOOK_CALLED = "register_full_backward_hook: called with grad_input and grad_output"
+
+class UnknownCandidate(KeyError):
+    """A candidate spec that names no bug with fixes, or no candidate of it (one sentence)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def candidates_of(bug: Bug) -> dict[str, Candidate]:
+    """``bug``'s candidates by name (the upstream patch as ``upstream-patch``); none without fixes."""
+    return bug.fixes.all() if bug.fixes else {}
+
+
+def specs() -> list[str]:
+    """Every candidate as ``run_patched`` names it: ``BUG:NAME``, and the first bug's also bare."""
+    return [f"{bug.id}:{name}" for bug in BUGS.values() for name in candidates_of(bug)]
+
+
+def find(spec: str) -> tuple[Bug, Candidate]:
+    """``BUG:NAME``, or a bare ``NAME`` of the first catalogued bug (the names it always had)."""
+    bug_id, _, name = spec.rpartition(":")
+    bug = BUGS.get(bug_id) if bug_id else DEFAULT
+    if bug is None:
+        raise UnknownCandidate(f"{spec!r} names no catalogued bug before its ':'")
+    found = candidates_of(bug).get(name)
+    if found is None:
+        raise UnknownCandidate(f"no candidate {name!r}" + (f" of {bug.id}" if bug_id else ""))
+    return bug, found
+
+
+class InstalledSources(Mapping[str, "str | None"]):
+    """The installed torch's files, read when an edit asks for one (None: not there)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or installed_torch_root()
+
+    def __getitem__(self, path: str) -> str | None:
+        file = self.root / path
+        return file.read_text(encoding="utf-8") if file.is_file() else None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
 
 
 @contextmanager
-def add_flag_to_ignored_attributes() -> Iterator[None]:
-    """(a) The one-line fix most people propose: keep the flag out of the C++ class."""
-    import_torch()
-    import torch.jit._recursive
-
-    ignored = torch.jit._recursive.ignored_attributes
-    added = FLAG not in ignored
-    if added:
-        ignored.append(FLAG)
-    try:
-        yield
-    finally:
-        if added:
-            ignored.remove(FLAG)
-
-
-@contextmanager
-def declare_jit_ignored_attributes() -> Iterator[None]:
-    """(b) User side: each ScriptModule subclass declares ``__jit_ignored_attributes__``; declared on
-    the base class here, so that the fresh classes of first-instance runs inherit it too."""
-    import_torch()
-    import torch
-
-    from repro.workaround import replaced
-
-    with replaced(torch.jit.ScriptModule, "__jit_ignored_attributes__", [FLAG]):
-        yield
-
-
-@contextmanager
-def apply_upstream_patch() -> Iterator[None]:
-    """(c) The proposed upstream diff (``--patch``), loaded from generated source files: only before
-    torch is imported, so only in a process of its own (``python -m repro.run_patched``)."""
+def overlaid(edit: Edit) -> Iterator[None]:
+    """The torch files ``edit`` changes, served in place of the installed ones: only before torch is
+    imported, so only in a process of its own."""
     from repro.filing.source_import import import_from
-    from repro.filing.upstream_patch import patched_sources
 
-    with tempfile.TemporaryDirectory(prefix="repro-upstream-patch-") as directory:
-        for path, text in patched_sources(installed_sources()).items():
+    with tempfile.TemporaryDirectory(prefix="repro-candidate-") as directory:
+        for path, text in edit(InstalledSources()).items():
             (Path(directory) / path).parent.mkdir(parents=True, exist_ok=True)
             (Path(directory) / path).write_text(text, encoding="utf-8")
         import_from(Path(directory))
@@ -77,66 +93,22 @@ def apply_upstream_patch() -> Iterator[None]:
         yield
 
 
-@contextmanager
-def use_workaround() -> Iterator[None]:
-    """(d) User side: call ``repro.workaround`` instead of the two methods."""
-    import_torch()
-    from repro import workaround
-
-    with workaround.routed("register_full_backward_hook", "register_backward_hook"):
-        yield
-
-
-@dataclass(frozen=True)
-class Candidate:
-    name: str
-    side: str  # "upstream" or "user"
-    summary: str
-    apply: Callable[[], AbstractContextManager[None]]  # the fix, in force while the block runs
-    in_process: bool = True  # can be applied and reverted after torch is imported
-
-
-CANDIDATES = {
-    c.name: c
-    for c in (
-        Candidate(
-            "ignored-attributes",
-            "upstream",
-            "add the flag to torch.jit._recursive.ignored_attributes",
-            add_flag_to_ignored_attributes,
-        ),
-        Candidate(
-            "jit-ignored-attributes",
-            "user",
-            "declare __jit_ignored_attributes__ = ['_is_full_backward_hook']",
-            declare_jit_ignored_attributes,
-        ),
-        Candidate(
-            "upstream-patch",
-            "upstream",
-            "ignored_attributes plus ScriptModule.__setattr__ keeping the flag "
-            "on the wrapper (python -m repro --patch)",
-            apply_upstream_patch,
-            in_process=False,
-        ),
-        Candidate(
-            "workaround",
-            "user",
-            "register through a helper that sets the flag on the Python wrapper first",
-            use_workaround,
-        ),
-    )
-}
+def applied(candidate: Candidate) -> AbstractContextManager[Any]:
+    """``candidate`` in force while the block runs."""
+    if candidate.apply is not None:
+        return candidate.apply()
+    assert candidate.edit is not None, f"{candidate.name} neither applies nor edits"
+    return overlaid(candidate.edit)
 
 
 @dataclass(frozen=True)
 class CandidateResult:
     candidate: Candidate
-    registers: bool | None  # the bug's registrations no longer raise
-    hook_fires: bool | None  # the full backward hook is called as on eager
+    own_matches: int  # the bug's own runs (its scope) that match eager
+    own_total: int
     matches: int
     total: int
-    verdict: str  # "fix" | "hides the error" | "no effect" | "cannot judge"
+    verdict: FixVerdict
     detail: str
     complete: bool = True  # False: judged only on the bug's own runs, which already ruled out a fix
 
@@ -147,23 +119,25 @@ class CandidateResult:
         return f"{self.matches}/{self.total} of the bug's own scenario runs (judged no further: not a fix)"
 
 
-def start_apart(device: str, slow: bool = False) -> dict[str, subprocess.Popen]:
-    """Start the candidates that need a process of their own (``judge_all`` collects them): started
-    before this process imports torch, their own imports run on another CPU meanwhile."""
-    return {c.name: _start(c, device, slow) for c in CANDIDATES.values() if not c.in_process}
+def _scenarios(bug: Bug, slow: bool) -> list[Any]:
+    from repro.catalogue import select
+
+    return select([], slow, also=(bug.id,)).scenarios
 
 
-def _start(candidate: Candidate, device: str, slow: bool = False) -> subprocess.Popen:
+def _start(bug: Bug, candidate: Candidate, device: str, slow: bool = False) -> subprocess.Popen:
     return subprocess.Popen(
         [
             sys.executable,
             "-m",
             "repro.run_patched",
-            candidate.name,
+            f"{bug.id}:{candidate.name}",
             "-m",
             "repro.filing.scenario_runs",
             "--device",
             device,
+            "--bug",
+            bug.id,
             *["--slow"] * slow,
         ],
         stdout=subprocess.PIPE,
@@ -172,92 +146,101 @@ def _start(candidate: Candidate, device: str, slow: bool = False) -> subprocess.
     )
 
 
-def judge(candidate: Candidate, device: str) -> CandidateResult:
-    """Run the default scenarios with ``candidate`` applied, in a subprocess of its own (which imports torch)."""
-    return _collect(candidate, _start(candidate, device))
+def start_apart(bug: Bug, device: str, slow: bool = False) -> dict[str, subprocess.Popen]:
+    """Start ``bug``'s candidates that need a process of their own (``judge_all`` collects them): started
+    before this process imports torch, their own imports run on another CPU meanwhile."""
+    return {c.name: _start(bug, c, device, slow) for c in candidates_of(bug).values() if not c.in_process}
 
 
-def _collect_finished(
-    finished: Callable[[CandidateResult], CandidateResult], candidate: Candidate, proc: subprocess.Popen
-) -> CandidateResult:
-    return finished(_collect(candidate, proc))
+def judge(bug: Bug, candidate: Candidate, device: str) -> CandidateResult:
+    """Judge ``candidate`` in a process of its own (which imports torch)."""
+    return _collect(bug, candidate, _start(bug, candidate, device))
 
 
-def _collect(candidate: Candidate, proc: subprocess.Popen) -> CandidateResult:
+def _collect(bug: Bug, candidate: Candidate, proc: subprocess.Popen) -> CandidateResult:
     stdout, stderr = proc.communicate(timeout=600)
     try:
         runs = json.loads(stdout)
         scenarios, cannot_test = runs["scenarios"], runs["cannot_test"]
     except (ValueError, KeyError, TypeError):
         last = (stderr.strip().splitlines() or ["no output"])[-1]
-        return CandidateResult(candidate, None, None, 0, 0, "cannot judge", last)
+        return CandidateResult(candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, last)
     if cannot_test:
-        return CandidateResult(candidate, None, None, 0, 0, "cannot judge", cannot_test)
-    return classify(candidate, scenarios)
+        return CandidateResult(candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, cannot_test)
+    return classify(bug, candidate, scenarios)
 
 
-def judge_here(candidate: Candidate, device: str, slow: bool = False) -> CandidateResult:
-    """Run the default scenarios (``slow``: all) with ``candidate`` applied in this process, then revert
-    it: the original bug's own runs first, and the rest only when those all match eager (a fix must
-    match every run; a candidate that fails there is judged by them)."""
-    from repro.catalogue import cause_of, select
+def judge_here(bug: Bug, candidate: Candidate, device: str, slow: bool = False) -> CandidateResult:
+    """Judge ``candidate`` in this process, then revert it: the bug's own runs first, and the rest only
+    when those all match eager or refuse as it says (a candidate that fails there is judged by them)."""
     from repro.engine.oracle import run_all
     from repro.report import scenario_summary
 
-    scenarios = select([], slow).scenarios
-    own = [s for s in scenarios if s.apis & set(WITH_FIXES.apis)]
-    with candidate.apply():  # every run builds its classes anew, under it (models.subject_class)
+    scenarios = _scenarios(bug, slow)
+    own = [s for s in scenarios if s.apis & set(bug.apis)]
+    with applied(candidate):  # every run builds its classes anew, under it (models.subject_class)
         first = run_all(device, own, explains=cause_of)
         if first.cannot_test:
-            return CandidateResult(candidate, None, None, 0, 0, "cannot judge", first.cannot_test)
+            return CandidateResult(candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, first.cannot_test)
         judged = [scenario_summary(r) for r in first.results]
-        result = classify(candidate, judged)
-        if result.verdict != "fix":
+        result = classify(bug, candidate, judged)
+        if result.verdict not in (FixVerdict.FIX, FixVerdict.LOUD):
             return replace(result, complete=False)
         rest = run_all(device, [s for s in scenarios if s not in own], explains=cause_of)
-        return classify(candidate, judged + [scenario_summary(r) for r in rest.results])
+        return classify(bug, candidate, judged + [scenario_summary(r) for r in rest.results])
 
 
-def classify(candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
-    """Judge a candidate from the scenario runs made with it applied (listed as ``--json`` lists them).
-
-    Runs that depart through another catalogued bug, or that TorchScript refuses by design, are left
-    out: a candidate for this bug is judged by every other scenario run, which must all match eager.
+def classify(bug: Bug, candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
+    """Judge a candidate for ``bug`` from the scenario runs made with it in force (as ``--json`` lists
+    them). Runs that depart through another catalogued bug, or that TorchScript refuses by design, are
+    left out; every other run must match eager (``fix``) or raise the candidate's refusal (``loud``).
     Nothing judged is never a fix."""
     judged = [
         s
         for s in scenarios
-        if s["verdict"] not in (Verdict.UNAVAILABLE, Verdict.NOT_RUN, Verdict.REFUSED)
-        and s["cause"] in (None, WITH_FIXES.id)
+        if s["verdict"] not in (Verdict.UNAVAILABLE, Verdict.NOT_RUN, Verdict.REFUSED) and s["cause"] in (None, bug.id)
     ]
     if not judged:  # 0/0 matching proves nothing (TorchScript disabled, say)
-        return CandidateResult(candidate, None, None, 0, 0, "cannot judge", "no scenario was judged with it applied")
-    bug = [s for s in scenarios if WITH_FIXES.id in s["covered_by"]]
-    registers = all(s["verdict"] != Verdict.RAISES for s in bug)
-    hook_fires = all(s["verdict"] == Verdict.MATCH for s in bug if f"{s['api']}: {s['name']}" == FULL_HOOK_CALLED)
+        return CandidateResult(candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, "no scenario was judged with it applied")
+    own = [s for s in judged if bug.id in s["covered_by"]]
+    own_matches = sum(s["verdict"] == Verdict.MATCH for s in own)
     matches = sum(s["verdict"] == Verdict.MATCH for s in judged)
-    if matches == len(judged):
-        verdict, detail = "fix", "every scenario matches eager except where another catalogued bug shows"
-    elif registers:
-        departing = next(s for s in judged if s["verdict"] != Verdict.MATCH)
-        verdict, detail = "hides the error", f"{departing['api']}: {departing['name']}: {departing['detail']}"
-    else:
-        verdict, detail = "no effect", next(s["detail"] for s in bug if s["verdict"] == Verdict.RAISES)
-    return CandidateResult(candidate, registers, hook_fires, matches, len(judged), verdict, detail)
+    departing = [s for s in judged if s["verdict"] != Verdict.MATCH]
+    tally = (own_matches, len(own), matches, len(judged))
+    if not departing:
+        return CandidateResult(candidate, *tally, FixVerdict.FIX, "every judged scenario run matches eager")
+    first = departing[0]
+    detail = f"{first['api']}: {first['name']} ({first['model']}, {first['style']}): {first['detail']}"
+    if candidate.refusal and all(
+        s["verdict"] == Verdict.RAISES and candidate.refusal in s["detail"] for s in departing
+    ):
+        return CandidateResult(candidate, *tally, FixVerdict.LOUD, f"{len(departing)} runs refuse: {detail}")
+    still_raises = any(s["verdict"] == Verdict.RAISES and any(e in s["detail"] for e in bug.errors) for s in own)
+    if bug.errors and not still_raises and any(s["verdict"] == Verdict.DIFFERS for s in departing):
+        silent = next(s for s in departing if s["verdict"] == Verdict.DIFFERS)
+        detail = f"{silent['api']}: {silent['name']} ({silent['model']}, {silent['style']}): {silent['detail']}"
+        return CandidateResult(candidate, *tally, FixVerdict.HIDES_THE_ERROR, detail)
+    return CandidateResult(candidate, *tally, FixVerdict.INCOMPLETE, detail)
+
+
+def _collect_finished(
+    finished: Callable[[CandidateResult], CandidateResult], bug: Bug, candidate: Candidate, proc: subprocess.Popen
+) -> CandidateResult:
+    return finished(_collect(bug, candidate, proc))
 
 
 def judge_all(
+    bug: Bug,
     device: str,
     progress: Callable[[str], None] = lambda line: None,
     apart: dict[str, subprocess.Popen] | None = None,
     slow: bool = False,
     sides: tuple[str, ...] = ("upstream", "user"),
 ) -> list[CandidateResult]:
-    """Judge every candidate of ``sides``, saying through ``progress`` which one finished as each does.
-    Those that can be reverted run here one after another (torch is imported once); the others each
-    run in a process of their own meanwhile (``apart``: already started by ``start_apart``). ``slow``
-    judges each on every scenario, not only the default ones."""
-    chosen = [c for c in CANDIDATES.values() if c.side in sides]
+    """Judge each of ``bug``'s candidates of ``sides``, saying through ``progress`` which one finished as
+    each does. Those applied in memory run here one after another (torch is imported once); the others
+    each run in a process of their own meanwhile (``apart``: already started by ``start_apart``)."""
+    chosen = [c for c in candidates_of(bug).values() if c.side in sides]
     lock = threading.Lock()
     done: list[CandidateResult] = []
 
@@ -270,11 +253,13 @@ def judge_all(
             )
         return result
 
-    started = start_apart(device, slow) if apart is None else apart
+    started = start_apart(bug, device, slow) if apart is None else apart
+    everything = candidates_of(bug)
     with ThreadPoolExecutor(max_workers=max(1, len(started))) as pool:
         waiting = {
-            name: pool.submit(partial(_collect_finished, finished, CANDIDATES[name], started[name])) for name in started
+            name: pool.submit(partial(_collect_finished, finished, bug, everything[name], proc))
+            for name, proc in started.items()
         }
-        here = {c.name: finished(judge_here(c, device, slow)) for c in chosen if c.in_process}
+        here = {c.name: finished(judge_here(bug, c, device, slow)) for c in chosen if c.in_process}
         results = {**here, **{name: future.result() for name, future in waiting.items()}}
     return [results[c.name] for c in chosen]

@@ -1,7 +1,7 @@
 """Material for an upstream issue, gathered on this machine: the bug's paste-ready script and what
 running exactly that script printed in a fresh interpreter, the versions block PyTorch's bug template
-asks for, and, for the original bug, the proposed patch and the verdicts of the upstream-side
-candidates. Local paths are shortened wherever they would show (tracebacks, versions)."""
+asks for, and, for a bug with catalogued fixes, the proposed patch and the verdicts of the
+upstream-side candidates. Local paths are shortened wherever they would show (tracebacks, versions)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ class Filing:
     output: str  # what the paste-ready script printed (its traceback included), paths shortened
     exit_code: int
     versions: str
-    patch: str | None = None  # the original bug only: the proposed upstream diff for this torch
-    candidates: list[CandidateResult] = field(default_factory=list)  # the original bug only
+    patch: str | None = None  # a bug with fixes: the proposed upstream diff for this torch
+    candidates: list[CandidateResult] = field(default_factory=list)  # a bug with fixes: upstream side
 
 
 class ScriptRun:
@@ -91,13 +91,10 @@ class HeadStart:
                 proc.communicate()
 
 
-def head_start(bug: Bug | None, device: str, slow: bool = False) -> HeadStart:
-    """Start the paste-ready script of ``bug`` (for an issue body) and, for the original bug or for
-    ``--candidates`` (``bug`` None), the candidates that need a process of their own (``slow``: judged
-    on every scenario)."""
-    return HeadStart(
-        ScriptRun(bug) if bug else None, start_apart(device, slow) if bug is None or bug.candidates else {}
-    )
+def head_start(bug: Bug, device: str, slow: bool = False, script: bool = True) -> HeadStart:
+    """Start ``bug``'s candidates that need a process of their own (``slow``: judged on every scenario)
+    and, with ``script`` (for an issue body), its paste-ready script."""
+    return HeadStart(ScriptRun(bug) if script else None, start_apart(bug, device, slow))
 
 
 def gather(
@@ -111,10 +108,10 @@ def gather(
     """Everything the issue body shows, from what ``started`` runs and from this process: this process's
     own work first, then what waits on the others."""
     assert started.script and started.versions, "head_start(bug) and collect_versions() come first"
-    patch = _patch() if bug.candidates else None
+    patch = _patch(bug) if bug.fixes else None
     # an upstream issue weighs upstream fixes; the user-side ones (this project's helper, a declaration in
     # the user's class) are for --candidates
-    candidates = judge_all(device, progress, started.candidates, slow, ("upstream",)) if bug.candidates else []
+    candidates = judge_all(bug, device, progress, started.candidates, slow, ("upstream",))
     output, exit_code = started.script.result()
     return Filing(
         bug, output, exit_code, shorten(versions(started.versions.result(), torch_npu_status)), patch, candidates
@@ -128,11 +125,11 @@ def shorten(text: str) -> str:
     return text.replace(home, "~") if home not in ("/", "") else text
 
 
-def _patch() -> str:
+def _patch(bug: Bug) -> str:
     from repro.filing.upstream_patch import PatchError, proposed_diff
 
     try:
-        return proposed_diff()
+        return proposed_diff(bug)
     except PatchError as problem:
         return f"(no patch for this torch: {problem})"
 

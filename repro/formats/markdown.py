@@ -19,7 +19,7 @@ from repro.formats.text import side_cell
 from repro.report import Report
 from repro.sanitise import code_block, plain
 from repro.source_checks import installed_sources
-from repro.vocabulary import Verdict
+from repro.vocabulary import FixVerdict, Verdict
 
 ATTRIBUTION = "Found and measured with scriptmodule-hook-repro (`python -m repro --markdown`)."
 
@@ -103,11 +103,11 @@ def _root_cause(bug: Bug, cause: list[str]) -> list[str]:
 def _candidates(report: Report, filing: Filing) -> list[str]:
     if not filing.candidates:
         return []
-    return [
+    lines = [
         "",
-        "Candidate fixes in torch, each applied in memory and judged by the default tier's scenario runs "
-        "that neither another catalogued bug nor a by-design refusal accounts for (one that fails on the "
-        "bug's own runs, judged first, is judged no further):",
+        "Candidate fixes in torch, each put in force and judged by the default tier's scenario runs and the "
+        "bug's whole scope, leaving out runs another catalogued bug or a by-design refusal accounts for (one "
+        "that fails on the bug's own runs, judged first, is judged no further):",
         "",
         "| candidate | side | scenario runs matching eager | verdict |",
         "|---|---|---|---|",
@@ -116,6 +116,14 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
             for r in filing.candidates
         ),
     ]
+    fixes = filing.bug.fixes
+    if fixes and fixes.patch.cpp and not any(r.verdict == FixVerdict.FIX for r in filing.candidates):
+        lines += [
+            "",
+            f"No candidate here matches eager: the cause is in C++ ({plain(fixes.patch.cpp)}), which no change to "
+            "torch's Python files reaches. The proposed patch makes the silent departure a clear error instead.",
+        ]
+    return lines
 
 
 def render(report: Report, filing: Filing, cause: list[str] | None) -> str:

@@ -209,6 +209,7 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
             *_wrap(f"  symptom: {bug.symptom}"),
             *_wrap(f"  bisect: python -m repro.bisect {bug.id} (from a checkout: python {bug.script})"),
             *_wrap(f"  workaround: {bug.workaround.summary if bug.workaround else 'none declared'}"),
+            *_wrap(f"  fixes: {_fixes(bug)}"),
             "",
         ]
     designed: list[ByDesign | DesignedDifference] = [e for e in BY_DESIGN if e.designed]
@@ -220,6 +221,15 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
         related = f" (related: {refused.related})" if refused.related else ""
         lines += _wrap(f"  {refusal_line(refused)}: {refused.what}{related}")
     return fit("\n".join(lines))
+
+
+def _fixes(bug: Bug) -> str:
+    """What ``--patch`` and ``--candidates`` have for ``bug``."""
+    if bug.fixes is None:
+        return "none catalogued yet (--patch and --candidates refuse it)"
+    kind = "loud: makes the silent departure an error" if bug.fixes.patch.refusal else "fix"
+    others = ", ".join(c.name for c in bug.fixes.candidates)
+    return f"upstream patch ({kind}){'; candidates: ' + others if others else ''} (--patch, --candidates)"
 
 
 def _where(entry: ByDesign | DesignedDifference) -> str:
@@ -278,12 +288,11 @@ def render_proofs(torch_version: str, proofs: list[Proof]) -> str:
     return fit("\n".join(lines))
 
 
-def render_candidates(torch_version: str, device: str, results: list[CandidateResult]) -> str:
-    yes_no = {True: "yes", False: "no", None: "?"}
+def render_candidates(bug: Bug, torch_version: str, device: str, results: list[CandidateResult]) -> str:
     lines = [
         *_wrap(
-            f"Candidate fixes on torch {torch_version}, each applied in memory and judged by the default "
-            f"scenarios, or by every scenario with --slow (device {device}):",
+            f"Candidate fixes for {bug.id} on torch {torch_version}, each put in force and judged by the "
+            f"default scenarios and the bug's whole scope, or by every scenario with --slow (device {device}):",
             indent="",
         ),
         "",
@@ -292,8 +301,8 @@ def render_candidates(torch_version: str, device: str, results: list[CandidateRe
         lines += [
             *_wrap(f"{r.candidate.name} ({r.candidate.side} side): {r.candidate.summary}"),
             *_wrap(
-                f"  registration succeeds: {yes_no[r.registers]}; full backward hook fires: "
-                f"{yes_no[r.hook_fires]}; {r.tally()} match eager"
+                f"  the bug's own runs: {r.own_matches}/{r.own_total} match eager; "
+                + (f"all judged runs: {r.matches}/{r.total}" if r.complete else "judged no further (not a fix)")
             ),
             *_wrap(f"  verdict: {r.verdict.upper()}: {r.detail}"),
         ]
@@ -301,9 +310,10 @@ def render_candidates(torch_version: str, device: str, results: list[CandidateRe
         "",
         *_wrap(
             "Only a candidate under which every judged scenario run matches eager counts as a fix (runs that "
-            "another catalogued bug or a by-design refusal accounts for are not judged); 'hides the error' "
-            "means registration succeeds but hooks still misbehave. A candidate is judged on the original "
-            "bug's own runs first; only one that passes them all is judged on every other run.",
+            "another catalogued bug or a by-design refusal accounts for are not judged); 'loud': every run "
+            "that still departs raises the candidate's own clear error instead of departing silently; 'hides "
+            "the error': the bug's error is gone but runs depart silently. A candidate is judged on the "
+            "bug's own runs first; only one that passes them all (or refuses as it says) is judged on the rest.",
             indent="",
         ),
     ]

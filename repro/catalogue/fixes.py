@@ -1,0 +1,126 @@
+"""What a bug's module holds about fixing it: candidate fixes and the upstream patch, as data.
+
+A candidate is either a change applied to torch in memory after it is imported (``apply``, reverted
+when the block ends) or a change to torch's Python files (``edit``: installed text in, patched text
+out), which is served in place of the installed files before torch is imported, in a process of its
+own. The upstream patch is an ``edit`` too, with a regression test in upstream's style. Edits locate
+lines with ``ast``, so that they apply to whichever release is installed, and say in one sentence
+(``PatchError``) when the sources do not have the shape they expect. Judging is the filing kit's
+(``repro.filing.candidates``): this module imports neither torch nor the engine.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+Sources = Mapping[str, "str | None"]  # path as in a PyTorch checkout -> text (None: the file is absent)
+Edit = Callable[[Sources], dict[str, str]]  # the files it changes, patched; PatchError when it cannot
+
+
+class PatchError(Exception):
+    """The sources do not have the shape an edit expects (one sentence)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str  # unique within its bug; "upstream-patch" is the bug's UpstreamPatch
+    side: str  # "upstream" (a change to torch) or "user" (what a user's code can do)
+    summary: str
+    apply: Callable[[], AbstractContextManager[Any]] | None = None  # in memory, after torch is imported
+    edit: Edit | None = None  # torch's files, served before torch is imported
+    # Where no Python change can match eager, a candidate may turn a silent departure into an error:
+    # the text that error holds ("loud" only when every departing run raises it).
+    refusal: str = ""
+
+    @property
+    def in_process(self) -> bool:
+        """Applied and reverted after torch is imported (else judged in a process of its own)."""
+        return self.apply is not None
+
+
+@dataclass(frozen=True)
+class RegressionTest:
+    path: str  # a new file, as in a PyTorch checkout (test/jit/..., test/nn/...)
+    text: str
+    runner: str = ""  # the file upstream's runner collects it through (test/test_jit.py), "" for none
+    registration: str = ""  # the line the runner gets, after its last line starting with ``after``
+    after: str = ""
+
+
+@dataclass(frozen=True)
+class UpstreamPatch:
+    """The fix proposed upstream: ``edit`` over ``files`` plus its regression test. A ``refusal`` patch
+    is "loud": the cause lives in C++ (``cpp`` names where), and the patch makes the departure an error."""
+
+    summary: str
+    files: tuple[str, ...]
+    edit: Edit
+    test: RegressionTest
+    refusal: str = ""
+    cpp: str = ""
+
+    def candidate(self) -> Candidate:
+        return Candidate("upstream-patch", "upstream", self.summary, edit=self.edit, refusal=self.refusal)
+
+
+@dataclass(frozen=True)
+class Fixes:
+    patch: UpstreamPatch
+    candidates: tuple[Candidate, ...] = ()  # the others: one-liners people propose, user-side changes
+
+    def all(self) -> dict[str, Candidate]:
+        """Every candidate by name, the upstream patch included."""
+        return {c.name: c for c in (*self.candidates, self.patch.candidate())}
+
+
+# --- helpers edits share
+
+
+def source(sources: Sources, path: str) -> str:
+    text = sources.get(path)
+    if text is None:
+        raise PatchError(f"the torch sources lack {path}.")
+    return text
+
+
+def lines_of(text: str) -> list[str]:
+    """``text``'s lines, ends kept, split on ``\\n`` only: as ``ast`` counts lines and ``git`` diffs them
+    (``str.splitlines`` also splits on form feeds, ``\\x1c``-``\\x1e``, ``\\x85``, ``\\u2028``...)."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def parse(path: str, text: str) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except SyntaxError as err:
+        raise PatchError(f"{path} does not parse as Python (line {err.lineno}: {err.msg}).") from None
+    except ValueError as err:  # a null byte
+        raise PatchError(f"{path} does not parse as Python ({err}).") from None
+
+
+def insert(text: str, before_line: int, new_lines: list[str], indent: str) -> str:
+    """``new_lines``, each indented by ``indent``, inserted before line ``before_line`` (1-based)."""
+    lines = lines_of(text)
+    lines[before_line - 1 : before_line - 1] = [f"{indent}{line}".rstrip() + "\n" for line in new_lines]
+    return "".join(lines)
+
+
+def indent_of(text: str, lineno: int) -> str:
+    line = lines_of(text)[lineno - 1]
+    return line[: len(line) - len(line.lstrip())]
+
+
+def body_start(function: ast.FunctionDef) -> int:
+    """The line of ``function``'s first statement after its docstring (where a guard goes)."""
+    first = function.body[0]
+    has_docstring = (
+        isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    )
+    if not has_docstring:
+        return first.lineno
+    return function.body[1].lineno if len(function.body) > 1 else (first.end_lineno or first.lineno) + 1
