@@ -42,6 +42,7 @@ def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
         "cause": cause_of(result),
         "verdict": result.verdict,
         "detail": result.detail,
+        "script_raised": bool(result.script and result.script.error),  # a refusal raised, or a designed difference
     }
 
 

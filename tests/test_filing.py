@@ -66,6 +66,7 @@ def _scenario(api: str, name: str, verdict: str, bug: str | None = ORIGINAL) -> 
         "model": "flat",
         "style": "script_method",
         "verdict": verdict,
+        "script_raised": verdict == "raises",
         "covered_by": [bug] if bug else [],
         "cause": cause,
         "detail": "what the oracle saw",
@@ -102,8 +103,23 @@ SEEN = "register_full_backward_hook: called with grad_input and grad_output (fla
             [{**FULL_CALLED, "verdict": "raises", "cause": None, "detail": "refused: see #1"}, WORKING],
             (0, 1, 1, 2, "incomplete", f"{SEEN}: refused: see #1"),
         ),
+        (
+            [{**FULL_CALLED, "verdict": "refused", "detail": "types: ... (by design: ...)"}, WORKING],
+            (1, 1, 2, 2, "fix", "every judged scenario run matches eager"),
+        ),
+        (
+            [{**FULL_CALLED, "verdict": "refused", "script_raised": True, "detail": "not supported"}, WORKING],
+            (0, 0, 1, 1, "cannot judge", "none of the bug's own runs was judged"),
+        ),
     ],
-    ids=["every-scenario-matches", "registers-but-misbehaves", "still-raises", "raises-without-a-refusal"],
+    ids=[
+        "every-scenario-matches",
+        "registers-but-misbehaves",
+        "still-raises",
+        "raises-without-a-refusal",
+        "designed-difference-in-scope",
+        "each-own-run-refused",
+    ],
 )
 def test_candidate_is_a_fix_only_when_every_scenario_matches(scenarios, expected):
     r = classify(BUGS[ORIGINAL], CANDIDATES["ignored-attributes"], scenarios)

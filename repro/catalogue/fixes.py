@@ -124,3 +124,51 @@ def body_start(function: ast.FunctionDef) -> int:
     if not has_docstring:
         return first.lineno
     return function.body[1].lineno if len(function.body) > 1 else (first.end_lineno or first.lineno) + 1
+
+
+def assignment(tree: ast.AST, name: str) -> ast.Assign | None:
+    """The first ``name = ...`` anywhere in ``tree`` (module level, a class or an ``if`` block)."""
+    return next(
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        ),
+        None,
+    )
+
+
+def append_items(text: str, path: str, name: str, items: list[str]) -> str:
+    """``text`` with string ``items`` added at the end of the multi-line list or set literal ``name``;
+    one sentence where there is none, or where an item is already there."""
+    node = assignment(parse(path, text), name)
+    if node is None or not isinstance(node.value, (ast.List, ast.Set)) or not node.value.elts:
+        raise PatchError(f"{path} has no {name} list or set to add to.")
+    present = [item for item in items if any(isinstance(e, ast.Constant) and e.value == item for e in node.value.elts)]
+    if present:
+        raise PatchError(f"{path} already lists {present[0]!r} in {name}.")
+    last = node.value.elts[-1]
+    last_line = last.end_lineno or last.lineno  # ast.parse always sets end_lineno
+    if last_line == node.lineno:
+        raise PatchError(f"{path}: {name} is on one line; edit it by hand.")
+    lines = lines_of(text)
+    end = lines[last_line - 1]
+    if not end.rstrip().endswith(","):  # keep the literal valid: no implicit concatenation
+        lines[last_line - 1] = end.rstrip() + ",\n"
+    return insert("".join(lines), last_line + 1, [f'"{item}",' for item in items], indent_of(text, last.lineno))
+
+
+def add_method(text: str, path: str, cls: str, before: str, method: list[str]) -> str:
+    """``method``'s lines added to the class ``cls`` that defines ``before``, just above it; one sentence
+    where there is no such class, or the class already defines the method."""
+    classes = [n for n in ast.walk(parse(path, text)) if isinstance(n, ast.ClassDef) and n.name == cls]
+    for node in classes:
+        defined = {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
+        if before in defined:
+            name = method[0].split("def ", 1)[1].split("(", 1)[0]
+            if name in defined:
+                raise PatchError(f"{path}: {cls} already defines {name}.")
+            anchor = defined[before]
+            first = anchor.decorator_list[0].lineno if anchor.decorator_list else anchor.lineno
+            return insert(text, first, [*method, ""], indent_of(text, anchor.lineno))
+    raise PatchError(f"{path}: no class {cls} defining {before}.")

@@ -36,9 +36,9 @@ from repro.catalogue.fixes import (
     RegressionTest,
     Sources,
     UpstreamPatch,
+    append_items,
     indent_of,
     insert,
-    lines_of,
     parse,
     source,
 )
@@ -187,21 +187,7 @@ SETATTR_BRANCH = [
 
 def patch_recursive(sources: Sources) -> dict[str, str]:
     """``ignored_attributes`` lists the flag."""
-    text = source(sources, RECURSIVE)
-    node = ignored_attributes_node(parse(RECURSIVE, text))
-    if node is None or not isinstance(node.value, ast.List) or not node.value.elts:
-        raise PatchError(f"{RECURSIVE} has no module-level ignored_attributes list.")
-    if mentions_flag(node):
-        raise PatchError(f"{RECURSIVE} already lists {FLAG!r} in ignored_attributes.")
-    last = node.value.elts[-1]
-    last_line = last.end_lineno or last.lineno  # ast.parse always sets end_lineno
-    if last_line == node.lineno:
-        raise PatchError(f"{RECURSIVE}: ignored_attributes is on one line; edit it by hand.")
-    lines = lines_of(text)
-    end = lines[last_line - 1]
-    if not end.rstrip().endswith(","):  # keep the list valid: no implicit concatenation
-        lines[last_line - 1] = end.rstrip() + ",\n"
-    return {RECURSIVE: insert("".join(lines), last_line + 1, [f'"{FLAG}",'], indent_of(text, last.lineno))}
+    return {RECURSIVE: append_items(source(sources, RECURSIVE), RECURSIVE, "ignored_attributes", [FLAG])}
 
 
 def patch_script(sources: Sources) -> dict[str, str]:

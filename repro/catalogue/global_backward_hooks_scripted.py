@@ -22,6 +22,7 @@ from repro.catalogue.bug import (
     raised,
     scope,
 )
+from repro.catalogue.fixes import Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, append_items, source
 from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find, find_assignment, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -95,6 +96,89 @@ assert len(calls) == 2, f"the global backward hook ran {len(calls)} times, expec
     script_method=False,
 )
 
+# --- fixing it: RecursiveScriptModule keeps nn.Module's own backward-hook methods (what the workaround
+# gives it at run time), so that Module._call_impl can ask a scripted child for its hooks.
+
+ALLOWED = [*STUBBED, "_maybe_warn_non_full_backward_hook"]
+
+
+def patch_allowlist(sources: Sources) -> dict[str, str]:
+    """``_compiled_methods_allowlist`` lets the backward-hook methods through."""
+    return {SCRIPT: append_items(source(sources, SCRIPT), SCRIPT, "_compiled_methods_allowlist", ALLOWED)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import torch
+from torch.nn.modules.module import (
+    register_module_backward_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Parent(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.child = torch.jit.script(torch.nn.Linear(2, 2))
+
+    def forward(self, x):
+        return self.child(x) * 2
+
+
+class TestScriptedChildGlobalBackwardHooks(TestCase):
+    def _modules_hooked(self, register):
+        model = Parent()
+        modules = []
+        handle = register(lambda module, *args: modules.append(module))
+        try:
+            model(torch.ones(1, 2, requires_grad=True)).sum().backward()
+        finally:
+            handle.remove()
+        return model, modules
+
+    def test_full_backward_hook_runs_for_a_scripted_child(self):
+        model, modules = self._modules_hooked(register_module_full_backward_hook)
+        self.assertEqual(modules, [model.child, model])
+
+    def test_full_backward_pre_hook_runs_for_a_scripted_child(self):
+        model, modules = self._modules_hooked(register_module_full_backward_pre_hook)
+        self.assertEqual(modules, [model, model.child])
+
+    def test_legacy_backward_hook_runs_for_a_scripted_child(self):
+        model, modules = self._modules_hooked(register_module_backward_hook)
+        self.assertEqual(len(modules), 2)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="RecursiveScriptModule keeps nn.Module's backward-hook methods (_compiled_methods_allowlist)",
+        files=(SCRIPT,),
+        edit=patch_allowlist,
+        test=RegressionTest(
+            "test/jit/test_scripted_child_global_backward_hooks.py",
+            REGRESSION_TEST,
+            runner="test/test_jit.py",
+            registration="from jit.test_scripted_child_global_backward_hooks import "
+            "TestScriptedChildGlobalBackwardHooks  # noqa: F401",
+            after="from jit.",
+        ),
+    ),
+    candidates=(
+        Candidate(
+            "workaround",
+            "user",
+            "repro.workaround.allow_global_backward_hooks() while global backward hooks are registered",
+            apply=global_backward_hooks_allowed,
+        ),
+    ),
+)
+
 BUG = Bug(
     id="global-backward-hooks-scripted",
     title="Global module backward hooks crash a forward that calls a scripted child from Python",
@@ -118,6 +202,7 @@ BUG = Bug(
     needs=("torch.nn.modules.module.register_module_full_backward_hook",),
     errors=tuple(f"{name} is not supported on ScriptModules" for name in STUBBED),
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="repro.workaround.allow_global_backward_hooks",
         summary="repro.workaround.allow_global_backward_hooks() while global backward hooks are registered",

@@ -29,7 +29,7 @@ from repro.catalogue.bug import Bug
 from repro.catalogue.fixes import Candidate, Edit
 from repro.environment import import_torch
 from repro.source_checks import installed_torch_root
-from repro.vocabulary import FixVerdict, Verdict
+from repro.vocabulary import NOT_JUDGED, FixVerdict, Verdict
 
 
 class UnknownCandidate(KeyError):
@@ -193,20 +193,18 @@ def judge_here(bug: Bug, candidate: Candidate, device: str, slow: bool = False) 
 def classify(bug: Bug, candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
     """Judge a candidate for ``bug`` from the scenario runs made with it in force (as ``--json`` lists
     them). Runs that depart through another catalogued bug, or that TorchScript refuses by design, are
-    left out; every other run must match eager (``fix``) or raise the candidate's refusal (``loud``).
-    Nothing judged is never a fix."""
-    judged = [
-        s
-        for s in scenarios
-        if s["verdict"] not in (Verdict.UNAVAILABLE, Verdict.NOT_RUN, Verdict.REFUSED) and s["cause"] in (None, bug.id)
-    ]
+    left out; every other run must match eager, up to a designed difference (``fix``), or raise the
+    candidate's refusal (``loud``). None of the bug's own runs judged is never a fix."""
+    judged = [s for s in scenarios if _judged(bug, s)]
     if not judged:  # 0/0 matching proves nothing (TorchScript disabled, say)
         return CandidateResult(candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, "no scenario was judged with it applied")
     own = [s for s in judged if bug.id in s["covered_by"]]
-    own_matches = sum(s["verdict"] == Verdict.MATCH for s in own)
-    matches = sum(s["verdict"] == Verdict.MATCH for s in judged)
-    departing = [s for s in judged if s["verdict"] != Verdict.MATCH]
+    own_matches = sum(_matches(s) for s in own)
+    matches = sum(_matches(s) for s in judged)
+    departing = [s for s in judged if not _matches(s)]
     tally = (own_matches, len(own), matches, len(judged))
+    if not own:  # the rest matching says nothing about the bug
+        return CandidateResult(candidate, *tally, FixVerdict.CANNOT_JUDGE, "none of the bug's own runs was judged")
     if not departing:
         return CandidateResult(candidate, *tally, FixVerdict.FIX, "every judged scenario run matches eager")
     first = departing[0]
@@ -221,6 +219,20 @@ def classify(bug: Bug, candidate: Candidate, scenarios: list[dict]) -> Candidate
         detail = f"{silent['api']}: {silent['name']} ({silent['model']}, {silent['style']}): {silent['detail']}"
         return CandidateResult(candidate, *tally, FixVerdict.HIDES_THE_ERROR, detail)
     return CandidateResult(candidate, *tally, FixVerdict.INCOMPLETE, detail)
+
+
+def _judged(bug: Bug, run: dict) -> bool:
+    """Runs another catalogued bug explains are left out, and refusals TorchScript's design explains (a
+    candidate that turns each of the bug's runs into one has none of them judged: never a fix)."""
+    if run["verdict"] in NOT_JUDGED or run["cause"] not in (None, bug.id):
+        return False
+    return run["verdict"] != Verdict.REFUSED or not run["script_raised"]
+
+
+def _matches(run: dict) -> bool:
+    """Eager's behaviour, up to a difference TorchScript's design explains (a child that is compiled
+    is a RecursiveScriptModule)."""
+    return run["verdict"] in (Verdict.MATCH, Verdict.REFUSED)
 
 
 def _collect_finished(
