@@ -67,13 +67,9 @@ def installed_sources(paths: tuple[str, ...] = (RECURSIVE, SCRIPT, MODULE)) -> d
 def loaded_sources() -> dict[str, str | None]:
     """The files the running process really imported for the three modules (which differ
     from the installed ones when a candidate serves patched sources)."""
-    return {
-        # torch's modules are plain files, so __file__ is never None here
-        path: Path(importlib.import_module(path[:-3].replace("/", ".")).__file__).read_text(  # type: ignore[arg-type]
-            encoding="utf-8"
-        )
-        for path in (RECURSIVE, SCRIPT, MODULE)
-    }
+    modules = {path: importlib.import_module(path[:-3].replace("/", ".")) for path in (RECURSIVE, SCRIPT, MODULE)}
+    # the loader's text: a patched module is compiled under the installed file's name
+    return {path: module.__spec__.loader.get_source(module.__name__) for path, module in modules.items()}  # type: ignore[union-attr]
 
 
 Trees = dict[str, ast.Module]

@@ -102,16 +102,6 @@ def allow_global_backward_hooks() -> Restore:
     return Restore(undo)
 
 
-def compile(module: torch.nn.Module, *args: Any, **kwargs: Any) -> None:  # noqa: A001  (Module.compile's name)
-    """``module.compile(*args, **kwargs)`` that also works on ScriptModule subclasses: the compiled call is
-    stored on the Python wrapper, whose ``__call__`` reads it. Only a Python ``forward`` gets compiled:
-    ``torch.compile`` cannot look into a ``script_method``."""
-    if not _is_scripted_subclass(module):
-        torch.nn.Module.compile(module, *args, **kwargs)
-        return
-    object.__setattr__(module, "_compiled_call_impl", torch.compile(module._call_impl, *args, **kwargs))
-
-
 def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> torch.nn.Module:
     """``copy.deepcopy(module)`` that keeps a ScriptModule subclass's class, hooks and Python ``forward``:
     the wrapper's attributes are deep-copied as ``nn.Module``'s are, the compiled module by its own
@@ -178,7 +168,6 @@ def routed(*names: str) -> Iterator[None]:
 ROUTES: dict[str, Callable[..., Any]] = {
     "register_full_backward_hook": register_full_backward_hook,
     "register_backward_hook": register_backward_hook,
-    "compile": compile,
     "__deepcopy__": deepcopy,
     "__copy__": shallow_copy,
 }

@@ -12,9 +12,22 @@ scripted model), #93485 (TorchScript and torch.compile together).
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Any
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, scope
+from repro.catalogue.fixes import (
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    at_start,
+    if_testing,
+    parse,
+    source,
+    statement,
+)
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -78,6 +91,99 @@ torch.compile(Net(), backend=backend)(torch.ones(1, 2))
 assert graphs, "torch.compile(model) compiled nothing and said nothing"
 """
 
+# --- fixing it: dynamo cannot trace TorchScript, so no Python change makes the backend see the model; the
+# patch makes torch.compile refuse any model that is or holds a ScriptModule, at the entry where it
+# already refuses a torch.jit.script result (loud).
+
+EVAL_FRAME = "torch/_dynamo/eval_frame.py"
+MODULE_BRANCH = "isinstance(fn, torch.nn.Module)"
+REFUSAL = "torch.compile does not trace TorchScript"
+GUARD = [
+    "scripted = [name for name, sub in fn.named_modules() if isinstance(sub, torch.jit.ScriptModule)]",
+    "if scripted and type(fn) is not torch.jit._script.RecursiveScriptModule:",
+    '    what = "is a ScriptModule" if scripted[0] == "" else f"holds the ScriptModule {scripted[0]!r}"',
+    "    raise RuntimeError(",
+    f'        f"{REFUSAL}: this model {{what}}, which would run uncompiled. "',
+    '        "Compile an eager nn.Module version of it instead."',
+    "    )",
+]
+
+
+def refuse_script_modules(sources: Sources) -> dict[str, str]:
+    """The branch of ``_TorchDynamoContext.__call__`` that wraps a module refuses one holding TorchScript."""
+    text = source(sources, EVAL_FRAME)
+    tree = parse(EVAL_FRAME, text)
+    context = statement(tree, lambda node: isinstance(node, ast.ClassDef) and node.name == "_TorchDynamoContext")
+    branch = statement(context, if_testing(MODULE_BRANCH)) if context else None
+    if not isinstance(branch, ast.If):
+        raise PatchError(f"{EVAL_FRAME}: _TorchDynamoContext has no 'if {MODULE_BRANCH}:' branch.")
+    if REFUSAL in text:
+        raise PatchError(f"{EVAL_FRAME} already refuses TorchScript.")
+    return {EVAL_FRAME: at_start(text, branch, GUARD)}
+
+
+REGRESSION_TEST = """# Owner(s): ["module: dynamo"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Subclass(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class Parent(torch.nn.Module):
+    def __init__(self, inner) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x) * 2
+
+
+class TestCompileScriptModule(TestCase):
+    def test_script_module_subclass_is_refused(self):
+        with self.assertRaisesRegex(RuntimeError, "this model is a ScriptModule"):
+            torch.compile(Subclass(), backend="eager")
+
+    def test_model_holding_a_script_module_is_refused(self):
+        with self.assertRaisesRegex(RuntimeError, "holds the ScriptModule 'inner'"):
+            torch.compile(Parent(Subclass()), backend="eager")
+
+    def test_eager_model_still_compiles(self):
+        graphs = []
+
+        def backend(graph_module, example_inputs):
+            graphs.append(graph_module)
+            return graph_module.forward
+
+        torch.compile(Parent(torch.nn.Linear(2, 2)), backend=backend)(torch.ones(1, 2))
+        self.assertEqual(len(graphs), 1)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="torch.compile refuses a model that is or holds a ScriptModule, beside its refusal of a "
+        "torch.jit.script result",
+        files=(EVAL_FRAME,),
+        edit=refuse_script_modules,
+        test=RegressionTest("test/dynamo/test_compile_script_module.py", REGRESSION_TEST),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/api/module.h: a ScriptModule's forward is a C++ torch::jit::Method, which dynamo's "
+        "bytecode tracer never sees",
+    ),
+)
+
 BUG = Bug(
     id="compile-subclass-silent",
     title="torch.compile of a ScriptModule subclass compiles nothing, silently",
@@ -94,6 +200,7 @@ BUG = Bug(
     explanation=__doc__,
     no_static="dynamo's graph break at a ScriptModule is decided while tracing, not by one line of source",
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="none",
         summary="none: dynamo cannot trace TorchScript; compile an eager nn.Module version of the model",

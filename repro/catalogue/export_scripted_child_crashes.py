@@ -16,6 +16,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, Workaround, raised, scope
+from repro.catalogue.fixes import (
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    after,
+    if_testing,
+    parse,
+    source,
+    statement,
+)
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -80,6 +92,89 @@ except (AttributeError, TypeError) as err:  # a ScriptModule root gets a clear V
     raise AssertionError(f"export crashed in its tracer: {err}") from None  # its stack is 80 frames
 """
 
+# --- fixing it: no Python change makes the tracer run TorchScript, so the patch makes export refuse a model
+# holding a ScriptModule anywhere, as it refuses one passed to it, before tracing starts (loud).
+
+EXPORT = "torch/export/__init__.py"
+ROOT_CHECK = "isinstance(mod, torch.jit.ScriptModule)"
+REFUSAL = "holds a ScriptModule"
+GUARD = [
+    "scripted = next((name for name, sub in mod.named_modules() if isinstance(sub, torch.jit.ScriptModule)), None)",
+    "if scripted is not None:",
+    "    raise ValueError(",
+    f'        f"Exporting a module that {REFUSAL} ({{scripted!r}}) is not supported: export traces Python "',
+    '        "code, and a ScriptModule runs TorchScript. Export the eager version of that submodule instead."',
+    "    )",
+]
+
+
+def refuse_scripted_submodules(sources: Sources) -> dict[str, str]:
+    """``export`` checks every submodule, after its check of the module it is given."""
+    text = source(sources, EXPORT)
+    check = statement(parse(EXPORT, text), if_testing(ROOT_CHECK))
+    if check is None:
+        raise PatchError(f"{EXPORT}: export has no 'if {ROOT_CHECK}:' check to extend.")
+    if REFUSAL in text:
+        raise PatchError(f"{EXPORT} already refuses a module that {REFUSAL}.")
+    return {EXPORT: after(text, check, GUARD)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: export"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Inner(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class Parent(torch.nn.Module):
+    def __init__(self, inner) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x) * 2
+
+
+class TestExportScriptedSubmodule(TestCase):
+    def test_script_module_subclass_child_is_refused(self):
+        with self.assertRaisesRegex(ValueError, r"holds a ScriptModule \\('inner'\\)"):
+            torch.export.export(Parent(Inner()), (torch.ones(1, 2),))
+
+    def test_scripted_child_is_refused(self):
+        scripted = torch.jit.script(torch.nn.Linear(2, 2))
+        with self.assertRaisesRegex(ValueError, r"holds a ScriptModule \\('inner'\\)"):
+            torch.export.export(Parent(scripted), (torch.ones(1, 2),))
+
+    def test_eager_model_still_exports(self):
+        exported = torch.export.export(Parent(torch.nn.Linear(2, 2)), (torch.ones(1, 2),))
+        self.assertEqual(len(exported.graph_signature.user_inputs), 1)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="torch.export.export refuses a model holding a ScriptModule, as it refuses one passed to it",
+        files=(EXPORT,),
+        edit=refuse_scripted_submodules,
+        test=RegressionTest("test/export/test_export_scripted_submodule.py", REGRESSION_TEST),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/api/module.h: a ScriptModule's forward is a C++ torch::jit::Method that "
+        "export's Python tracer cannot enter",
+    ),
+)
+
 BUG = Bug(
     id="export-scripted-child-crashes",
     title="torch.export.export of an eager model with a ScriptModule child crashes in its tracer",
@@ -96,6 +191,7 @@ BUG = Bug(
     needs=("torch.export.export",),
     no_static="the proxy's wrong forward is decided by the classes at trace time, not by one line",
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="none",
         summary="none: export the eager model before any part of it is scripted",

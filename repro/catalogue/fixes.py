@@ -172,3 +172,24 @@ def add_method(text: str, path: str, cls: str, before: str, method: list[str]) -
             first = anchor.decorator_list[0].lineno if anchor.decorator_list else anchor.lineno
             return insert(text, first, [*method, ""], indent_of(text, anchor.lineno))
     raise PatchError(f"{path}: no class {cls} defining {before}.")
+
+
+def statement(tree: ast.AST, found: Callable[[ast.stmt], bool]) -> ast.stmt | None:
+    """The first statement anywhere in ``tree`` for which ``found`` holds."""
+    return next((node for node in ast.walk(tree) if isinstance(node, ast.stmt) and found(node)), None)
+
+
+def if_testing(condition: str) -> Callable[[ast.stmt], bool]:
+    """``statement``'s test for an ``if`` whose condition reads ``condition`` (as ``ast.unparse`` writes it)."""
+    return lambda node: isinstance(node, ast.If) and ast.unparse(node.test) == condition
+
+
+def after(text: str, node: ast.stmt, lines: list[str]) -> str:
+    """``lines`` inserted after ``node``, at its indentation."""
+    return insert(text, (node.end_lineno or node.lineno) + 1, lines, indent_of(text, node.lineno))
+
+
+def at_start(text: str, node: ast.If | ast.FunctionDef, lines: list[str]) -> str:
+    """``lines`` inserted as the first statements of ``node``'s block (after a function's docstring)."""
+    line = body_start(node) if isinstance(node, ast.FunctionDef) else node.body[0].lineno
+    return insert(text, line, lines, indent_of(text, node.body[0].lineno))

@@ -10,9 +10,22 @@ class plainly has. Eager registers the same hooks in ``__init__`` and runs them 
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, Workaround, raised, scope, unchanged
+from repro.catalogue.fixes import (
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    after,
+    parse,
+    source,
+    statement,
+)
+from repro.source_checks import RECURSIVE
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -78,6 +91,96 @@ except RuntimeError as err:
     raise AssertionError(f"construction failed: {str(err).splitlines()[0][:40]}") from err
 """
 
+# --- fixing it: hooks registered before scripting are compiled against the compiled forward, in C++; with
+# no compiled forward there is nothing to check them against, so the patch refuses them with a sentence
+# that says so, before the C++ check names a method the class plainly has (loud).
+
+REFUSAL = "hooks registered before it was compiled need a compiled forward"
+STUBS = "hook_stubs, pre_hook_stubs = get_hook_stubs(nn_module)"
+GUARD = [
+    'if (hook_stubs or pre_hook_stubs) and not any(s.def_.name().name == "forward" for s in method_stubs):',
+    "    raise RuntimeError(",
+    '        f"{type(nn_module).__name__} has forward hooks or pre-hooks, and its forward is not compiled: "',
+    f'        "{REFUSAL}. Decorate forward with "',
+    '        "@torch.jit.script_method, or register the hooks after construction."',
+    "    )",
+]
+
+
+def refuse_hooks_without_forward(sources: Sources) -> dict[str, str]:
+    """``create_script_module_impl`` checks for a compiled forward before compiling hooks against it."""
+    text = source(sources, RECURSIVE)
+    stubs = statement(parse(RECURSIVE, text), lambda node: ast.unparse(node) == STUBS)
+    if stubs is None:
+        raise PatchError(f"{RECURSIVE} has no '{STUBS}' line to check after.")
+    if REFUSAL in text:
+        raise PatchError(f"{RECURSIVE} already refuses hooks without a compiled forward.")
+    return {RECURSIVE: after(text, stubs, GUARD)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+def add_one(module, args, output):
+    return output + 1
+
+
+class TestHooksBeforeCompiledForward(TestCase):
+    def test_hook_in_init_with_a_python_forward_is_refused_clearly(self):
+        class PlainForward(torch.jit.ScriptModule):
+            def __init__(self) -> None:
+                super().__init__()
+                self.linear = torch.nn.Linear(2, 2)
+                self.register_forward_hook(add_one)
+
+            def forward(self, x):
+                return self.linear(x)
+
+        with self.assertRaisesRegex(RuntimeError, "PlainForward has forward hooks or pre-hooks"):
+            PlainForward()
+
+    def test_hook_in_init_with_a_script_method_forward_runs(self):
+        class ScriptForward(torch.jit.ScriptModule):
+            def __init__(self) -> None:
+                super().__init__()
+                self.linear = torch.nn.Linear(2, 2)
+                self.register_forward_hook(add_one)
+
+            @torch.jit.script_method
+            def forward(self, x):
+                return self.linear(x)
+
+        model = ScriptForward()
+        x = torch.ones(1, 2)
+        self.assertEqual(model(x), model.linear(x) + 1)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="scripting refuses hooks registered before it with a clear sentence when forward is not compiled",
+        files=(RECURSIVE,),
+        edit=refuse_hooks_without_forward,
+        test=RegressionTest(
+            "test/jit/test_hooks_before_compiled_forward.py",
+            REGRESSION_TEST,
+            runner="test/test_jit.py",
+            registration="from jit.test_hooks_before_compiled_forward import TestHooksBeforeCompiledForward"
+            "  # noqa: F401",
+            after="from jit.",
+        ),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/api/module.cpp and torch/csrc/jit/frontend/ir_emitter.cpp: each hook's schema is "
+        "checked against the compiled forward's, in C++",
+    ),
+)
+
 BUG = Bug(
     id="init-hooks-break-plain-forward",
     title="A hook registered in __init__ of a ScriptModule subclass with a plain forward breaks construction",
@@ -91,6 +194,7 @@ BUG = Bug(
     explanation=__doc__,
     no_static="the hook's schema check is C++, against the compiled forward",
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="a script_method forward",
         summary="@torch.jit.script_method on forward: TorchScript compiles the __init__ hooks against it",

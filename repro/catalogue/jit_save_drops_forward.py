@@ -11,9 +11,21 @@ forward. Related upstream: pytorch/pytorch#38214 (saving ScriptModules).
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope, unchanged
+from repro.catalogue.fixes import (
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    at_start,
+    parse,
+    source,
+    statement,
+)
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -68,6 +80,92 @@ loaded = torch.jit.load(buffer)
 assert hasattr(loaded, "forward"), "torch.jit.save kept no forward: the loaded module cannot be called"
 """
 
+# --- fixing it: what TorchScript compiles of a class is decided when it is built (C++), so the patch makes
+# torch.jit.save refuse a ScriptModule whose forward is a Python method that was never compiled (loud).
+
+SERIALIZATION = "torch/jit/_serialization.py"
+REFUSAL = "torch.jit.save would save a module without a forward"
+GUARD = [
+    'forward = getattr(type(m), "forward", None)',
+    'if isinstance(m, torch.jit.ScriptModule) and hasattr(forward, "__code__"):',
+    '    if not m._c._has_method("forward"):',
+    "        raise RuntimeError(",
+    '            f"{type(m).__name__}.forward is a Python method TorchScript did not compile: "',
+    f'            "{REFUSAL}. Decorate it with @torch.jit.script_method."',
+    "        )",
+]
+
+
+def refuse_uncompiled_forward(sources: Sources) -> dict[str, str]:
+    """``torch.jit.save`` checks that the forward it would save was compiled."""
+    text = source(sources, SERIALIZATION)
+    save = statement(parse(SERIALIZATION, text), lambda node: isinstance(node, ast.FunctionDef) and node.name == "save")
+    if not isinstance(save, ast.FunctionDef):
+        raise PatchError(f"{SERIALIZATION} has no function save.")
+    if REFUSAL in text:
+        raise PatchError(f"{SERIALIZATION} already refuses a module without a compiled forward.")
+    return {SERIALIZATION: at_start(text, save, GUARD)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import io
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class PlainForward(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+class ScriptForward(PlainForward):
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class TestSaveUncompiledForward(TestCase):
+    def test_save_refuses_a_python_forward(self):
+        with self.assertRaisesRegex(RuntimeError, "PlainForward.forward is a Python method"):
+            torch.jit.save(PlainForward(), io.BytesIO())
+
+    def test_save_keeps_a_script_method_forward(self):
+        buffer = io.BytesIO()
+        model = ScriptForward()
+        torch.jit.save(model, buffer)
+        buffer.seek(0)
+        x = torch.ones(1, 2)
+        self.assertEqual(torch.jit.load(buffer)(x), model(x))
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="torch.jit.save refuses a ScriptModule whose forward is a Python method it never compiled",
+        files=(SERIALIZATION,),
+        edit=refuse_uncompiled_forward,
+        test=RegressionTest(
+            "test/jit/test_save_uncompiled_forward.py",
+            REGRESSION_TEST,
+            runner="test/test_jit.py",
+            registration="from jit.test_save_uncompiled_forward import TestSaveUncompiledForward  # noqa: F401",
+            after="from jit.",
+        ),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/serialization/export_module.cpp: the C++ module is serialised with the methods "
+        "TorchScript compiled, and a plain Python forward is not one of them",
+    ),
+)
+
 BUG = Bug(
     id="jit-save-drops-plain-forward",
     title="torch.jit.save of a ScriptModule subclass with a plain forward saves a module that cannot be called",
@@ -81,6 +179,7 @@ BUG = Bug(
     explanation=__doc__,
     no_static="what TorchScript compiles of a class is decided when it is built, not by one line",
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="a script_method forward",
         summary="@torch.jit.script_method on forward, so that torch.jit.save has a forward to save",

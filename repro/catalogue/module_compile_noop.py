@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, calls, paste_script, routed, scope
+from repro.catalogue.bug import ROOTS, Bug, Workaround, calls, paste_script, scope
+from repro.catalogue.fixes import Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
 from repro.source_checks import MODULE, SCRIPT, Trees, assigns, method, setattr_forwards
 from repro.vocabulary import Verdict
 
@@ -69,6 +70,79 @@ assert graphs, "Module.compile() had no effect: the call never went through torc
 """,
 )
 
+# --- fixing it: dynamo cannot trace a ScriptModule, with either forward style (measured: storing
+# torch.compile(model._call_impl) on the wrapper, as Module.compile would, captures 0 graphs), so no Python
+# change makes Module.compile work; the patch gives ScriptModule a compile that refuses instead (loud).
+
+REFUSAL = "Module.compile() cannot compile a ScriptModule"
+COMPILE = [
+    "def compile(self, *args, **kwargs):",
+    '    """Refuse: torch.compile cannot trace a ScriptModule, so Module.compile would compile nothing."""',
+    "    raise RuntimeError(",
+    f'        "{REFUSAL}: torch.compile does not trace TorchScript, and every call would run "',
+    '        "uncompiled. Compile an eager nn.Module version of the model instead."',
+    "    )",
+]
+
+
+def add_compile(sources: Sources) -> dict[str, str]:
+    """``ScriptModule.compile``, beside its ``__setattr__``."""
+    return {SCRIPT: add_method(source(sources, SCRIPT), SCRIPT, "ScriptModule", "__setattr__", COMPILE)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class PlainForward(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(2, 2))
+
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.weight) * 2
+
+
+class ScriptForward(PlainForward):
+    @torch.jit.script_method
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.weight) * 2
+
+
+class TestScriptModuleCompile(TestCase):
+    def test_compile_refuses_a_python_forward(self):
+        with self.assertRaisesRegex(RuntimeError, "cannot compile a ScriptModule"):
+            PlainForward().compile(backend="eager")
+
+    def test_compile_refuses_a_script_method_forward(self):
+        with self.assertRaisesRegex(RuntimeError, "cannot compile a ScriptModule"):
+            ScriptForward().compile(backend="eager")
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="ScriptModule.compile refuses, where Module.compile silently compiled nothing",
+        files=(SCRIPT,),
+        edit=add_compile,
+        test=RegressionTest(
+            "test/jit/test_script_module_compile.py",
+            REGRESSION_TEST,
+            runner="test/test_jit.py",
+            registration="from jit.test_script_module_compile import TestScriptModuleCompile  # noqa: F401",
+            after="from jit.",
+        ),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/api/module.h: a script_method forward is a C++ torch::jit::Method, which dynamo's "
+        "bytecode tracer never sees",
+    ),
+)
+
 BUG = Bug(
     id="module-compile-noop",
     title="Module.compile() on a ScriptModule subclass compiles nothing",
@@ -85,19 +159,17 @@ BUG = Bug(
     explanation=__doc__,
     needs=("torch.nn.Module.compile",),
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
-        name="repro.workaround.compile",
-        summary="repro.workaround.compile(model, ...) in place of model.compile(...), on a plain Python forward",
-        usage="drop @torch.jit.script_method from forward, then repro.workaround.compile(model, backend=...)",
-        apply=routed("compile"),
-        in_torch_terms=(
-            "a plain Python forward, and object.__setattr__(model, '_compiled_call_impl', "
-            "torch.compile(model._call_impl, ...)) in place of model.compile(...)"
-        ),
-        style="plain_forward",
+        name="none",
+        summary="none: torch.compile cannot trace a ScriptModule; compile an eager nn.Module version of the model",
+        usage="compile the eager model (no torch.jit.ScriptModule base class) with torch.compile",
+        apply=None,
+        in_torch_terms="none: compile an eager nn.Module version of the model",
         tried=(
-            "repro.workaround.compile on a script_method forward: the call goes through torch.compile, "
-            "but dynamo cannot look into the compiled forward and the backend is never called",
+            "object.__setattr__(model, '_compiled_call_impl', torch.compile(model._call_impl, ...)), as "
+            "Module.compile would store it on the wrapper: the calls go through torch.compile, but the backend "
+            "is never called (0 graphs), with a plain forward and with a script_method",
             "torch.compile(model) on a script_method forward: the backend is never called (0 graphs)",
         ),
     ),

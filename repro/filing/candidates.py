@@ -210,8 +210,9 @@ def classify(bug: Bug, candidate: Candidate, scenarios: list[dict]) -> Candidate
     first = departing[0]
     detail = f"{first['api']}: {first['name']} ({first['model']}, {first['style']}): {first['detail']}"
     if candidate.refusal and all(
-        s["verdict"] == Verdict.RAISES and candidate.refusal in s["detail"] for s in departing
-    ):
+        s["verdict"] == Verdict.RAISES and candidate.refusal in s["detail"] and bug.id in s["covered_by"]
+        for s in departing
+    ):  # refusing where the bug does not show breaks what works: never loud
         return CandidateResult(candidate, *tally, FixVerdict.LOUD, f"{len(departing)} runs refuse: {detail}")
     still_raises = any(s["verdict"] == Verdict.RAISES and any(e in s["detail"] for e in bug.errors) for s in own)
     if bug.errors and not still_raises and any(s["verdict"] == Verdict.DIFFERS for s in departing):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import linecache
 import os
 import stat
 import sys
@@ -29,18 +30,48 @@ class UnusableSource(ValueError):
     FIFO or a device (one sentence naming each)."""
 
 
+class _Loader(importlib.abc.SourceLoader):
+    """Compiles the patched text under the installed file's name: torch's own rules that go by a code
+    object's file (dynamo's skip and inline rules, for one) treat the module as torch's, and tracebacks and
+    ``inspect`` read the patched lines (they are put in ``linecache``)."""
+
+    def __init__(self, patched: Path, installed: Path) -> None:
+        self.patched, self.installed = patched, installed
+
+    def get_filename(self, fullname: str) -> str:
+        return str(self.installed)
+
+    def get_data(self, path: str) -> bytes:
+        if path != str(self.installed):
+            raise OSError(f"{path} is not served")  # no bytecode cache: always compiled from the patched text
+        data = self.patched.read_bytes()
+        lines = data.decode("utf-8").splitlines(keepends=True)
+        linecache.cache[path] = (len(data), None, lines, path)  # no mtime: never reloaded from disk
+        return data
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     def __init__(self, files: dict[str, Path]) -> None:
         self.files = files
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
         file = self.files.get(name)
-        return importlib.util.spec_from_file_location(name, file) if file else None
+        if file is None:
+            return None
+        installed = installed_torch_root().joinpath(*name.split("."))
+        package = installed.is_dir()
+        origin = installed / "__init__.py" if package else installed.with_suffix(".py")
+        return importlib.util.spec_from_file_location(
+            name,
+            origin,
+            loader=_Loader(file, origin),
+            submodule_search_locations=[str(installed)] if package else None,  # its submodules: installed ones
+        )
 
 
 def overlay_files(directory: Path) -> dict[str, Path]:
     """Module name -> file for each ``torch/**/*.py`` under ``directory`` that replaces an
-    installed module (not a package ``__init__``) and differs from it. Symbolic links are followed,
+    installed module (a package's ``__init__`` too, but torch's own) and differs from it. Symbolic links are followed,
     to files and folders alike (a ``torch/jit`` linked to a folder of patched files included); a
     ``*.py`` that does not resolve to a regular file is ``UnusableSource``, found with ``os.stat``
     before anything is opened (a FIFO is never read)."""
@@ -53,10 +84,11 @@ def overlay_files(directory: Path) -> dict[str, Path]:
             continue
         relative = path.relative_to(directory)
         original = installed / relative
-        if relative.name == "__init__.py" or not original.is_file():
-            continue
+        if relative.parts == ("torch", "__init__.py") or not original.is_file():
+            continue  # torch's own __init__ finds its libraries next to itself
         if path.read_bytes() != original.read_bytes():
-            files[".".join(relative.with_suffix("").parts)] = path
+            parts = relative.parent.parts if relative.name == "__init__.py" else relative.with_suffix("").parts
+            files[".".join(parts)] = path
     if unusable:
         raise UnusableSource(f"{'; '.join(unusable)}: not a regular file, so it cannot stand in for torch's")
     if not files:
