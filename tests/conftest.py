@@ -111,12 +111,17 @@ if __name__ == "__main__":
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    """A small checkout in upstream's shape: the installed torch's two files and a test/test_jit.py (the
-    upstream patch's tests, test_filing.py and test_patch_against.py, apply it there)."""
-    for path in (RECURSIVE, SCRIPT):
+    """A small checkout in upstream's shape: the installed torch's files that any bug's upstream patch
+    edits, and a test/test_jit.py (the upstream patches' tests, test_filing.py and test_patch_against.py,
+    apply them there)."""
+    from repro.catalogue import BUGS
+
+    edited = {path for bug in BUGS.values() if bug.fixes for path in bug.fixes.patch.files}
+    for path in sorted(edited | {RECURSIVE, SCRIPT}):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(installed_torch_root() / path, tmp_path / path)
-    (tmp_path / "test" / "jit").mkdir(parents=True)
+    for folder in ("jit", "export", "dynamo"):
+        (tmp_path / "test" / folder).mkdir(parents=True)
     (tmp_path / "test" / "test_jit.py").write_text(UPSTREAM_TEST_JIT)
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     return tmp_path

@@ -15,7 +15,7 @@ import torch
 from helpers import PASTE_ENDS, ROOT, fake_broken_npu, run, run_json, write_ledger
 from repro import workaround
 from repro.catalogue import BUGS, select
-from repro.catalogue.fixes import Candidate, PatchError
+from repro.catalogue.fixes import Candidate, PatchError, UpstreamPatch
 from repro.catalogue.full_backward_hook_flag import FIXES, RootCause, explain, patch_both
 from repro.engine.models import INSTANCES, STYLES, build_eager, build_script, styles_of
 from repro.filing.candidates import applied, candidates_of, classify, judge
@@ -397,6 +397,66 @@ def test_explain_gives_each_bugs_cause_as_numbered_steps_with_file_and_line(bug_
     assert [line for line in text.splitlines() if line.startswith("Workaround: ")] and max(
         map(len, text.splitlines())
     ) <= 100
+
+
+WITH_FIXES = [bug_id for bug_id, bug in BUGS.items() if bug.fixes]
+
+
+def _patch_of(bug_id: str) -> UpstreamPatch:
+    fixes = BUGS[bug_id].fixes
+    assert fixes is not None
+    return fixes.patch
+
+
+@pytest.mark.needs_bug
+@pytest.mark.parametrize("bug_id", WITH_FIXES)
+def test_each_patch_applies_to_a_checkout_with_its_test_registered(checkout, bug_id):
+    patch = _patch_of(bug_id)
+    proc = run(["-m", "repro", "--patch", "--bug", bug_id, "--against", str(checkout)])
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert [f"+++ b/{path}" for path in patch.files if f"+++ b/{path}" not in proc.stdout] == []
+    subprocess.run(["git", "apply", "-"], cwd=checkout, input=proc.stdout, text=True, check=True)
+    assert (checkout / patch.test.path).read_text() == patch.test.text
+    if patch.test.runner:
+        assert patch.test.registration in (checkout / patch.test.runner).read_text().splitlines()
+    for path in patch.files:  # every edited file still parses
+        compile((checkout / path).read_text(), path, "exec")
+
+
+@pytest.fixture
+def copy_of(tmp_path):
+    """The installed torch's files ``bug``'s patch edits, copied out, with ``--patch --bug`` applied by
+    GNU patch as a developer would (the regression test file lands there too)."""
+    if shutil.which("patch") is None:
+        pytest.skip("needs GNU patch")
+
+    def patched(bug_id: str) -> Path:
+        folder = tmp_path / bug_id
+        for path in _patch_of(bug_id).files:
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(installed_torch_root() / path, folder / path)
+        diff = run(["-m", "repro", "--patch", "--bug", bug_id])
+        assert diff.returncode == 0, diff.stderr
+        applied = subprocess.run(
+            ["patch", "-p1", "--forward"], input=diff.stdout, cwd=folder, capture_output=True, text=True
+        )
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        return folder
+
+    return patched
+
+
+@pytest.mark.needs_bug  # its 'before' half needs the bug
+@pytest.mark.slow
+@pytest.mark.parametrize("bug_id", WITH_FIXES)
+def test_each_regression_test_fails_before_its_patch_and_passes_after(copy_of, bug_id):
+    folder = copy_of(bug_id)
+    test_file = str(folder / _patch_of(bug_id).test.path)
+    local = {"CI": ""}  # torch's run_tests() writes XML through xmlrunner under CI, which is not installed
+    before = run([test_file], env=local)
+    after = run(["-m", "repro.run_patched", "--sources", str(folder), test_file], env=local)
+    assert before.returncode != 0 and "FAILED" in before.stderr, before.stderr[-2000:]
+    assert after.returncode == 0 and "OK" in after.stderr.splitlines()[-1], after.stderr[-2000:]
 
 
 @pytest.mark.needs_bug

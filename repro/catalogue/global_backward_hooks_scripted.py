@@ -110,11 +110,7 @@ def patch_allowlist(sources: Sources) -> dict[str, str]:
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
 
 import torch
-from torch.nn.modules.module import (
-    register_module_backward_hook,
-    register_module_full_backward_hook,
-    register_module_full_backward_pre_hook,
-)
+from torch.nn.modules.module import register_module_full_backward_hook, register_module_full_backward_pre_hook
 from torch.testing._internal.common_utils import run_tests, TestCase
 
 
@@ -145,10 +141,6 @@ class TestScriptedChildGlobalBackwardHooks(TestCase):
     def test_full_backward_pre_hook_runs_for_a_scripted_child(self):
         model, modules = self._modules_hooked(register_module_full_backward_pre_hook)
         self.assertEqual(modules, [model, model.child])
-
-    def test_legacy_backward_hook_runs_for_a_scripted_child(self):
-        model, modules = self._modules_hooked(register_module_backward_hook)
-        self.assertEqual(len(modules), 2)
 
 
 if __name__ == "__main__":

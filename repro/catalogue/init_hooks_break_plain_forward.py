@@ -120,11 +120,13 @@ def refuse_hooks_without_forward(sources: Sources) -> dict[str, str]:
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
 
+from typing import Tuple
+
 import torch
 from torch.testing._internal.common_utils import run_tests, TestCase
 
 
-def add_one(module, args, output):
+def add_one(module, args: Tuple[torch.Tensor], output: torch.Tensor) -> torch.Tensor:
     return output + 1
 
 
