@@ -21,7 +21,8 @@ from index_server import build_pure_wheel
 from tracker_helpers import check, packaging_wheel
 
 from helpers import ROOT, flag, patched_torch_env, run, run_json, write_fixed_ledger, write_ledger
-from repro.ledger import ORIGINAL, release_key
+from repro.catalogue import BUGS
+from repro.ledger import DEFAULT_PATH, ORIGINAL, release_key
 from repro.source_checks import installed_sources
 
 pytestmark = [
@@ -215,3 +216,61 @@ def test_bug_aware_tests_are_red_on_a_true_fix_with_a_ledger_saying_present(tmp_
         timeout=600,
     )
     assert proc.returncode == 1 and " failed" in proc.stdout.splitlines()[-1], proc.stdout[-2000:]
+
+
+# --- each bug's upstream patch, in force in the test process: the tests tied to the bug flip under a fix,
+# and still fail, with the patch's own error, under a loud one (whose bug never reads "fixed")
+
+WITH_PATCH = {bug_id: bug.fixes.patch for bug_id, bug in BUGS.items() if bug.fixes}
+TIED = """import runpy
+
+import pytest
+
+
+@pytest.mark.upstream_bug({bug_id!r})
+def test_the_paste_ready_script_runs_as_users_want():
+    runpy.run_path({script!r}, run_name="__main__")
+"""
+
+
+def _ledger_saying(path: Path, bug_id: str, verdict: str) -> Path:
+    """The packaged ledger, with this release's confirmed result for ``bug_id`` set to ``verdict``."""
+    ledger = json.loads(DEFAULT_PATH.read_text())
+    entry = ledger["releases"].setdefault(release_key(torch.__version__), {"bugs": {}})
+    entry["bugs"].setdefault(bug_id, {})["dynamic"] = {
+        "verdict": verdict,
+        "detail": "set by the test",
+        "checked_at": "2026-12-04T00:00:00",
+    }
+    path.write_text(json.dumps(ledger))
+    return path
+
+
+def _tied_test(tmp_path: Path, bug_id: str) -> Path:
+    """A downstream test tied to ``bug_id`` (the plugin's marker) that runs the bug's paste-ready script."""
+    script = tmp_path / "bug.py"
+    script.write_text(BUGS[bug_id].paste)
+    test = tmp_path / f"test_tied_{bug_id.replace('-', '_')}.py"
+    test.write_text(TIED.format(bug_id=bug_id, script=str(script)))
+    return test
+
+
+@pytest.mark.parametrize("bug_id", list(WITH_PATCH))
+def test_tests_tied_to_a_bug_follow_its_upstream_patch(tmp_path, bug_id):
+    patch, test = WITH_PATCH[bug_id], _tied_test(tmp_path, bug_id)
+    pytest_run = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-m", "", str(test)]
+    unpatched = run(pytest_run, ledger=_ledger_saying(tmp_path / "present.json", bug_id, "present"))
+    assert unpatched.returncode == 0 and "1 xfailed" in unpatched.stdout, unpatched.stdout[-2000:]
+    patched = ["-m", "repro.run_patched", f"{bug_id}:upstream-patch", *pytest_run]
+    if not patch.refusal:  # a fix: green once the ledger says so, red (strict) while it says present
+        fixed = run(patched, ledger=_ledger_saying(tmp_path / "fixed.json", bug_id, "fixed"))
+        stale = run(patched, ledger=_ledger_saying(tmp_path / "stale.json", bug_id, "present"))
+        assert fixed.returncode == 0 and "1 passed" in fixed.stdout, fixed.stdout[-2000:]
+        assert stale.returncode == 1 and "1 failed" in stale.stdout, stale.stdout[-2000:]
+        return
+    loud = run(patched, ledger=_ledger_saying(tmp_path / "present.json", bug_id, "present"))
+    assert loud.returncode == 1 and "1 failed" in loud.stdout and patch.refusal in loud.stdout, loud.stdout[-2000:]
+    code, report = run_json(["-m", "repro.run_patched", f"{bug_id}:upstream-patch", "-m", "repro", "--bug", bug_id])
+    status = next(b for b in report["bugs"] if b["id"] == bug_id)
+    assert (code, status["status"]) == (1, "incomplete-fix"), status  # what the patch changed, never "fixed"
+    assert patch.refusal in status["detail"], status["detail"]

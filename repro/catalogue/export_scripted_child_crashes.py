@@ -93,17 +93,22 @@ except (AttributeError, TypeError) as err:  # a ScriptModule root gets a clear V
 """
 
 # --- fixing it: no Python change makes the tracer run TorchScript, so the patch makes export refuse a model
-# holding a ScriptModule anywhere, as it refuses one passed to it, before tracing starts (loud).
+# holding a ScriptModule whose forward is compiled, as it refuses one passed to it, before tracing starts
+# (loud). A ScriptModule subclass with a plain Python forward and no compiled child exports today: kept.
 
 EXPORT = "torch/export/__init__.py"
 ROOT_CHECK = "isinstance(mod, torch.jit.ScriptModule)"
 REFUSAL = "holds a ScriptModule"
 GUARD = [
-    "scripted = next((name for name, sub in mod.named_modules() if isinstance(sub, torch.jit.ScriptModule)), None)",
-    "if scripted is not None:",
+    "scripted = [",
+    "    name",
+    "    for name, sub in mod.named_modules()",
+    '    if isinstance(sub, torch.jit.ScriptModule) and sub._c._has_method("forward")',
+    "]",
+    "if scripted:",
     "    raise ValueError(",
-    f'        f"Exporting a module that {REFUSAL} ({{scripted!r}}) is not supported: export traces Python "',
-    '        "code, and a ScriptModule runs TorchScript. Export the eager version of that submodule instead."',
+    f'        f"Exporting a module that {REFUSAL} ({{scripted[0]!r}}) is not supported: export traces "',
+    '        "Python code, and that forward is TorchScript. Export the eager version of that submodule instead."',
     "    )",
 ]
 
@@ -165,7 +170,7 @@ if __name__ == "__main__":
 
 FIXES = Fixes(
     patch=UpstreamPatch(
-        summary="torch.export.export refuses a model holding a ScriptModule, as it refuses one passed to it",
+        summary="torch.export.export refuses a model holding a compiled ScriptModule, as it refuses one passed to it",
         files=(EXPORT,),
         edit=refuse_scripted_submodules,
         test=RegressionTest("test/export/test_export_scripted_submodule.py", REGRESSION_TEST),
