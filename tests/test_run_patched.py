@@ -15,9 +15,14 @@ PROG = "python -m repro.run_patched"
 
 @pytest.fixture
 def print_source(tmp_path_factory):
-    """A script that prints which file ``torch.jit._script`` was loaded from."""
+    """A script that prints whether ``torch.jit._script`` was loaded from a patched file (``_copy`` marks
+    it), and under which file name it was compiled (the installed one, either way)."""
     script = tmp_path_factory.mktemp("script") / "which.py"
-    script.write_text("import torch.jit._script as s\nprint(s.__file__)\n")
+    script.write_text(
+        "import torch.jit._script as s\n"
+        "patched = s.__spec__.loader.get_source(s.__name__).endswith('# patched\\n')\n"
+        "print('patched' if patched else 'installed', s.__file__)\n"
+    )
     return str(script)
 
 
@@ -80,10 +85,10 @@ def test_sources_overlay_only_the_changed_files_and_name_them(tmp_path, print_so
         target = tmp_path / path.relative_to(root)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, target)
-    patched = _copy(tmp_path, SCRIPT, edit=True)
+    _copy(tmp_path, SCRIPT, edit=True)
     proc = run(["-m", "repro.run_patched", "--sources", str(tmp_path), print_source])
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == str(patched)
+    assert proc.stdout.strip() == f"patched {installed_torch_root() / SCRIPT}"  # compiled under torch's name
     assert proc.stderr.strip() == f"{PROG}: torch files from {tmp_path} in place of the installed ones: {SCRIPT}"
 
 
@@ -142,5 +147,5 @@ def test_a_torch_jit_linked_to_a_folder_of_patched_files_is_served(tmp_path, pri
     (tmp_path / "tree" / "torch" / "jit").symlink_to(real)
     proc = run(["-m", "repro.run_patched", "--sources", str(tmp_path / "tree"), print_source])
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == str(tmp_path / "tree" / SCRIPT)
+    assert proc.stdout.strip() == f"patched {installed_torch_root() / SCRIPT}"
     assert proc.stderr.strip().endswith(f"in place of the installed ones: {SCRIPT}")
