@@ -109,6 +109,18 @@ if __name__ == "__main__":
 """
 
 
+UPSTREAM_TEST_QUANTIZATION = """# Owner(s): ["oncall: quantization"]
+
+from torch.testing._internal.common_utils import run_tests
+
+# Eager mode quantization tests
+from quantization.eager.test_quantize_eager_ptq import TestQuantizeEagerPTQStatic  # noqa: F401
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
     """A small checkout in upstream's shape: the installed torch's files that any bug's upstream patch
@@ -120,8 +132,9 @@ def checkout(tmp_path: Path) -> Path:
     for path in sorted(edited | {RECURSIVE, SCRIPT}):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(installed_torch_root() / path, tmp_path / path)
-    for folder in ("jit", "export", "dynamo"):
+    for folder in ("jit", "export", "dynamo", "quantization/eager"):
         (tmp_path / "test" / folder).mkdir(parents=True)
     (tmp_path / "test" / "test_jit.py").write_text(UPSTREAM_TEST_JIT)
+    (tmp_path / "test" / "test_quantization.py").write_text(UPSTREAM_TEST_QUANTIZATION)
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     return tmp_path

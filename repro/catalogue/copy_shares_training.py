@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, paste_script, routed, scope
+from repro.catalogue.fixes import Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
+from repro.source_checks import SCRIPT
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -57,6 +59,87 @@ assert model.training, "eval() on a copy.copy of the model put the original in e
 """,
 )
 
+# --- fixing it: ScriptModule gets a __copy__ (what the workaround declares on the class): the wrapper's
+# attributes shared as a shallow copy shares them, the compiled module, which holds training, copied by its
+# own __copy__, so that each copy's mode is its own.
+
+COPY = [
+    "def __copy__(self):",
+    '    """A shallow copy whose training mode is its own, as an nn.Module copy\'s is: the compiled module',
+    '    holds ``training``, so it is copied (shallowly) rather than shared."""',
+    "    clone = type(self).__new__(type(self))",
+    "    clone.__dict__.update(self.__dict__)",
+    '    if "_actual_script_module" in self.__dict__:',
+    '        clone.__dict__["_actual_script_module"] = copy.copy(self.__dict__["_actual_script_module"])',
+    "    return clone",
+]
+
+
+def add_copy(sources: Sources) -> dict[str, str]:
+    """``ScriptModule.__copy__``, beside its ``__setattr__``."""
+    return {SCRIPT: add_method(source(sources, SCRIPT), SCRIPT, "ScriptModule", "__setattr__", COPY)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import copy
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class TestScriptModuleCopy(TestCase):
+    def test_copy_has_a_training_mode_of_its_own(self):
+        model = Net()
+        clone = copy.copy(model)
+        clone.eval()
+        self.assertTrue(model.training)
+        self.assertFalse(clone.training)
+
+    def test_copy_shares_parameters_as_a_shallow_copy_does(self):
+        model = Net()
+        clone = copy.copy(model)
+        self.assertIs(type(clone), Net)
+        self.assertIs(clone.linear.weight, model.linear.weight)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="ScriptModule.__copy__ copies the compiled module, which holds training, instead of sharing it",
+        files=(SCRIPT,),
+        edit=add_copy,
+        test=RegressionTest(
+            "test/jit/test_script_module_copy.py",
+            REGRESSION_TEST,
+            runner="test/test_jit.py",
+            registration="from jit.test_script_module_copy import TestScriptModuleCopy  # noqa: F401",
+            after="from jit.",
+        ),
+    ),
+    candidates=(
+        Candidate(
+            "workaround",
+            "user",
+            "__copy__ = repro.workaround.shallow_copy in the class body",
+            apply=routed("__copy__"),
+        ),
+    ),
+)
+
 BUG = Bug(
     id="copy-shares-training",
     title="copy.copy of a ScriptModule subclass shares its training mode with the original",
@@ -70,6 +153,7 @@ BUG = Bug(
     explanation=__doc__,
     no_static="the shared state is the compiled C++ module: judged at run time",
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="repro.workaround.shallow_copy",
         summary="__copy__ = repro.workaround.shallow_copy in the class body (or call it in place of copy.copy)",

@@ -24,6 +24,7 @@ from repro.catalogue.bug import (
     routed,
     scope,
 )
+from repro.catalogue.fixes import Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
 from repro.source_checks import SCRIPT, Trees, method
 from repro.vocabulary import Verdict
 
@@ -92,6 +93,108 @@ assert type(clone) is Net, f"copy.deepcopy returned a {type(clone).__name__}, no
 """,
 )
 
+# --- fixing it: ScriptModule gets the __deepcopy__ copy.deepcopy finds on the instance (what the workaround
+# declares on the class): the wrapper's attributes deep-copied as nn.Module's are, the compiled module by
+# its own __deepcopy__.
+
+DEEPCOPY = [
+    "def __deepcopy__(self, memo):",
+    '    """A copy of this class, with its hooks and Python methods: without it, ``__getattr__`` finds the',
+    '    compiled module\'s ``__deepcopy__``, whose copy is a bare RecursiveScriptModule."""',
+    "    clone = type(self).__new__(type(self))",
+    "    memo[id(self)] = clone",
+    "    for name, value in self.__dict__.items():",
+    "        clone.__dict__[name] = copy.deepcopy(value, memo)",
+    "    # the compiled module's copy clones its tensors with their history: its parameters must be",
+    "    # leaves again, or backward through the copy leaves them without gradients",
+    "    for name, param in list(clone.named_parameters()):",
+    "        if not param.is_leaf:",
+    '            owner, _, leaf = name.rpartition(".")',
+    "            parameter = torch.nn.Parameter(param.detach(), param.requires_grad)",
+    "            setattr(clone.get_submodule(owner), leaf, parameter)",
+    "    return clone",
+]
+
+
+def add_deepcopy(sources: Sources) -> dict[str, str]:
+    """``ScriptModule.__deepcopy__``, beside its ``__setattr__``."""
+    return {SCRIPT: add_method(source(sources, SCRIPT), SCRIPT, "ScriptModule", "__setattr__", DEEPCOPY)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import copy
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class PlainForward(Net):
+    def forward(self, x):
+        return self.linear(x) * 2
+
+
+class TestScriptModuleDeepcopy(TestCase):
+    def test_deepcopy_keeps_the_class_and_its_hooks(self):
+        model, calls = Net(), []
+        model.register_forward_hook(lambda *args: calls.append(args))
+        clone = copy.deepcopy(model)
+        clone(torch.ones(1, 2))
+        self.assertIs(type(clone), Net)
+        self.assertEqual(len(calls), 1)
+
+    def test_deepcopy_keeps_a_python_forward(self):
+        model = PlainForward()
+        clone = copy.deepcopy(model)
+        x = torch.ones(1, 2)
+        self.assertEqual(clone(x), model(x))
+
+    def test_deepcopy_parameters_are_independent_leaves(self):
+        model = Net()
+        clone = copy.deepcopy(model)
+        clone(torch.ones(1, 2)).sum().backward()
+        self.assertIsNotNone(clone.linear.weight.grad)
+        self.assertIsNone(model.linear.weight.grad)
+        self.assertIsNot(clone.linear.weight, model.linear.weight)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="ScriptModule.__deepcopy__ copies the wrapper, its class and hooks, and the compiled module",
+        files=(SCRIPT,),
+        edit=add_deepcopy,
+        test=RegressionTest(
+            "test/jit/test_script_module_deepcopy.py",
+            REGRESSION_TEST,
+            runner="test/test_jit.py",
+            registration="from jit.test_script_module_deepcopy import TestScriptModuleDeepcopy  # noqa: F401",
+            after="from jit.",
+        ),
+    ),
+    candidates=(
+        Candidate(
+            "workaround",
+            "user",
+            "__deepcopy__ = repro.workaround.deepcopy in the class body",
+            apply=routed("__deepcopy__"),
+        ),
+    ),
+)
+
 BUG = Bug(
     id="deepcopy-drops-subclass",
     title="copy.deepcopy of a ScriptModule subclass returns a RecursiveScriptModule without its hooks",
@@ -106,6 +209,7 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="repro.workaround.deepcopy",
         summary="__deepcopy__ = repro.workaround.deepcopy in the class body (or call it in place of copy.deepcopy)",

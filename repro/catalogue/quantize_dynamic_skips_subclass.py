@@ -11,9 +11,21 @@ quantization documents eager modules only; TorchScript has its own ``quantize_dy
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import WITH_CHILDREN, Bug, Workaround, raised, scope
+from repro.catalogue.fixes import (
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    at_start,
+    parse,
+    source,
+    statement,
+)
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -66,6 +78,100 @@ quantized_linear = torch.ao.nn.quantized.dynamic.Linear
 assert isinstance(quantized.linear, quantized_linear), "quantize_dynamic quantized nothing and said nothing"
 """
 
+# --- fixing it: eager-mode quantization swaps child modules by their Python class, and a ScriptModule's
+# children are TorchScript's; no change to the swap makes it quantize compiled code, so the patch refuses
+# a model that is or holds a ScriptModule, naming TorchScript's own quantize_dynamic_jit (loud).
+
+QUANTIZE = "torch/ao/quantization/quantize.py"
+REFUSAL = "quantize_dynamic quantizes eager modules only"
+GUARD = [
+    "scripted = [name for name, sub in model.named_modules() if isinstance(sub, torch.jit.ScriptModule)]",
+    "if scripted:",
+    '    what = "is a ScriptModule" if scripted[0] == "" else f"holds the ScriptModule {scripted[0]!r}"',
+    "    raise RuntimeError(",
+    f'        f"{REFUSAL}, and this model {{what}}, whose children TorchScript compiled: "',
+    '        "nothing of it would be quantized. Quantize the eager model before scripting it, "',
+    '        "or use quantize_dynamic_jit."',
+    "    )",
+]
+
+
+def refuse_script_modules(sources: Sources) -> dict[str, str]:
+    """``quantize_dynamic`` refuses TorchScript first."""
+    text = source(sources, QUANTIZE)
+    function = statement(
+        parse(QUANTIZE, text), lambda node: isinstance(node, ast.FunctionDef) and node.name == "quantize_dynamic"
+    )
+    if not isinstance(function, ast.FunctionDef):
+        raise PatchError(f"{QUANTIZE} has no function quantize_dynamic.")
+    if REFUSAL in text:
+        raise PatchError(f"{QUANTIZE} already refuses TorchScript in quantize_dynamic.")
+    return {QUANTIZE: at_start(text, function, GUARD)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: quantization"]
+
+import torch
+from torch.ao.quantization import quantize_dynamic
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class Parent(torch.nn.Module):
+    def __init__(self, inner) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+class TestQuantizeDynamicScriptModule(TestCase):
+    def test_script_module_is_refused(self):
+        with self.assertRaisesRegex(RuntimeError, "this model is a ScriptModule"):
+            quantize_dynamic(Net(), {torch.nn.Linear})
+
+    def test_model_holding_a_script_module_is_refused(self):
+        with self.assertRaisesRegex(RuntimeError, "holds the ScriptModule 'inner'"):
+            quantize_dynamic(Parent(Net()), {torch.nn.Linear})
+
+    def test_eager_model_is_still_quantized(self):
+        quantized = quantize_dynamic(Parent(torch.nn.Linear(2, 2)), {torch.nn.Linear})
+        self.assertIsInstance(quantized.inner, torch.ao.nn.quantized.dynamic.Linear)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="quantize_dynamic refuses a model that is or holds a ScriptModule, naming quantize_dynamic_jit",
+        files=(QUANTIZE,),
+        edit=refuse_script_modules,
+        test=RegressionTest(
+            "test/quantization/eager/test_quantize_dynamic_script_module.py",
+            REGRESSION_TEST,
+            runner="test/test_quantization.py",  # PyTorch's runner collects test/quantization through it
+            registration="from quantization.eager.test_quantize_dynamic_script_module import "
+            "TestQuantizeDynamicScriptModule  # noqa: F401",
+            after="from quantization.eager.",
+        ),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/api/module.h: a ScriptModule's children are C++ torch::jit::Modules, which the "
+        "Python class-based swap of eager-mode quantization never matches",
+    ),
+)
+
 BUG = Bug(
     id="quantize-dynamic-skips-subclass",
     title="quantize_dynamic quantizes nothing of a ScriptModule subclass, silently",
@@ -80,6 +186,7 @@ BUG = Bug(
     needs=("torch.ao.quantization.quantize_dynamic",),
     no_static="the children's classes are TorchScript's, decided at run time",
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="none",
         summary="none: quantize the eager layers before the class is compiled (in __init__)",
