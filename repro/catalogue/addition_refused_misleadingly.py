@@ -24,6 +24,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope
+from repro.catalogue.fixes import (
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    add_method,
+    at_start,
+    if_testing,
+    method_of,
+    parse,
+    replaced_by,
+    source,
+    statement,
+)
+from repro.source_checks import SCRIPT
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -86,6 +102,117 @@ except AttributeError as err:
     raise AssertionError(f"refused with a message about __init__: {err}") from None
 """
 
+# --- fixing it: a ScriptModule's class is compiled when __init__ returns, so nothing can be added after
+# (C++ holds the compiled type); the patch keeps every refusal and makes each say so, where each addition
+# arrives: the wrapper's register_parameter/register_buffer, and the compiled module's dictionaries of
+# children and of parameters and buffers (loud).
+
+REFUSAL = "to a ScriptModule after construction"
+WHY = "TorchScript compiled its class when __init__ returned"
+
+
+def _refusal(what: str, indent: str = "") -> list[str]:
+    return [
+        f"{indent}raise RuntimeError(",
+        f'{indent}    f"Cannot add {what} {REFUSAL}: "',
+        f'{indent}    "{WHY}. Add it in __init__."',
+        f"{indent})",
+    ]
+
+
+REGISTER = [
+    *(
+        line
+        for kind, signature in (("parameter", "name, param"), ("buffer", "name, tensor, persistent=True"))
+        for line in (
+            f"def register_{kind}(self, {signature}):",
+            '    if "_actual_script_module" in self.__dict__:',
+            *_refusal(f"the {kind} '{{name}}'", "        "),
+            f"    return super().register_{kind}({signature.replace('=True', '=persistent')})",
+            "",
+        )
+    ),
+][:-1]
+
+
+def refuse_additions_clearly(sources: Sources) -> dict[str, str]:
+    """Three places, each refusing an addition in words that say why."""
+    text = source(sources, SCRIPT)
+    if REFUSAL in text:
+        raise PatchError(f"{SCRIPT} already refuses additions after construction in its own words.")
+    modules_setitem = method_of(parse(SCRIPT, text), "OrderedModuleDict", "__setitem__")
+    if modules_setitem is None:
+        raise PatchError(f"{SCRIPT}: OrderedModuleDict.__setitem__ not found.")
+    text = at_start(text, modules_setitem, ["if k not in self:", *_refusal("the module '{k}'", "    ")])
+    wrapper_setitem = method_of(parse(SCRIPT, text), "OrderedDictWrapper", "__setitem__")
+    new_key = statement(wrapper_setitem, if_testing("k not in self")) if wrapper_setitem else None
+    if new_key is None:
+        raise PatchError(f"{SCRIPT}: OrderedDictWrapper.__setitem__ has no 'if k not in self:' check.")
+    text = replaced_by(text, new_key, ["if k not in self:", *_refusal("'{k}'", "    ")])
+    return {SCRIPT: add_method(text, SCRIPT, "ScriptModule", "__setattr__", REGISTER)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+        self.register_buffer("scale", torch.ones(2))
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x) * self.scale
+
+
+class TestScriptModuleAdditions(TestCase):
+    def test_new_child_is_refused_in_words_that_say_why(self):
+        with self.assertRaisesRegex(RuntimeError, "Cannot add the module 'extra' to a ScriptModule"):
+            Net().add_module("extra", torch.nn.ReLU())
+
+    def test_new_parameter_and_buffer_are_refused_in_words_that_say_why(self):
+        model = Net()
+        with self.assertRaisesRegex(RuntimeError, "Cannot add the parameter 'extra' to a ScriptModule"):
+            model.register_parameter("extra", torch.nn.Parameter(torch.ones(2)))
+        with self.assertRaisesRegex(RuntimeError, "Cannot add the buffer 'extra' to a ScriptModule"):
+            model.register_buffer("extra", torch.ones(2))
+
+    def test_buffer_on_a_child_is_refused_as_a_buffer(self):
+        with self.assertRaisesRegex(RuntimeError, "Cannot add 'extra' to a ScriptModule"):
+            Net().linear.register_buffer("extra", torch.ones(2))
+
+    def test_existing_parameter_can_still_be_assigned(self):
+        model = Net()
+        model.linear.weight = torch.nn.Parameter(torch.zeros(2, 2))
+        self.assertEqual(model(torch.ones(1, 2)), model.linear.bias.expand(1, 2) * model.scale)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="each refusal of an addition after construction says why, where the addition arrives",
+        files=(SCRIPT,),
+        edit=refuse_additions_clearly,
+        test=RegressionTest(
+            "test/jit/test_script_module_additions.py",
+            REGRESSION_TEST,
+            runner="test/test_jit.py",
+            registration="from jit.test_script_module_additions import TestScriptModuleAdditions  # noqa: F401",
+            after="from jit.",
+        ),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/api/module.h: a compiled module's type (its children, parameters and buffers) is "
+        "fixed when the class is compiled",
+    ),
+)
+
 BUG = Bug(
     id="addition-refused-misleadingly",
     title="Adding a child, parameter or buffer after __init__ is refused with a misleading message",
@@ -100,6 +227,7 @@ BUG = Bug(
     no_static="its refusals are ordinary Python; their texts, not a structure, make it: judged at run time",
     errors=("before Module.__init__() call",),
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="none",
         summary="none: after __init__ nothing can be added; register every child, parameter and buffer in __init__",

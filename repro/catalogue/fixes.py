@@ -193,3 +193,22 @@ def at_start(text: str, node: ast.If | ast.FunctionDef, lines: list[str]) -> str
     """``lines`` inserted as the first statements of ``node``'s block (after a function's docstring)."""
     line = body_start(node) if isinstance(node, ast.FunctionDef) else node.body[0].lineno
     return insert(text, line, lines, indent_of(text, node.body[0].lineno))
+
+
+def replaced_by(text: str, node: ast.stmt, lines: list[str]) -> str:
+    """``node`` (all its lines) replaced by ``lines``, at its indentation."""
+    old = lines_of(text)
+    start, end = node.lineno, node.end_lineno or node.lineno
+    indent = indent_of(text, start)
+    old[start - 1 : end] = [f"{indent}{line}".rstrip() + "\n" for line in lines]
+    return "".join(old)
+
+
+def method_of(tree: ast.AST, cls: str, name: str) -> ast.FunctionDef | None:
+    """``cls.name`` for the first class ``cls`` in ``tree`` that defines it."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            found = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == name), None)
+            if found:
+                return found
+    return None
