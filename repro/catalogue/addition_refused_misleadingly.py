@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope
 from repro.catalogue.fixes import (
+    TEST_JIT,
     Fixes,
     PatchError,
     RegressionTest,
@@ -201,11 +202,7 @@ FIXES = Fixes(
         files=(SCRIPT,),
         edit=refuse_additions_clearly,
         test=RegressionTest(
-            "test/jit/test_script_module_additions.py",
-            REGRESSION_TEST,
-            runner="test/test_jit.py",
-            registration="from jit.test_script_module_additions import TestScriptModuleAdditions  # noqa: F401",
-            after="from jit.",
+            "test/jit/test_script_module_additions.py", REGRESSION_TEST, "TestScriptModuleAdditions", runner=TEST_JIT
         ),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/api/module.h: a compiled module's type (its children, parameters and buffers) is "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, paste_script, routed, scope
-from repro.catalogue.fixes import Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
+from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
 from repro.source_checks import SCRIPT
 from repro.vocabulary import Verdict
 
@@ -123,11 +123,7 @@ FIXES = Fixes(
         files=(SCRIPT,),
         edit=add_copy,
         test=RegressionTest(
-            "test/jit/test_script_module_copy.py",
-            REGRESSION_TEST,
-            runner="test/test_jit.py",
-            registration="from jit.test_script_module_copy import TestScriptModuleCopy  # noqa: F401",
-            after="from jit.",
+            "test/jit/test_script_module_copy.py", REGRESSION_TEST, "TestScriptModuleCopy", runner=TEST_JIT
         ),
     ),
     candidates=(

@@ -24,7 +24,7 @@ from repro.catalogue.bug import (
     routed,
     scope,
 )
-from repro.catalogue.fixes import Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
+from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
 from repro.source_checks import SCRIPT, Trees, method
 from repro.vocabulary import Verdict
 
@@ -178,11 +178,7 @@ FIXES = Fixes(
         files=(SCRIPT,),
         edit=add_deepcopy,
         test=RegressionTest(
-            "test/jit/test_script_module_deepcopy.py",
-            REGRESSION_TEST,
-            runner="test/test_jit.py",
-            registration="from jit.test_script_module_deepcopy import TestScriptModuleDeepcopy  # noqa: F401",
-            after="from jit.",
+            "test/jit/test_script_module_deepcopy.py", REGRESSION_TEST, "TestScriptModuleDeepcopy", runner=TEST_JIT
         ),
     ),
     candidates=(

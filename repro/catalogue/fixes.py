@@ -42,13 +42,27 @@ class Candidate:
         return self.apply is not None
 
 
+TEST_JIT = "test/test_jit.py"  # PyTorch's runner collects test/jit modules only through it
+TEST_QUANTIZATION = "test/test_quantization.py"  # and test/quantization modules through this
+
+
 @dataclass(frozen=True)
 class RegressionTest:
-    path: str  # a new file, as in a PyTorch checkout (test/jit/..., test/nn/...)
+    path: str  # a new file, as in a PyTorch checkout (test/jit/..., test/export/...)
     text: str
-    runner: str = ""  # the file upstream's runner collects it through (test/test_jit.py), "" for none
-    registration: str = ""  # the line the runner gets, after its last line starting with ``after``
-    after: str = ""
+    test_class: str = ""  # the TestCase in it, which ``runner`` imports
+    runner: str = ""  # the file upstream's runner collects it through, "" where it collects the file itself
+
+    @property
+    def registration(self) -> str:
+        """The line the runner gets: an import of the test class, as upstream writes them."""
+        module = self.path.removeprefix("test/").removesuffix(".py").replace("/", ".")
+        return f"from {module} import {self.test_class}  # noqa: F401"
+
+    @property
+    def after(self) -> str:
+        """The runner's lines the registration follows: the imports of the test's own folder."""
+        return f"from {self.path.removeprefix('test/').rpartition('/')[0].replace('/', '.')}."
 
 
 @dataclass(frozen=True)

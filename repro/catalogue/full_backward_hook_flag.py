@@ -30,6 +30,7 @@ from repro.catalogue.bug import (
 )
 from repro.catalogue.child_hooks_bypassed import CASES as BYPASSED
 from repro.catalogue.fixes import (
+    TEST_JIT,
     Candidate,
     Fixes,
     PatchError,
@@ -264,10 +265,8 @@ FIXES = Fixes(
         test=RegressionTest(
             "test/jit/test_script_module_backward_hooks.py",
             REGRESSION_TEST,
-            runner="test/test_jit.py",  # PyTorch's runner collects test/jit modules only through it
-            registration="from jit.test_script_module_backward_hooks import TestScriptModuleBackwardHooks"
-            "  # noqa: F401",
-            after="from jit.",
+            "TestScriptModuleBackwardHooks",
+            runner=TEST_JIT,
         ),
     ),
     candidates=(

@@ -22,7 +22,16 @@ from repro.catalogue.bug import (
     raised,
     scope,
 )
-from repro.catalogue.fixes import Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, append_items, source
+from repro.catalogue.fixes import (
+    TEST_JIT,
+    Candidate,
+    Fixes,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    append_items,
+    source,
+)
 from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find, find_assignment, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -155,10 +164,8 @@ FIXES = Fixes(
         test=RegressionTest(
             "test/jit/test_scripted_child_global_backward_hooks.py",
             REGRESSION_TEST,
-            runner="test/test_jit.py",
-            registration="from jit.test_scripted_child_global_backward_hooks import "
-            "TestScriptedChildGlobalBackwardHooks  # noqa: F401",
-            after="from jit.",
+            "TestScriptedChildGlobalBackwardHooks",
+            runner=TEST_JIT,
         ),
     ),
     candidates=(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, Workaround, raised, scope, unchanged
 from repro.catalogue.fixes import (
+    TEST_JIT,
     Fixes,
     PatchError,
     RegressionTest,
@@ -172,10 +173,8 @@ FIXES = Fixes(
         test=RegressionTest(
             "test/jit/test_hooks_before_compiled_forward.py",
             REGRESSION_TEST,
-            runner="test/test_jit.py",
-            registration="from jit.test_hooks_before_compiled_forward import TestHooksBeforeCompiledForward"
-            "  # noqa: F401",
-            after="from jit.",
+            "TestHooksBeforeCompiledForward",
+            runner=TEST_JIT,
         ),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/api/module.cpp and torch/csrc/jit/frontend/ir_emitter.cpp: each hook's schema is "

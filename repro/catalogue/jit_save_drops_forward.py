@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope, unchanged
 from repro.catalogue.fixes import (
+    TEST_JIT,
     Fixes,
     PatchError,
     RegressionTest,
@@ -154,11 +155,7 @@ FIXES = Fixes(
         files=(SERIALIZATION,),
         edit=refuse_uncompiled_forward,
         test=RegressionTest(
-            "test/jit/test_save_uncompiled_forward.py",
-            REGRESSION_TEST,
-            runner="test/test_jit.py",
-            registration="from jit.test_save_uncompiled_forward import TestSaveUncompiledForward  # noqa: F401",
-            after="from jit.",
+            "test/jit/test_save_uncompiled_forward.py", REGRESSION_TEST, "TestSaveUncompiledForward", runner=TEST_JIT
         ),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/serialization/export_module.cpp: the C++ module is serialised with the methods "

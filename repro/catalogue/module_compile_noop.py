@@ -12,7 +12,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, calls, paste_script, scope
-from repro.catalogue.fixes import Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
+from repro.catalogue.fixes import TEST_JIT, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
 from repro.source_checks import MODULE, SCRIPT, Trees, assigns, method, setattr_forwards
 from repro.vocabulary import Verdict
 
@@ -131,11 +131,7 @@ FIXES = Fixes(
         files=(SCRIPT,),
         edit=add_compile,
         test=RegressionTest(
-            "test/jit/test_script_module_compile.py",
-            REGRESSION_TEST,
-            runner="test/test_jit.py",
-            registration="from jit.test_script_module_compile import TestScriptModuleCompile  # noqa: F401",
-            after="from jit.",
+            "test/jit/test_script_module_compile.py", REGRESSION_TEST, "TestScriptModuleCompile", runner=TEST_JIT
         ),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/api/module.h: a script_method forward is a C++ torch::jit::Method, which dynamo's "

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import WITH_CHILDREN, Bug, Workaround, raised, scope
 from repro.catalogue.fixes import (
+    TEST_QUANTIZATION,
     Fixes,
     PatchError,
     RegressionTest,
@@ -161,10 +162,8 @@ FIXES = Fixes(
         test=RegressionTest(
             "test/quantization/eager/test_quantize_dynamic_script_module.py",
             REGRESSION_TEST,
-            runner="test/test_quantization.py",  # PyTorch's runner collects test/quantization through it
-            registration="from quantization.eager.test_quantize_dynamic_script_module import "
-            "TestQuantizeDynamicScriptModule  # noqa: F401",
-            after="from quantization.eager.",
+            "TestQuantizeDynamicScriptModule",
+            runner=TEST_QUANTIZATION,
         ),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/api/module.h: a ScriptModule's children are C++ torch::jit::Modules, which the "
