@@ -365,7 +365,7 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert verdicts["upstream-patch"][2:] == (" scenario runs", "fix")  # judged for real, on the default tier
     # what the candidates judge first: the bug's own runs, but those TorchScript refuses by design (a hook
     # on m.linear); with the flag left None each of them departs, as each departs here through the bug
-    own_runs = str(sum(_table_counts(body, api)[2] for api in bug.apis))
+    own_runs = str(shown)  # the runs departing through this bug, as the summary rows count them
     hidden = ("0", own_runs, " of the bug's own scenario runs (judged no further: not a fix)", "hides the error")
     assert verdicts["ignored-attributes"] == hidden
     measured = body.split("In the same run, ")[1].split("\n")[0]  # the only sentence that calls APIs working

@@ -101,13 +101,13 @@ def _root_cause(bug: Bug, cause: list[str]) -> list[str]:
 
 
 def _candidates(report: Report, filing: Filing) -> list[str]:
+    """Collapsed (the body stays short), its summary naming each candidate's verdict."""
     if not filing.candidates:
         return []
-    lines = [
-        "",
-        "Candidate fixes in torch, each put in force and judged by the default tier's scenario runs and the "
-        "bug's whole scope, leaving out runs another catalogued bug or a by-design refusal accounts for (one "
-        "that fails on the bug's own runs, judged first, is judged no further):",
+    table = [
+        "Each candidate put in force and judged by the default tier's scenario runs and the bug's whole "
+        "scope, leaving out runs another catalogued bug or a by-design refusal accounts for (one that fails "
+        "on the bug's own runs, judged first, is judged no further):",
         "",
         "| candidate | side | scenario runs matching eager | verdict |",
         "|---|---|---|---|",
@@ -118,12 +118,13 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
     ]
     fixes = filing.bug.fixes
     if fixes and fixes.patch.cpp and not any(r.verdict == FixVerdict.FIX for r in filing.candidates):
-        lines += [
+        table += [
             "",
             f"No candidate here matches eager: the cause is in C++ ({plain(fixes.patch.cpp)}), which no change to "
             "torch's Python files reaches. The proposed patch makes the silent departure a clear error instead.",
         ]
-    return lines
+    verdicts = ", ".join(f"{r.candidate.name}: {r.verdict}" for r in filing.candidates)
+    return ["", *_details(f"Candidate fixes in torch ({verdicts})", table)]
 
 
 def render(report: Report, filing: Filing, cause: list[str] | None) -> str:
