@@ -124,7 +124,7 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
             "torch's Python files reaches. The proposed patch makes the silent departure a clear error instead.",
         ]
     verdicts = ", ".join(f"{r.candidate.name}: {r.verdict}" for r in filing.candidates)
-    return ["", *_details(f"Candidate fixes in torch ({verdicts})", table)]
+    return _details(f"Candidate fixes in torch ({verdicts})", table)
 
 
 def render(report: Report, filing: Filing, cause: list[str] | None) -> str:
@@ -154,20 +154,17 @@ def render(report: Report, filing: Filing, cause: list[str] | None) -> str:
         "",
         "Root cause, as measured on this torch:",  # a list may follow a paragraph line directly
         *_root_cause(bug, cause if cause is not None else bug.static(installed_sources()).evidence),
+        "",  # the collapsed parts follow one another: the body a reader sees stays short
         *_candidates(report, filing),
-        "",
         *_details(
             f"All {len(report.run.results)} scenario runs, one row each",
             [_cells(RUN_COLUMNS), "|" + "---|" * len(RUN_COLUMNS), *(_run_row(r) for r in report.run.results)],
         ),
     ]
     if filing.patch:
-        lines += [
-            "",
-            *_details(
-                "Proposed fix, against the installed release, with a regression test",
-                [code_block(filing.patch.rstrip(), "diff")],
-            ),
-        ]
+        lines += _details(
+            "Proposed fix, against the installed release, with a regression test",
+            [code_block(filing.patch.rstrip(), "diff")],
+        )
     lines += ["", ATTRIBUTION, "", "### Versions", "", *_details("collect_env", [code_block(filing.versions.strip())])]
     return "\n".join(lines)
