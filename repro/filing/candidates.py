@@ -45,7 +45,7 @@ def candidates_of(bug: Bug) -> dict[str, Candidate]:
 
 
 def specs() -> list[str]:
-    """Every candidate as ``run_patched`` names it: ``BUG:NAME``, and the first bug's also bare."""
+    """Every candidate as ``run_patched`` names it, ``BUG:NAME`` (``find`` also takes the first bug's bare)."""
     return [f"{bug.id}:{name}" for bug in BUGS.values() for name in candidates_of(bug)]
 
 
@@ -62,7 +62,8 @@ def find(spec: str) -> tuple[Bug, Candidate]:
 
 
 class InstalledSources(Mapping[str, "str | None"]):
-    """The installed torch's files, read when an edit asks for one (None: not there)."""
+    """The installed torch's files, each read when an edit asks for it (None: not there). It lists none:
+    an edit names the files it reads."""
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root or installed_torch_root()
