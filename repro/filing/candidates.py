@@ -174,20 +174,22 @@ def _collect(bug: Bug, candidate: Candidate, proc: subprocess.Popen) -> Candidat
 def judge_here(bug: Bug, candidate: Candidate, device: str, slow: bool = False) -> CandidateResult:
     """Judge ``candidate`` in this process, then revert it: the bug's own runs first, and the rest only
     when those all match eager or refuse as it says (a candidate that fails there is judged by them)."""
+    from repro.engine.forked import usable_processes
     from repro.engine.oracle import run_all
     from repro.report import scenario_summary
 
     scenarios = _scenarios(bug, slow)
     own = [s for s in scenarios if s.apis & set(bug.apis)]
+    processes = usable_processes(device)  # forked after the candidate is applied: the copies have it too
     with applied(candidate):  # every run builds its classes anew, under it (models.subject_class)
-        first = run_all(device, own, explains=cause_of)
+        first = run_all(device, own, processes, explains=cause_of)
         if first.cannot_test:
             return CandidateResult(candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, first.cannot_test)
         judged = [scenario_summary(r) for r in first.results]
         result = classify(bug, candidate, judged)
         if result.verdict not in (FixVerdict.FIX, FixVerdict.LOUD):
             return replace(result, complete=False)
-        rest = run_all(device, [s for s in scenarios if s not in own], explains=cause_of)
+        rest = run_all(device, [s for s in scenarios if s not in own], processes, explains=cause_of)
         return classify(bug, candidate, judged + [scenario_summary(r) for r in rest.results])
 
 
