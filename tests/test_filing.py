@@ -18,7 +18,7 @@ from repro.catalogue import BUGS, select
 from repro.catalogue.fixes import Candidate, PatchError, UpstreamPatch
 from repro.catalogue.full_backward_hook_flag import FIXES, RootCause, explain, patch_both
 from repro.engine.models import INSTANCES, STYLES, build_eager, build_script, styles_of
-from repro.filing.candidates import applied, candidates_of, classify, judge
+from repro.filing.candidates import InstalledSources, applied, candidates_of, classify, judge
 from repro.formats.markdown import ATTRIBUTION
 from repro.formats.text import render_candidates
 from repro.ledger import ORIGINAL, release_key
@@ -486,3 +486,21 @@ def test_patch_against_something_else_is_one_sentence(tmp_path, layout):
     proc = run(["-m", "repro", "--patch", "--against", str(target)])
     assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1
     assert ("is not a folder" if layout == "missing" else "is not a PyTorch checkout") in proc.stderr
+
+
+@pytest.mark.parametrize("bug_id", WITH_FIXES)
+def test_each_patch_refuses_sources_it_already_patched(bug_id):
+    patch = _patch_of(bug_id)
+    once = patch.edit(InstalledSources())
+    with pytest.raises(PatchError):
+        patch.edit({**{path: InstalledSources()[path] for path in patch.files}, **once})
+
+
+@pytest.mark.parametrize("bug_id", WITH_FIXES)
+def test_each_patch_says_in_one_sentence_what_sources_of_another_shape_lack(bug_id):
+    """A release or checkout where the lines an edit extends are gone: one sentence, never a traceback."""
+    patch = _patch_of(bug_id)
+    for sources in ({path: "x = 1\n" for path in patch.files}, {}, {path: "def (:\n" for path in patch.files}):
+        with pytest.raises(PatchError) as refused:
+            patch.edit(sources)
+        assert str(refused.value).endswith(".") and "\n" not in str(refused.value), refused.value
