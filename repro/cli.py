@@ -47,10 +47,14 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     mode.add_argument("--markdown", action="store_true", help="print a ready-to-file upstream issue body")
     mode.add_argument("--explain", action="store_true", help="print the root cause measured on this torch")
     mode.add_argument(
-        "--candidates", action="store_true", help="judge each candidate fix by running every scenario with it applied"
+        "--candidates",
+        action="store_true",
+        help="judge each candidate fix of one bug (--bug; default the first) by its scenarios with it applied",
     )
     mode.add_argument(
-        "--patch", action="store_true", help="print the proposed upstream diff (with a regression test) for this torch"
+        "--patch",
+        action="store_true",
+        help="print one bug's proposed upstream diff (with a regression test) for this torch (--bug as above)",
     )
     mode.add_argument("--list-bugs", action="store_true", help="list the catalogued bugs and exit")
     parser.add_argument(
