@@ -14,7 +14,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope
-from repro.source_checks import SCRIPT, setattr_forwards
+from repro.catalogue.fixes import (
+    TEST_JIT,
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    add_method,
+    indent_of,
+    insert,
+    parse,
+    source,
+)
+from repro.source_checks import SCRIPT, forwarding_call, setattr_forwards
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -67,6 +80,104 @@ except RuntimeError as err:  # its message ends in C++ frames: its first line sa
     raise AssertionError(f"model.weight = None raised: {str(err).splitlines()[0]}") from None
 """
 
+# --- fixing it: the compiled module's attributes are typed by TorchScript in C++, so a None or an int cannot
+# be stored where eager stores them; the patch makes ScriptModule.__setattr__ refuse those in words that say
+# why (loud), refuse a plain tensor on a parameter as nn.Module does (TypeError), and gives the wrapper a
+# __delattr__ that deletes what its __setattr__ forwarded.
+
+REFUSAL = "its compiled type holds"
+CHECKS = [
+    "inner = self._actual_script_module",
+    'if attr == "training" and not isinstance(value, bool):',
+    "    raise TypeError(",
+    f'        f"cannot assign {{type(value).__name__}} to training of a ScriptModule: {REFUSAL} a bool"',
+    "    )",
+    "if value is None and (attr in inner._parameters or attr in inner._buffers):",
+    f"    raise RuntimeError(f\"cannot assign None to '{{attr}}' of a ScriptModule: {REFUSAL} a Tensor there\")",
+    "if attr in inner._parameters and not isinstance(value, torch.nn.Parameter):",
+    "    raise TypeError(",
+    "        f\"cannot assign '{torch.typename(value)}' as parameter '{attr}' (torch.nn.Parameter or None expected)\"",
+    "    )",
+]
+DELATTR = [
+    "def __delattr__(self, attr: str) -> None:",
+    '    inner = self.__dict__.get("_actual_script_module")',
+    "    if inner is not None and attr not in self.__dict__ and attr in inner.__dict__:",
+    "        # a plain attribute __setattr__ forwarded to the compiled module: delete it there",
+    "        return delattr(inner, attr)",
+    "    return super().__delattr__(attr)",
+]
+
+
+def check_assignments(sources: Sources) -> dict[str, str]:
+    """Checks before ``ScriptModule.__setattr__`` forwards, and a ``__delattr__`` beside it."""
+    text = source(sources, SCRIPT)
+    setattr_method, call = forwarding_call(parse(SCRIPT, text))
+    if setattr_method is None or call is None:
+        raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
+    if REFUSAL in text:
+        raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ already checks assignments.")
+    text = insert(text, call.lineno, CHECKS, indent_of(text, call.lineno))
+    return {SCRIPT: add_method(text, SCRIPT, "ScriptModule", "__setattr__", DELATTR)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(2, 2))
+        self.register_buffer("steps", torch.zeros(1))
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return x @ self.weight + self.steps
+
+
+class TestScriptModuleAssignment(TestCase):
+    def test_none_on_a_parameter_or_buffer_is_refused_in_words_that_say_why(self):
+        model = Net()
+        for name in ("weight", "steps"):
+            with self.assertRaisesRegex(RuntimeError, f"cannot assign None to '{name}' of a ScriptModule"):
+                setattr(model, name, None)
+
+    def test_training_takes_a_bool_only(self):
+        with self.assertRaisesRegex(TypeError, "to training of a ScriptModule"):
+            Net().training = 0
+
+    def test_plain_tensor_on_a_parameter_is_refused_as_nn_module_refuses_it(self):
+        with self.assertRaisesRegex(TypeError, "torch.nn.Parameter or None expected"):
+            Net().weight = torch.ones(2, 2)
+
+    def test_attribute_set_after_construction_can_be_deleted(self):
+        model = Net()
+        model.label = "a"
+        del model.label
+        self.assertFalse(hasattr(model, "label"))
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="ScriptModule.__setattr__ refuses what its compiled type cannot hold, and __delattr__ follows it",
+        files=(SCRIPT,),
+        edit=check_assignments,
+        test=RegressionTest(
+            "test/jit/test_script_module_assignment.py", REGRESSION_TEST, "TestScriptModuleAssignment", runner=TEST_JIT
+        ),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/python/script_init.cpp: the compiled module's setattr casts each value to the type "
+        "TorchScript gave the attribute",
+    ),
+)
+
 BUG = Bug(
     id="attribute-assignment-forwarded",
     title="Assigning a parameter, buffer or training on a ScriptModule subclass is cast or refused",
@@ -88,6 +199,7 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="none",
         summary="none: the values live in the compiled module, typed when it was scripted",

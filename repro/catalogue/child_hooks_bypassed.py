@@ -11,9 +11,24 @@ was found (related: pytorch/pytorch#36131, hooks for ScriptModules, closed unmer
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import NESTED, Bug, Workaround, fewer_calls, routed, scope
+from repro.catalogue.fixes import (
+    TEST_JIT,
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    add_method,
+    indent_of,
+    insert,
+    parse,
+    source,
+    statement,
+)
 from repro.catalogue.global_hooks_root_only import _call_impl_runs_global_hooks, _script_method_compiles
 from repro.source_checks import MODULE, SCRIPT
 
@@ -74,6 +89,124 @@ model(torch.ones(1, 2))
 assert calls, "the forward hook on model.child registered without error and never ran"
 """
 
+# --- fixing it: a compiled forward calls its children inside TorchScript (C++), where no Python hook can run,
+# so the patch marks each ScriptModule-subclass child when its parent's class compiles forward, and the
+# child's hook methods then refuse, naming the parent (loud).
+
+MARK = "_called_from_torchscript_by"
+REFUSAL = "calls it inside TorchScript, not through Python"
+MARKING = [
+    "# a compiled forward calls its children inside TorchScript: hooks on a child's wrapper never run (a",
+    "# subclass's own Python forward, which Python finds first, calls them through their wrappers)",
+    'if isinstance(next(k.__dict__["forward"] for k in cls.__mro__ if "forward" in k.__dict__), _CachedForward):',
+    "    for child in self._modules.values():",
+    '        if isinstance(child, ScriptModule) and "_actual_script_module" in child.__dict__:',
+    f'            child.__dict__["{MARK}"] = cls.__name__',
+]
+REFUSING = [
+    "def _refuse_hooks_that_never_run(self, method: str) -> None:",
+    f'    parent = self.__dict__.get("{MARK}")',
+    "    if parent is not None:",
+    "        raise RuntimeError(",
+    '            f"{method} on this {type(self).__name__} would never run its hook: the compiled forward of its "',
+    f'            f"parent {{parent}} {REFUSAL}. Give {{parent}} a plain Python forward, or hook the "',
+    '            "parent."',
+    "        )",
+    "",
+    *(
+        line
+        for name in APIS
+        for line in (
+            f"def {name}(self, *args, **kwargs):",
+            f'    self._refuse_hooks_that_never_run("{name}")',
+            f"    return super().{name}(*args, **kwargs)",
+            "",
+        )
+    ),
+][:-1]
+
+
+def refuse_hooks_on_children_called_in_torchscript(sources: Sources) -> dict[str, str]:
+    """``init_then_script`` marks the children; ``ScriptModule``'s hook methods refuse on a marked one."""
+    text = source(sources, SCRIPT)
+    if MARK in text:
+        raise PatchError(f"{SCRIPT} already marks children called inside TorchScript.")
+    wrapped = statement(
+        parse(SCRIPT, text),
+        lambda node: (
+            isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "self.__dict__['_actual_script_module']"
+        ),
+    )
+    if wrapped is None:
+        raise PatchError(f"{SCRIPT}: init_then_script no longer sets self.__dict__['_actual_script_module'].")
+    text = insert(text, wrapped.lineno, MARKING, indent_of(text, wrapped.lineno))
+    return {SCRIPT: add_method(text, SCRIPT, "ScriptModule", "__setattr__", REFUSING)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Child(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class CompiledParent(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.child = Child()
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.child(x)
+
+
+class PlainParent(CompiledParent):
+    def forward(self, x):
+        return self.child(x)
+
+
+class TestScriptModuleChildHooks(TestCase):
+    def test_hook_on_a_child_a_compiled_forward_calls_is_refused(self):
+        model = CompiledParent()
+        with self.assertRaisesRegex(RuntimeError, "compiled forward of its parent CompiledParent"):
+            model.child.register_forward_hook(lambda *args: None)
+        with self.assertRaisesRegex(RuntimeError, "compiled forward of its parent CompiledParent"):
+            model.child.register_forward_pre_hook(lambda *args: None)
+
+    def test_hook_on_a_child_a_python_forward_calls_runs(self):
+        model, calls = PlainParent(), []
+        model.child.register_forward_hook(lambda module, args, output: calls.append(module))
+        model(torch.ones(1, 2))
+        self.assertEqual(calls, [model.child])
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="a ScriptModule-subclass child that a compiled forward calls refuses hooks, naming its parent",
+        files=(SCRIPT,),
+        edit=refuse_hooks_on_children_called_in_torchscript,
+        test=RegressionTest(
+            "test/jit/test_script_module_child_hooks.py", REGRESSION_TEST, "TestScriptModuleChildHooks", runner=TEST_JIT
+        ),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/frontend/ir_emitter.cpp: a compiled forward calls a submodule with prim::CallMethod, "
+        "inside the interpreter, never through the Python wrapper that runs hooks",
+    ),
+)
+
 BUG = Bug(
     id="child-hooks-bypassed",
     title="Hooks on a ScriptModule-subclass child never run under a script_method forward",
@@ -89,6 +222,7 @@ BUG = Bug(
     paste=PASTE,
     explanation=__doc__,
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="a plain forward on the parent",
         summary="a plain Python forward on the parent, so that it calls the child through its wrapper",
