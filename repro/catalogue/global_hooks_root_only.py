@@ -26,6 +26,18 @@ from repro.catalogue.bug import (
     scope,
     scope_pairs,
 )
+from repro.catalogue.fixes import (
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    after,
+    method_of,
+    parse,
+    source,
+    statement,
+)
 from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -91,6 +103,113 @@ assert seen == ["Linear", "Net"], f"global forward hooks ran for {seen}, eager r
 """,
 )
 
+# --- fixing it: a compiled forward calls its children inside TorchScript (C++), where Module._call_impl never
+# runs, so no Python change makes global hooks reach them; the patch makes _call_impl refuse, while global
+# hooks are registered, to call a ScriptModule whose compiled forward would skip its children (loud).
+
+REFUSAL = "global module hooks would skip the children of this"
+GLOBALS = "_global_forward_hooks or _global_forward_pre_hooks or _global_backward_hooks or _global_backward_pre_hooks"
+GUARD = [
+    "if (",
+    f"    ({GLOBALS})",
+    "    and isinstance(self, torch.jit.ScriptModule)",
+    "    and next(self.children(), None) is not None",
+    "    and isinstance(",
+    '        next(k.__dict__["forward"] for k in type(self).__mro__ if "forward" in k.__dict__),',
+    '        getattr(torch.jit._script, "_CachedForward", ()),',
+    "    )",
+    "):",
+    "    raise RuntimeError(",
+    f'        f"{REFUSAL} {{type(self).__name__}}: its compiled forward calls them inside "',
+    '        "TorchScript, not through Python. Give it a plain Python forward, or remove the global hooks."',
+    "    )",
+]
+
+
+def refuse_calls_that_skip_children(sources: Sources) -> dict[str, str]:
+    """``Module._call_impl``, once past its no-hooks fast path, refuses a call that would skip children."""
+    text = source(sources, MODULE)
+    call_impl = method_of(parse(MODULE, text), "Module", "_call_impl")
+    fast_path = (
+        statement(
+            call_impl,
+            lambda node: (
+                isinstance(node, ast.If)
+                and isinstance(node.body[0], ast.Return)
+                and "_global_forward_hooks" in ast.unparse(node.test)
+            ),
+        )
+        if call_impl
+        else None
+    )
+    if fast_path is None:
+        raise PatchError(f"{MODULE}: Module._call_impl has no no-hooks fast path to follow.")
+    if REFUSAL in text:
+        raise PatchError(f"{MODULE} already refuses calls that global hooks would not follow.")
+    return {MODULE: after(text, fast_path, GUARD)}
+
+
+REGRESSION_TEST = """# Owner(s): ["module: nn"]
+
+import torch
+from torch.nn.modules.module import register_module_forward_hook
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class PlainForward(Net):
+    def forward(self, x):
+        return self.linear(x)
+
+
+class TestGlobalHooksScriptModule(TestCase):
+    def _called(self, model):
+        modules = []
+        handle = register_module_forward_hook(lambda module, args, output: modules.append(module))
+        try:
+            model(torch.ones(1, 2))
+        finally:
+            handle.remove()
+        return modules
+
+    def test_compiled_forward_with_children_is_refused_under_global_hooks(self):
+        with self.assertRaisesRegex(RuntimeError, "global module hooks would skip the children of this Net"):
+            self._called(Net())
+
+    def test_python_forward_runs_global_hooks_for_each_module(self):
+        model = PlainForward()
+        self.assertEqual(self._called(model), [model.linear, model])
+
+    def test_without_global_hooks_nothing_changes(self):
+        model = Net()
+        self.assertEqual(model(torch.ones(1, 2)), model.linear(torch.ones(1, 2)))
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="Module._call_impl refuses, under global hooks, a ScriptModule whose compiled forward skips them",
+        files=(MODULE,),
+        edit=refuse_calls_that_skip_children,
+        test=RegressionTest("test/nn/test_module_hooks_script_module.py", REGRESSION_TEST),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/frontend/ir_emitter.cpp: a compiled forward calls a submodule with prim::CallMethod, "
+        "inside the interpreter, never through Module._call_impl where global hooks run",
+    ),
+)
+
 BUG = Bug(
     id="global-hooks-root-only",
     title="Global module hooks skip the modules a compiled forward calls",
@@ -110,6 +229,7 @@ BUG = Bug(
     explanation=__doc__,
     needs=("torch.nn.modules.module.register_module_forward_hook",),
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="a plain forward (and allow_global_backward_hooks)",
         summary="a plain Python forward (no @torch.jit.script_method), with "
