@@ -34,13 +34,12 @@ from repro.catalogue.fixes import (
     add_method,
     at_start,
     if_testing,
-    method_of,
     parse,
     replaced_by,
     source,
     statement,
 )
-from repro.source_checks import SCRIPT
+from repro.source_checks import SCRIPT, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -141,11 +140,11 @@ def refuse_additions_clearly(sources: Sources) -> dict[str, str]:
     text = source(sources, SCRIPT)
     if REFUSAL in text:
         raise PatchError(f"{SCRIPT} already refuses additions after construction in its own words.")
-    modules_setitem = method_of(parse(SCRIPT, text), "OrderedModuleDict", "__setitem__")
+    modules_setitem = method(parse(SCRIPT, text), "OrderedModuleDict", "__setitem__")
     if modules_setitem is None:
         raise PatchError(f"{SCRIPT}: OrderedModuleDict.__setitem__ not found.")
     text = at_start(text, modules_setitem, ["if k not in self:", *_refusal("the module '{k}'", "    ")])
-    wrapper_setitem = method_of(parse(SCRIPT, text), "OrderedDictWrapper", "__setitem__")
+    wrapper_setitem = method(parse(SCRIPT, text), "OrderedDictWrapper", "__setitem__")
     new_key = statement(wrapper_setitem, if_testing("k not in self")) if wrapper_setitem else None
     if new_key is None:
         raise PatchError(f"{SCRIPT}: OrderedDictWrapper.__setitem__ has no 'if k not in self:' check.")

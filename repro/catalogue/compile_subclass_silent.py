@@ -28,6 +28,7 @@ from repro.catalogue.fixes import (
     source,
     statement,
 )
+from repro.source_checks import find
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -113,7 +114,7 @@ def refuse_script_modules(sources: Sources) -> dict[str, str]:
     """The branch of ``_TorchDynamoContext.__call__`` that wraps a module refuses one holding TorchScript."""
     text = source(sources, EVAL_FRAME)
     tree = parse(EVAL_FRAME, text)
-    context = statement(tree, lambda node: isinstance(node, ast.ClassDef) and node.name == "_TorchDynamoContext")
+    context = find(tree, ast.ClassDef, "_TorchDynamoContext")
     branch = statement(context, if_testing(MODULE_BRANCH)) if context else None
     if not isinstance(branch, ast.If):
         raise PatchError(f"{EVAL_FRAME}: _TorchDynamoContext has no 'if {MODULE_BRANCH}:' branch.")

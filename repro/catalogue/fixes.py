@@ -216,13 +216,3 @@ def replaced_by(text: str, node: ast.stmt, lines: list[str]) -> str:
     indent = indent_of(text, start)
     old[start - 1 : end] = [f"{indent}{line}".rstrip() + "\n" for line in lines]
     return "".join(old)
-
-
-def method_of(tree: ast.AST, cls: str, name: str) -> ast.FunctionDef | None:
-    """``cls.name`` for the first class ``cls`` in ``tree`` that defines it."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == cls:
-            found = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == name), None)
-            if found:
-                return found
-    return None

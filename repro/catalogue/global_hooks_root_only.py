@@ -33,12 +33,11 @@ from repro.catalogue.fixes import (
     Sources,
     UpstreamPatch,
     after,
-    method_of,
     parse,
     source,
     statement,
 )
-from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find
+from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -129,7 +128,7 @@ GUARD = [
 def refuse_calls_that_skip_children(sources: Sources) -> dict[str, str]:
     """``Module._call_impl``, once past its no-hooks fast path, refuses a call that would skip children."""
     text = source(sources, MODULE)
-    call_impl = method_of(parse(MODULE, text), "Module", "_call_impl")
+    call_impl = method(parse(MODULE, text), "Module", "_call_impl")
     fast_path = (
         statement(
             call_impl,

@@ -25,8 +25,8 @@ from repro.catalogue.fixes import (
     at_start,
     parse,
     source,
-    statement,
 )
+from repro.source_checks import find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -100,8 +100,8 @@ GUARD = [
 def refuse_uncompiled_forward(sources: Sources) -> dict[str, str]:
     """``torch.jit.save`` checks that the forward it would save was compiled."""
     text = source(sources, SERIALIZATION)
-    save = statement(parse(SERIALIZATION, text), lambda node: isinstance(node, ast.FunctionDef) and node.name == "save")
-    if not isinstance(save, ast.FunctionDef):
+    save = find(parse(SERIALIZATION, text), ast.FunctionDef, "save")
+    if save is None:
         raise PatchError(f"{SERIALIZATION} has no function save.")
     if REFUSAL in text:
         raise PatchError(f"{SERIALIZATION} already refuses a module without a compiled forward.")

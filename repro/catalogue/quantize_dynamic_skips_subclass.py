@@ -25,8 +25,8 @@ from repro.catalogue.fixes import (
     at_start,
     parse,
     source,
-    statement,
 )
+from repro.source_checks import find
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -100,10 +100,8 @@ GUARD = [
 def refuse_script_modules(sources: Sources) -> dict[str, str]:
     """``quantize_dynamic`` refuses TorchScript first."""
     text = source(sources, QUANTIZE)
-    function = statement(
-        parse(QUANTIZE, text), lambda node: isinstance(node, ast.FunctionDef) and node.name == "quantize_dynamic"
-    )
-    if not isinstance(function, ast.FunctionDef):
+    function = find(parse(QUANTIZE, text), ast.FunctionDef, "quantize_dynamic")
+    if function is None:
         raise PatchError(f"{QUANTIZE} has no function quantize_dynamic.")
     if REFUSAL in text:
         raise PatchError(f"{QUANTIZE} already refuses TorchScript in quantize_dynamic.")
