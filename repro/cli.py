@@ -114,9 +114,6 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return fail("--markdown writes one issue body, about one bug: give at most one --bug")
     if (args.patch or args.candidates) and len(asked) > 1:
         return fail(f"{'--patch' if args.patch else '--candidates'} is about one bug: give at most one --bug")
-    unfixed = [bug_id for bug_id in asked if get(bug_id).fixes is None]
-    if (args.patch or args.candidates) and unfixed:
-        return fail(f"{unfixed[0]} has no candidate fixes yet (see --list-bugs)")
     if args.support_table and (
         args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug
     ):

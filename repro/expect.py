@@ -166,7 +166,8 @@ def _chain(err: BaseException) -> Iterator[BaseException]:
     while link is not None and id(link) not in seen:
         seen.add(id(link))
         yield link
-        link = link.__cause__ or link.__context__
+        # as tracebacks show it: ``raise ... from None`` says the context was not the cause
+        link = link.__cause__ or (None if link.__suppress_context__ else link.__context__)
 
 
 def shows_error_text(bug: Bug, err: BaseException) -> bool:

@@ -128,7 +128,7 @@ def checkout(tmp_path: Path) -> Path:
     apply them there)."""
     from repro.catalogue import BUGS
 
-    edited = {path for bug in BUGS.values() if bug.fixes for path in bug.fixes.patch.files}
+    edited = {path for bug in BUGS.values() for path in bug.fixes.patch.files}
     for path in sorted(edited | {RECURSIVE, SCRIPT}):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(installed_torch_root() / path, tmp_path / path)

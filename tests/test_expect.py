@@ -42,8 +42,17 @@ def _chained() -> None:
         raise ValueError("the model could not be prepared") from err
 
 
+def _summarised() -> None:
+    """A paste script's way: the error's first line in an assertion, its context suppressed."""
+    try:
+        raise RuntimeError(BUG_ERROR)
+    except RuntimeError:
+        raise AssertionError("the model could not be prepared") from None
+
+
 BODIES = {
     "bug error": lambda: _raise(RuntimeError(BUG_ERROR)),
+    "assertion from None over the bug error": _summarised,
     "bug error, chained": _chained,
     "assertion": lambda: _raise(AssertionError("the hook ran 0 times")),
     "other error": lambda: _raise(ValueError("unrelated")),
@@ -65,6 +74,9 @@ DECISIONS = [
     ("present", "present", "assertion", "expected failure"),
     ("present", "fixed", "assertion", "failure"),  # an assertion the detector does not confirm: not the bug
     ("present", "fixed", "bug error", "expected failure"),  # its own error text needs no detector
+    # a context suppressed (``from None``) is not the cause, as tracebacks show it: the detector decides
+    ("present", "present", "assertion from None over the bug error", "expected failure"),
+    ("present", "fixed", "assertion from None over the bug error", "failure"),
     ("present", "present", "other error", "error"),
     ("present", "present", "pass", "failure"),  # strict: the ledger is stale
     ("fixed", "fixed", "pass", "success"),

@@ -15,7 +15,7 @@ import torch
 from helpers import PASTE_ENDS, ROOT, fake_broken_npu, run, run_json, write_ledger
 from repro import workaround
 from repro.catalogue import BUGS, select
-from repro.catalogue.fixes import Candidate, PatchError, UpstreamPatch
+from repro.catalogue.fixes import Candidate, PatchError
 from repro.catalogue.full_backward_hook_flag import FIXES, RootCause, explain, patch_both
 from repro.engine.models import INSTANCES, STYLES, build_eager, build_script, styles_of
 from repro.filing.candidates import InstalledSources, applied, candidates_of, classify, judge
@@ -337,9 +337,6 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert "torch_npu: 2.13.0 installed but cannot load" in body and "CANN: not found" in body
     cause = body.split("Root cause, as measured on this torch:\n")[1]
     assert cause.startswith("1. ") and "\nWorkaround until a fix: " in cause  # the steps, then what to do today
-    if bug.fixes is None:
-        assert "<summary>Proposed fix" not in body
-        return
     assert "<summary>Proposed fix" in body and f"+++ b/{bug.fixes.patch.test.path}" in body
     if bug_id != ORIGINAL:
         return
@@ -403,19 +400,13 @@ def test_explain_gives_each_bugs_cause_as_numbered_steps_with_file_and_line(bug_
     ) <= 100
 
 
-WITH_FIXES = [bug_id for bug_id, bug in BUGS.items() if bug.fixes]
-
-
-def _patch_of(bug_id: str) -> UpstreamPatch:
-    fixes = BUGS[bug_id].fixes
-    assert fixes is not None
-    return fixes.patch
+WITH_FIXES = list(BUGS)  # every bug has an upstream patch (Bug.fixes is required)
 
 
 @pytest.mark.needs_bug
 @pytest.mark.parametrize("bug_id", WITH_FIXES)
 def test_each_patch_applies_to_a_checkout_with_its_test_registered(checkout, bug_id):
-    patch = _patch_of(bug_id)
+    patch = BUGS[bug_id].fixes.patch
     proc = run(["-m", "repro", "--patch", "--bug", bug_id, "--against", str(checkout)])
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert [f"+++ b/{path}" for path in patch.files if f"+++ b/{path}" not in proc.stdout] == []
@@ -436,7 +427,7 @@ def copy_of(tmp_path):
 
     def patched(bug_id: str) -> Path:
         folder = tmp_path / bug_id
-        for path in _patch_of(bug_id).files:
+        for path in BUGS[bug_id].fixes.patch.files:
             (folder / path).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(installed_torch_root() / path, folder / path)
         diff = run(["-m", "repro", "--patch", "--bug", bug_id])
@@ -455,7 +446,7 @@ def copy_of(tmp_path):
 @pytest.mark.parametrize("bug_id", WITH_FIXES)
 def test_each_regression_test_fails_before_its_patch_and_passes_after(copy_of, bug_id):
     folder = copy_of(bug_id)
-    test_file = str(folder / _patch_of(bug_id).test.path)
+    test_file = str(folder / BUGS[bug_id].fixes.patch.test.path)
     local = {"CI": ""}  # torch's run_tests() writes XML through xmlrunner under CI, which is not installed
     before = run([test_file], env=local)
     after = run(["-m", "repro.run_patched", "--sources", str(folder), test_file], env=local)
@@ -490,7 +481,7 @@ def test_patch_against_something_else_is_one_sentence(tmp_path, layout):
 
 @pytest.mark.parametrize("bug_id", WITH_FIXES)
 def test_each_patch_refuses_sources_it_already_patched(bug_id):
-    patch = _patch_of(bug_id)
+    patch = BUGS[bug_id].fixes.patch
     once = patch.edit(InstalledSources())
     with pytest.raises(PatchError):
         patch.edit({**{path: InstalledSources()[path] for path in patch.files}, **once})
@@ -499,7 +490,7 @@ def test_each_patch_refuses_sources_it_already_patched(bug_id):
 @pytest.mark.parametrize("bug_id", WITH_FIXES)
 def test_each_patch_says_in_one_sentence_what_sources_of_another_shape_lack(bug_id):
     """A release or checkout where the lines an edit extends are gone: one sentence, never a traceback."""
-    patch = _patch_of(bug_id)
+    patch = BUGS[bug_id].fixes.patch
     for sources in ({path: "x = 1\n" for path in patch.files}, {}, {path: "def (:\n" for path in patch.files}):
         with pytest.raises(PatchError) as refused:
             patch.edit(sources)

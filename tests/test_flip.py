@@ -221,7 +221,7 @@ def test_bug_aware_tests_are_red_on_a_true_fix_with_a_ledger_saying_present(tmp_
 # --- each bug's upstream patch, in force in the test process: the tests tied to the bug flip under a fix,
 # and still fail, with the patch's own error, under a loud one (whose bug never reads "fixed")
 
-WITH_PATCH = {bug_id: bug.fixes.patch for bug_id, bug in BUGS.items() if bug.fixes}
+WITH_PATCH = {bug_id: bug.fixes.patch for bug_id, bug in BUGS.items()}
 TIED = """import runpy
 
 import pytest

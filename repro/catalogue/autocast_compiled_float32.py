@@ -17,6 +17,19 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, Workaround, scope
+from repro.catalogue.fixes import (
+    TEST_JIT,
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    after,
+    if_testing,
+    parse,
+    source,
+    statement,
+)
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -102,6 +115,88 @@ with torch.autocast("cpu", dtype=torch.bfloat16):
 assert out.dtype == torch.bfloat16, f"under autocast the compiled forward returned {out.dtype}"
 """
 
+# --- fixing it: JIT autocast off by default. With its pass off, a compiled graph's ops dispatch
+# through eager autocast, as a Python forward's do (what the workaround measures); JIT autocast's own
+# tests opt in (test/test_jit_autocast.py's setUp calls torch._C._jit_set_autocast_mode(True)).
+
+JIT_INIT = "torch/jit/__init__.py"
+OFF = [
+    "# TorchScript's own autocast pass (torch/csrc/jit/passes/autocast.cpp) casts with a policy of its",
+    "# own: a compiled forward under torch.autocast then computes in other dtypes than its eager twin.",
+    "# Off, a compiled graph's ops dispatch through eager autocast as Python code's do; opt in with",
+    "# torch._C._jit_set_autocast_mode(True).",
+    "torch._C._jit_set_autocast_mode(False)",
+]
+
+
+def jit_autocast_off_by_default(sources: Sources) -> dict[str, str]:
+    """The switch, after ``torch._C._jit_init()`` at the end of ``torch/jit/__init__.py``."""
+    text = source(sources, JIT_INIT)
+    tree = parse(JIT_INIT, text)
+    if "_jit_set_autocast_mode" in text:
+        raise PatchError(f"{JIT_INIT} already sets the JIT autocast mode.")
+    init = statement(tree, if_testing("not torch._C._jit_init()"))
+    if init is None:
+        raise PatchError(f"{JIT_INIT} no longer calls torch._C._jit_init().")
+    return {JIT_INIT: after(text, init, ["", *OFF])}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x) * 2.0 + 1.0
+
+
+class Eager(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.linear(x) * 2.0 + 1.0
+
+
+class TestScriptModuleEagerAutocast(TestCase):
+    def test_compiled_forward_follows_eager_autocast(self):
+        model, eager = Net(), Eager()
+        eager.load_state_dict(model.state_dict())
+        x = torch.ones(1, 2)
+        for _ in range(3):  # the first call and the optimized ones
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                out, expected = model(x), eager(x)
+            self.assertEqual(out.dtype, torch.bfloat16)
+            self.assertEqual(out, expected)
+        self.assertEqual(model(x).dtype, torch.float32)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="JIT autocast off by default: compiled graphs' ops dispatch through eager autocast",
+        files=(JIT_INIT,),
+        edit=jit_autocast_off_by_default,
+        test=RegressionTest(
+            "test/jit/test_script_module_autocast.py",
+            REGRESSION_TEST,
+            "TestScriptModuleEagerAutocast",
+            runner=TEST_JIT,
+        ),
+    ),
+)
+
 BUG = Bug(
     id="autocast-compiled-float32",
     title="Under torch.autocast, a script_method forward's ops after a child come out float32",
@@ -115,6 +210,7 @@ BUG = Bug(
     explanation=__doc__,
     no_static="the JIT autocast pass is C++ (torch/csrc/jit/passes/autocast.cpp)",
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="JIT autocast off",
         summary="torch._C._jit_set_autocast_mode(False): compiled forwards follow eager autocast",

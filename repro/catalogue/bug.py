@@ -132,7 +132,9 @@ class Bug:
     # signature's evidence lines (file:line); C++ pieces cited by path and upstream commit.
     root_cause: Callable[[list[str]], list[str]] | None = None
     reported: str = ""  # how an issue body cites earlier reports; "" for "Not reported before, as far as we know."
-    fixes: Fixes | None = None  # candidate fixes and the upstream patch (--candidates, --patch)
+    # candidate fixes and the upstream patch (--candidates, --patch): every bug has one, a fix or, where the
+    # cause is C++, a loud one
+    fixes: Fixes
 
     @property
     def styles(self) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ static signature, and the tracker confirms it dynamically only.
 
 from __future__ import annotations
 
+import ast
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +30,23 @@ from repro.catalogue.bug import (
     ROOTS,
     Bug,
     Workaround,
-    paste_script,
     raised,
     scope,
     scope_pairs,
 )
+from repro.catalogue.fixes import (
+    TEST_JIT,
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    indent_of,
+    insert,
+    parse,
+    source,
+)
+from repro.source_checks import find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -75,15 +88,145 @@ def recognise(result: ScenarioResult) -> bool:
     return "torch.utils.checkpoint.checkpoint" in result.scenario.apis and raised(result, SIGNATURE)
 
 
-PASTE = paste_script(
-    "import torch\nfrom torch.utils.checkpoint import checkpoint",
-    """\
+PASTE = """import torch
+from torch.utils.checkpoint import checkpoint
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return torch.tanh(self.linear(x)) * 2.0
+
+
 x = torch.ones(1, 2, requires_grad=True)
 try:
     checkpoint(Net(), x, use_reentrant=False).sum().backward()  # works on nn.Module
 except RuntimeError as err:  # its message goes on with TorchScript's traceback: its first line says it
     raise AssertionError(f"backward through checkpoint raised: {str(err).splitlines()[0]}") from None
-""",
+"""
+
+# --- fixing it: checkpoint takes an exception that reaches it once every tensor was recomputed under
+# early stop as the stop it was (TorchScript's interpreter raised it again as RuntimeError), and then
+# recomputes the whole forward without early stop, so that the usual count and metadata checks apply.
+# Taking that exception as the stop alone was measured to give silently wrong input gradients: the
+# first checkpointed call of a freshly compiled forward is the profiling executor's first run, and its
+# recomputation runs the optimized graph, which saves more tensors. That is C++, and stays: the patch
+# makes it a CheckpointError that says so ("loud").
+
+CHECKPOINT = "torch/utils/checkpoint.py"
+REFUSAL = "saved more tensors than its first run did"
+STOPPED_INSIDE = [
+    "except Exception:",
+    "    # Early stop's exception can arrive as another one: TorchScript's",
+    "    # interpreter raises what a hook raised in compiled code as RuntimeError.",
+    "    # Once every tensor was recomputed that was the stop; recompute it all",
+    "    # again without early stop, for the checks below.",
+    "    if not (frame.early_stop and frame.recomp_counter[gid] == len(frame.weak_holders)):",
+    "        raise",
+    "    frame.early_stop = False",
+    "    frame.recomp_counter[gid] = 0",
+    "    frame.recomputed[gid] = weakref.WeakKeyDictionary()",
+    "    for weak_holder in frame.weak_holders:",
+    "        saved = weak_holder()",
+    "        if saved is not None:",
+    "            saved.handles.pop(gid, None)",
+    "    try:",
+    "        with _recomputation_hook(weakref.ref(frame), gid), torch.autograd.enable_grad():",
+    "            _run_fn_with_dynamo_disabled(frame.recompute_fn, *args)",
+    "    except Exception as err:",
+    "        if frame.recomp_counter[gid] <= len(frame.weak_holders):",
+    "            raise",
+    "        raise CheckpointError(",
+    '            "torch.utils.checkpoint: recomputing the forward in compiled (TorchScript) "',
+    f'            "code {REFUSAL}: TorchScript optimizes a forward after its "',
+    '            "first call with inputs that require grad. Run the model once on such "',
+    '            "inputs before checkpointing it."',
+    "        ) from err",
+]
+
+
+def recompute_when_the_stop_was_translated(sources: Sources) -> dict[str, str]:
+    """A handler after ``except _StopRecomputationError`` in ``_checkpoint_hook``'s unpack hook."""
+    text = source(sources, CHECKPOINT)
+    hook = find(parse(CHECKPOINT, text), ast.ClassDef, "_checkpoint_hook")
+    stop = next(
+        (
+            handler
+            for handler in (ast.walk(hook) if hook else ())
+            if isinstance(handler, ast.ExceptHandler)
+            and handler.type is not None
+            and ast.unparse(handler.type) == "_StopRecomputationError"
+        ),
+        None,
+    )
+    if stop is None:
+        raise PatchError(f"{CHECKPOINT}: _checkpoint_hook no longer catches _StopRecomputationError.")
+    if "frame.early_stop = False" in text:
+        raise PatchError(f"{CHECKPOINT} already recomputes without early stop.")
+    return {
+        CHECKPOINT: insert(text, (stop.end_lineno or stop.lineno) + 1, STOPPED_INSIDE, indent_of(text, stop.lineno))
+    }
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+from torch.utils.checkpoint import checkpoint, CheckpointError
+
+
+def fresh():
+    # a class of its own: instances of one class share its compiled forward and what it profiled
+    class Net(torch.jit.ScriptModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(2, 2)
+
+        @torch.jit.script_method
+        def forward(self, x):
+            return torch.tanh(self.linear(x)) * 2.0
+
+    return Net()
+
+
+class TestCheckpointScriptModule(TestCase):
+    def test_early_stop_through_a_compiled_forward(self):
+        model = fresh()
+        model(torch.ones(1, 2, requires_grad=True))  # its first run, profiled
+        for _ in range(2):
+            x = torch.ones(1, 2, requires_grad=True)
+            checkpoint(model, x, use_reentrant=False).sum().backward()
+            expected = torch.ones(1, 2, requires_grad=True)
+            model(expected).sum().backward()
+            self.assertEqual(x.grad, expected.grad)
+
+    def test_first_call_of_a_fresh_compiled_forward_says_why_it_fails(self):
+        x = torch.ones(1, 2, requires_grad=True)
+        with self.assertRaisesRegex(CheckpointError, "saved more tensors than its first run did"):
+            checkpoint(fresh(), x, use_reentrant=False).sum().backward()
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="checkpoint takes early stop's exception re-raised by TorchScript as the stop, then recomputes "
+        "all of the forward without early stop",
+        files=(CHECKPOINT,),
+        edit=recompute_when_the_stop_was_translated,
+        test=RegressionTest(
+            "test/jit/test_checkpoint_script_module.py", REGRESSION_TEST, "TestCheckpointScriptModule", runner=TEST_JIT
+        ),
+        refusal=REFUSAL,
+        cpp="torch/csrc/jit/runtime/profiling_graph_executor_impl.cpp: a forward's first run is profiled and "
+        "later ones run the optimized graph, which saves other tensors for backward",
+    ),
 )
 
 BUG = Bug(
@@ -107,6 +250,7 @@ BUG = Bug(
     no_static="it lives in torch/utils/checkpoint.py, which the wheel probe does not read",
     needs=("torch.utils.checkpoint.set_checkpoint_early_stop",),
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="early stop off",
         summary="early stop off: torch.utils.checkpoint.set_checkpoint_early_stop(False) around forward and backward",

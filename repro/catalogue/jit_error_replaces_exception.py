@@ -16,6 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, Workaround, scope, unchanged
+from repro.catalogue.fixes import TEST_JIT, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
+from repro.source_checks import SCRIPT
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -81,6 +83,105 @@ except Exception as err:
     raise AssertionError(f"the caller got {type(err).__name__}, not ValueError") from err
 """
 
+# --- fixing it: the interpreter already keeps the class and message compiled code raised
+# (torch._C._get_caught_jit_exception_class_name / _original_msg, set as torch.jit.Error is raised);
+# ScriptModule.__call__ raises that class again, where Python can name it, with the interpreter's
+# error as its cause.
+
+CALL = [
+    "def __call__(self, *args: Any, **kwargs: Any) -> Any:",
+    '    """Calls the module, and raises what its compiled code raised as the class it was raised as, as',
+    '    a Python forward would: the interpreter raises torch.jit.Error and keeps that class\'s name."""',
+    "    try:",
+    "        return super().__call__(*args, **kwargs)",
+    "    except torch.jit.Error as err:",
+    "        qualified = torch._C._get_caught_jit_exception_class_name()",
+    '        module, _, name = qualified.rpartition(".")',
+    "        raised = getattr(sys.modules.get(module), name, None)",
+    "        if not (isinstance(raised, type) and issubclass(raised, Exception)) or qualified not in str(err):",
+    "            raise",
+    "        try:",
+    "            original = raised(torch._C._get_caught_jit_exception_original_msg())",
+    "        except Exception:",
+    "            raise err from None",
+    "        raise original from err",
+]
+
+
+def raise_the_original_class(sources: Sources) -> dict[str, str]:
+    """``ScriptModule.__call__``, beside its ``__setattr__``."""
+    return {SCRIPT: add_method(source(sources, SCRIPT), SCRIPT, "ScriptModule", "__setattr__", CALL)}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+class CustomError(Exception):
+    pass
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        if bool(x.sum() < 0):
+            raise ValueError("negative input")
+        return self.linear(x)
+
+
+class Parent(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.child = Net()
+
+    @torch.jit.script_method
+    def forward(self, x):
+        if bool(x.sum() > 100):
+            raise CustomError("too large")
+        return self.child(x)
+
+
+class TestScriptModuleExceptions(TestCase):
+    def test_exception_reaches_the_caller_as_its_own_class(self):
+        with self.assertRaisesRegex(ValueError, "^negative input$") as caught:
+            Net()(-torch.ones(1, 2))
+        self.assertIsInstance(caught.exception.__cause__, torch.jit.Error)
+
+    def test_exception_of_a_compiled_child_and_a_user_class(self):
+        with self.assertRaisesRegex(ValueError, "negative input"):
+            Parent()(-torch.ones(1, 2))
+        with self.assertRaisesRegex(CustomError, "too large"):
+            Parent()(torch.full((1, 2), 60.0))
+
+    def test_a_call_that_does_not_raise_is_unchanged(self):
+        model = Net()
+        self.assertEqual(model(torch.ones(1, 2)), model.linear(torch.ones(1, 2)))
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="ScriptModule.__call__ raises what compiled code raised as its own class (torch.jit.Error its cause)",
+        files=(SCRIPT,),
+        edit=raise_the_original_class,
+        test=RegressionTest(
+            "test/jit/test_script_module_exceptions.py",
+            REGRESSION_TEST,
+            "TestScriptModuleExceptions",
+            runner=TEST_JIT,
+        ),
+    ),
+)
+
 BUG = Bug(
     id="jit-error-replaces-exception",
     title="An exception raised in a script_method forward reaches the caller as torch.jit.Error",
@@ -94,6 +195,7 @@ BUG = Bug(
     explanation=__doc__,
     no_static="the interpreter's exception handling is C++ (torch/csrc/jit/runtime/interpreter.cpp)",
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="a plain forward",
         summary="a plain Python forward: the exception reaches the caller as its own class",

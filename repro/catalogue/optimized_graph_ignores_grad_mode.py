@@ -14,10 +14,24 @@ subclass's. The cause is C++ (the profiling executor), which wheels do not ship 
 
 from __future__ import annotations
 
+import ast
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from repro.catalogue.bug import Bug, Workaround, scope
+from repro.catalogue.fixes import (
+    TEST_JIT,
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    insert,
+    parse,
+    replaced_by,
+    source,
+)
+from repro.source_checks import SCRIPT, find, method
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -108,6 +122,147 @@ with torch.no_grad():
 assert not out.requires_grad, "under torch.no_grad() the output of the optimized forward requires grad"
 """
 
+# --- fixing it: a compiled forward called under no_grad, inference_mode or a torch.func transform
+# runs its graph through an executor of its own, unoptimized (what torch.jit.optimized_execution(False)
+# from the first call does), so the optimized graph, profiled in plain grad mode, runs only there.
+
+UNOPTIMIZED = [
+    "class _UnoptimizedForward:",
+    '    """A compiled forward called outside plain grad mode (no_grad, inference_mode, a torch.func',
+    "    transform). The profiling executor's optimized graph holds autograd as it was profiled and checks",
+    "    none of these modes, so such calls run the forward's graph through an executor of their own,",
+    '    unoptimized, where every op dispatches as in eager."""',
+    "",
+    "    def __init__(self, module: Any) -> None:",
+    "        self._module = module",
+    '        self._method = module._c._get_method("forward")',
+    "",
+    "    def __getattr__(self, attr: str) -> Any:",
+    "        return getattr(self._method, attr)",
+    "",
+    "    def __call__(self, *args: Any, **kwargs: Any) -> Any:",
+    "        values = list(args)",
+    "        for argument in self._method.schema.arguments[1 + len(args) :]:",
+    "            if argument.name in kwargs:",
+    "                values.append(kwargs.pop(argument.name))",
+    "            elif argument.has_default_value():",
+    "                values.append(argument.default_value)",
+    "            else:",
+    '                raise TypeError(f"forward() missing required argument {argument.name!r}")',
+    "        if kwargs:",
+    '            raise TypeError(f"forward() got unexpected keyword arguments {sorted(kwargs)}")',
+    '        function = self._module.__dict__.get("_unoptimized_forward")',
+    "        if function is None:",
+    "            function = torch._C._create_function_from_graph(",
+    '                "forward_unoptimized", self._method.graph',
+    "            )",
+    '            self._module.__dict__["_unoptimized_forward"] = function',
+    "        with torch.jit.optimized_execution(False):",
+    "            return function(self._module._c, *values)",
+    "",
+    "",
+]
+GET = [
+    "def __get__(self, obj, cls):",
+    "    plain_grad_mode = (",
+    "        torch.is_grad_enabled()",
+    "        and not torch.is_inference_mode_enabled()",
+    "        and torch._C._functorch.maybe_current_level() is None",
+    "    )",
+    '    if obj is not None and not plain_grad_mode and obj._c._has_method("forward"):',
+    "        return _UnoptimizedForward(obj)",
+    '    return self.__getattr__("forward")  # type: ignore[attr-defined]',
+]
+
+
+def run_other_modes_unoptimized(sources: Sources) -> dict[str, str]:
+    """``_CachedForward.__get__`` hands out ``_UnoptimizedForward`` outside plain grad mode."""
+    text = source(sources, SCRIPT)
+    tree = parse(SCRIPT, text)
+    if find(tree, ast.ClassDef, "_UnoptimizedForward"):
+        raise PatchError(f"{SCRIPT} already defines _UnoptimizedForward.")
+    cached, get = find(tree, ast.ClassDef, "_CachedForward"), method(tree, "_CachedForward", "__get__")
+    if cached is None or get is None:
+        raise PatchError(f"{SCRIPT}: no _CachedForward.__get__ to route calls through.")
+    text = replaced_by(text, get, GET)
+    return {SCRIPT: insert(text, cached.lineno, UNOPTIMIZED, "")}
+
+
+REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
+
+import torch
+from torch.testing._internal.common_utils import run_tests, TestCase
+
+
+def fresh():
+    # a class of its own: instances of one class share its compiled forward and what it profiled
+    class Net(torch.jit.ScriptModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(2, 2)
+
+        @torch.jit.script_method
+        def forward(self, x, scale: float = 2.0):
+            return self.linear(x) * scale + 1.0
+
+    return Net()
+
+
+class TestScriptModuleGradModes(TestCase):
+    def optimized(self):
+        model, x = fresh(), torch.ones(1, 2, requires_grad=True)
+        for _ in range(3):  # profiled, then optimized
+            model(x).sum().backward()
+        return model, x
+
+    def test_no_grad_after_optimization(self):
+        model, x = self.optimized()
+        with torch.no_grad():
+            out = model(x)
+        self.assertFalse(out.requires_grad)
+        self.assertEqual(out, model.linear(x.detach()) * 2.0 + 1.0)
+
+    def test_inference_mode_after_optimization(self):
+        model, x = self.optimized()
+        with torch.inference_mode():
+            out = model(x)
+        self.assertTrue(out.is_inference())
+
+    def test_jvp_after_optimization(self):
+        model, x = self.optimized()
+        tangent = torch.ones(1, 2)
+        _, out = torch.func.jvp(model, (x.detach(),), (tangent,))
+        self.assertEqual(out, (tangent @ model.linear.weight.T) * 2.0)
+
+    def test_default_and_keyword_arguments_outside_grad_mode(self):
+        model, x = self.optimized()
+        with torch.no_grad():
+            self.assertEqual(model(x), model(x, scale=2.0))
+            self.assertEqual(model.forward(x, 3.0), model.linear(x) * 3.0 + 1.0)
+
+    def test_grad_mode_still_runs_the_optimized_graph(self):
+        model, x = self.optimized()
+        out = model(x)
+        self.assertTrue(out.requires_grad)
+        out.sum().backward()
+        self.assertEqual(x.grad.shape, x.shape)
+
+
+if __name__ == "__main__":
+    run_tests()
+"""
+
+FIXES = Fixes(
+    patch=UpstreamPatch(
+        summary="a compiled forward called under no_grad, inference_mode or torch.func runs unoptimized",
+        files=(SCRIPT,),
+        edit=run_other_modes_unoptimized,
+        test=RegressionTest(
+            "test/jit/test_script_module_grad_modes.py", REGRESSION_TEST, "TestScriptModuleGradModes", runner=TEST_JIT
+        ),
+    ),
+)
+
 BUG = Bug(
     id="optimized-graph-ignores-grad-mode",
     title="Once optimized, a compiled forward ignores no_grad, inference_mode and torch.func transforms",
@@ -121,6 +276,7 @@ BUG = Bug(
     explanation=__doc__,
     no_static="the profiling executor is C++ (torch/csrc/jit/runtime/profiling_graph_executor_impl.cpp)",
     root_cause=root_cause,
+    fixes=FIXES,
     workaround=Workaround(
         name="torch.jit.optimized_execution(False)",
         summary="torch.jit.optimized_execution(False) from the model's first call on: no optimized graph is built",

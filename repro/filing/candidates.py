@@ -40,8 +40,8 @@ class UnknownCandidate(KeyError):
 
 
 def candidates_of(bug: Bug) -> dict[str, Candidate]:
-    """``bug``'s candidates by name (the upstream patch as ``upstream-patch``); none without fixes."""
-    return bug.fixes.all() if bug.fixes else {}
+    """``bug``'s candidates by name (the upstream patch as ``upstream-patch``)."""
+    return bug.fixes.all()
 
 
 def specs() -> list[str]:

@@ -108,7 +108,7 @@ def gather(
     """Everything the issue body shows, from what ``started`` runs and from this process: this process's
     own work first, then what waits on the others."""
     assert started.script and started.versions, "head_start(bug) and collect_versions() come first"
-    patch = _patch(bug) if bug.fixes else None
+    patch = _patch(bug)
     # an upstream issue weighs upstream fixes; the user-side ones (this project's helper, a declaration in
     # the user's class) are for --candidates
     candidates = judge_all(bug, device, progress, started.candidates, slow, ("upstream",))

@@ -21,12 +21,6 @@ from repro.filing.candidates import InstalledSources
 from repro.sanitise import one_line
 
 
-def patch_of(bug: Bug) -> UpstreamPatch:
-    if bug.fixes is None:
-        raise PatchError(f"no upstream patch is catalogued for {bug.id} yet.")
-    return bug.fixes.patch
-
-
 def unified_diff(before: Mapping[str, str | None], after: Mapping[str, str]) -> str:
     """A ``git apply``/``patch -p1`` diff; a file absent from ``before`` is created. Lines are split on
     ``\\n`` alone, so a form feed or another separator stays inside its line; a last line without a
@@ -48,7 +42,7 @@ def proposed_diff(bug: Bug, against: Path | None = None) -> str:
     """The whole proposal for ``bug``: the fix and its regression test. Against the installed release's
     files by default; ``against`` a PyTorch checkout, its own files, with the test registered with
     upstream's runner, checked there with ``git apply --check``."""
-    patch = patch_of(bug)
+    patch = bug.fixes.patch
     if against is None:
         sources = InstalledSources()
         changed = patch.edit(sources)

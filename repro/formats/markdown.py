@@ -117,7 +117,7 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
         ),
     ]
     fixes = filing.bug.fixes
-    if fixes and fixes.patch.cpp and not any(r.verdict == FixVerdict.FIX for r in filing.candidates):
+    if fixes.patch.cpp and not any(r.verdict == FixVerdict.FIX for r in filing.candidates):
         table += [
             "",
             f"No candidate here matches eager: the cause is in C++ ({plain(fixes.patch.cpp)}), which no change to "

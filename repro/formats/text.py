@@ -225,8 +225,6 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
 
 def _fixes(bug: Bug) -> str:
     """What ``--patch`` and ``--candidates`` have for ``bug``."""
-    if bug.fixes is None:
-        return "none catalogued yet (--patch and --candidates refuse it)"
     kind = "loud: makes the silent departure an error" if bug.fixes.patch.refusal else "fix"
     others = ", ".join(c.name for c in bug.fixes.candidates)
     return f"upstream patch ({kind}){'; candidates: ' + others if others else ''} (--patch, --candidates)"
