@@ -210,7 +210,9 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     from repro.engine.oracle import run_all
     from repro.report import conclude
 
-    processes = usable_processes(environment.device)
+    # an issue body's other processes (its script, its candidates) take the cores meanwhile: forked
+    # copies of this one would only contend with them
+    processes = 1 if args.markdown else usable_processes(environment.device)
 
     if args.support_table:
         return _support_table(environment, args.json, ledger, fail)

@@ -22,6 +22,7 @@ from repro.filing.candidates import InstalledSources, applied, candidates_of, cl
 from repro.formats.markdown import ATTRIBUTION
 from repro.formats.text import render_candidates
 from repro.ledger import ORIGINAL, release_key
+from repro.sanitise import plain
 from repro.source_checks import RECURSIVE, SCRIPT, StaticVerdict, installed_sources, installed_torch_root
 
 CANDIDATES = candidates_of(BUGS[ORIGINAL])
@@ -338,6 +339,11 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     cause = body.split("Root cause, as measured on this torch:\n")[1]
     assert cause.startswith("1. ") and "\nWorkaround until a fix: " in cause  # the steps, then what to do today
     assert "<summary>Proposed fix" in body and f"+++ b/{bug.fixes.patch.test.path}" in body
+    loud = re.search(r"Under the proposed patch (\d+) of (\d+) of the bug's own runs match eager", body)
+    if bug.fixes.patch.refusal:  # a loud patch: the body names the C++ cause and what the patch still fixes
+        assert loud and int(loud[1]) < int(loud[2]) and plain(bug.fixes.patch.cpp) in body, body
+    else:
+        assert loud is None and "No candidate here matches eager" not in body
     if bug_id != ORIGINAL:
         return
     assert "pytorch/pytorch#181473" in body and "test_register_full_backward_hook_raises" in body

@@ -266,7 +266,7 @@ FIXES = Fixes(
 BUG = Bug(
     id="optimized-graph-ignores-grad-mode",
     title="Once optimized, a compiled forward ignores no_grad, inference_mode and torch.func transforms",
-    upstream="not reported yet",
+    upstream="not reported yet (related: pytorch/pytorch#128261)",
     apis=APIS,
     scope=sum((scope(shapes, ("script_method",), case=name) for shapes, name in CASES.values()), ()),
     symptom="no_grad output requires grad; inference_mode fails; jvp tangents are zero; vmap loses grad",

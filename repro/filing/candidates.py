@@ -12,6 +12,7 @@ bug's error is gone but runs depart silently; ``incomplete`` otherwise.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -126,7 +127,9 @@ def _scenarios(bug: Bug, slow: bool) -> list[Any]:
     return select([], slow, also=(bug.id,)).scenarios
 
 
-def _start(bug: Bug, candidate: Candidate, device: str, slow: bool = False) -> subprocess.Popen:
+def _start(bug: Bug, candidate: Candidate, device: str, slow: bool = False, beside: bool = False) -> subprocess.Popen:
+    """``beside``: this process runs scenarios meanwhile, so the cores are taken; the candidate's process
+    then runs its scenarios in one process rather than forking copies of itself."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -144,13 +147,17 @@ def _start(bug: Bug, candidate: Candidate, device: str, slow: bool = False) -> s
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "REPRO_PROCESSES": "1"} if beside else None,
     )
 
 
-def start_apart(bug: Bug, device: str, slow: bool = False) -> dict[str, subprocess.Popen]:
+def start_apart(bug: Bug, device: str, slow: bool = False, beside: bool = False) -> dict[str, subprocess.Popen]:
     """Start ``bug``'s candidates that need a process of their own (``judge_all`` collects them): started
-    before this process imports torch, their own imports run on another CPU meanwhile."""
-    return {c.name: _start(bug, c, device, slow) for c in candidates_of(bug).values() if not c.in_process}
+    before this process imports torch, their own imports run on another CPU meanwhile (``beside``: as
+    this process runs scenarios too)."""
+    apart = [c for c in candidates_of(bug).values() if not c.in_process]
+    beside = beside or len(apart) < len(candidates_of(bug))  # candidates judged here run meanwhile
+    return {c.name: _start(bug, c, device, slow, beside) for c in apart}
 
 
 def judge(bug: Bug, candidate: Candidate, device: str) -> CandidateResult:

@@ -94,7 +94,7 @@ class HeadStart:
 def head_start(bug: Bug, device: str, slow: bool = False, script: bool = True) -> HeadStart:
     """Start ``bug``'s candidates that need a process of their own (``slow``: judged on every scenario)
     and, with ``script`` (for an issue body), its paste-ready script."""
-    return HeadStart(ScriptRun(bug) if script else None, start_apart(bug, device, slow))
+    return HeadStart(ScriptRun(bug) if script else None, start_apart(bug, device, slow, beside=script))
 
 
 def gather(

@@ -117,11 +117,14 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
         ),
     ]
     fixes = filing.bug.fixes
-    if fixes.patch.cpp and not any(r.verdict == FixVerdict.FIX for r in filing.candidates):
+    loud = [r for r in filing.candidates if r.candidate.name == "upstream-patch" and r.verdict == FixVerdict.LOUD]
+    if fixes.patch.cpp and loud and not any(r.verdict == FixVerdict.FIX for r in filing.candidates):
+        matching = f"{loud[0].own_matches} of {loud[0].own_total}"
         table += [
             "",
             f"No candidate here matches eager: the cause is in C++ ({plain(fixes.patch.cpp)}), which no change to "
-            "torch's Python files reaches. The proposed patch makes the silent departure a clear error instead.",
+            f"torch's Python files reaches. Under the proposed patch {matching} of the bug's own runs match eager, "
+            "and every other one raises the patch's clear error instead of departing.",
         ]
     verdicts = ", ".join(f"{r.candidate.name}: {r.verdict}" for r in filing.candidates)
     return _details(f"Candidate fixes in torch ({verdicts})", table)

@@ -225,7 +225,7 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
 
 def _fixes(bug: Bug) -> str:
     """What ``--patch`` and ``--candidates`` have for ``bug``."""
-    kind = "loud: makes the silent departure an error" if bug.fixes.patch.refusal else "fix"
+    kind = "loud: makes what it cannot fix an error" if bug.fixes.patch.refusal else "fix"
     others = ", ".join(c.name for c in bug.fixes.candidates)
     return f"upstream patch ({kind}){'; candidates: ' + others if others else ''} (--patch, --candidates)"
 
