@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     except EnvironmentProblem as problem:
         return fail(problem)
     if args.markdown and started:
-        started.collect_versions()  # torch is imported: collect_env's subprocesses run meanwhile
+        started.after_torch()  # the script, forked now; collect_env's subprocesses run meanwhile
 
     from repro.catalogue import BUGS, cause_of, select, steps  # imports torch: after resolve_environment
     from repro.catalogue.full_backward_hook_flag import explain

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import shutil
 import subprocess
@@ -179,14 +180,48 @@ def test_a_head_start_that_is_not_needed_leaves_no_process_or_folder_behind():
     """An early exit (bad device, TorchScript unusable) stops what --markdown started for the body."""
     from repro.filing.material import head_start
 
-    started = head_start(BUGS[ORIGINAL], "cpu")
+    started = head_start(BUGS[ORIGINAL], "cpu")  # the script waits for torch (after_torch): not started
     assert started.script
     folder = Path(started.script._folder.name)
-    processes = [started.script._proc, *started.candidates.values()]
+    processes = list(started.candidates.values())
     assert folder.is_dir() and list(started.candidates) == ["upstream-patch"]
     started.stop()
     assert [proc.args for proc in processes if proc.returncode is None] == []
     assert not folder.exists()
+
+
+FRESH_AND_FORKED = """import json, subprocess, sys, tempfile
+import torch
+from repro.catalogue import BUGS
+from repro.filing.material import NO_BACKEND_AUTOLOAD, SCRIPT_NAME, ScriptRun, shorten
+import os
+bug = BUGS[sys.argv[1]]
+run = ScriptRun(bug)
+run.start()
+forked = run.result()
+with tempfile.TemporaryDirectory() as folder:
+    with open(os.path.join(folder, SCRIPT_NAME), "w") as script:
+        script.write(bug.paste)
+    fresh = subprocess.run([sys.executable, SCRIPT_NAME], cwd=folder, capture_output=True, text=True,
+                           env={**os.environ, "PYTHONWARNINGS": "ignore", **NO_BACKEND_AUTOLOAD})
+    printed = (fresh.stdout + fresh.stderr).replace(os.path.realpath(folder) + "/", "").replace(folder + "/", "")
+print(json.dumps({"forked": forked, "fresh": [shorten(printed).strip(), fresh.returncode]}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.needs_bug
+@pytest.mark.parametrize("bug_id", list(BUGS))
+def test_the_script_forked_after_import_torch_prints_what_a_fresh_interpreter_prints(bug_id):
+    """The issue body runs the paste-ready script in a copy of its process forked once torch is
+    imported: what it printed, and its exit code, are what ``python bug.py`` gives."""
+    proc = run(["-c", FRESH_AND_FORKED, bug_id])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    runs = {
+        how: (re.sub(r"0x[0-9a-f]+", "0x...", output), code)  # addresses differ from one process to the next
+        for how, (output, code) in json.loads(proc.stdout.splitlines()[-1]).items()
+    }
+    assert runs["forked"] == runs["fresh"] and runs["forked"][1] == 1, runs
 
 
 def test_candidates_judged_in_this_process_leave_torch_as_it_was():

@@ -1,5 +1,5 @@
 """Material for an upstream issue, gathered on this machine: the bug's paste-ready script and what
-running exactly that script printed in a fresh interpreter, the versions block PyTorch's bug template
+running exactly that script printed (as ``python bug.py`` prints it), the versions block PyTorch's bug template
 asks for, and, for a bug with catalogued fixes, the proposed patch and the verdicts of the
 upstream-side candidates. Local paths are shortened wherever they would show (tracebacks, versions)."""
 
@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import os
 import re
+import runpy
+import signal
 import subprocess
 import sys
 import tempfile
+import traceback
+import warnings
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from repro.catalogue.bug import Bug
 from repro.filing.candidates import CandidateResult, judge_all, start_apart
@@ -34,35 +39,105 @@ class Filing:
 
 
 class ScriptRun:
-    """The paste-ready script, running as ``bug.py`` in a fresh interpreter of its own, at normal CPU
-    priority. The body waits for it: at the lowest priority (until 2026-12-03) it got almost no CPU
-    until the other processes were done, then ran alone on one CPU while the other idled."""
+    """The paste-ready script, run as ``bug.py`` in a folder of its own, with warnings off.
+
+    Where ``os.fork`` exists, in a copy of this process forked once it has imported torch, and before it
+    ran anything else: the script's own ``import torch`` is then already done, which saved about as much
+    CPU as importing torch takes (it used to start a fresh interpreter, which an issue body's other
+    processes competed with for two cores). The copy runs the script as ``python bug.py`` would (its own
+    ``__main__``, ``sys.argv``, ``SystemExit`` and exit code 1 with the traceback on an error, with no
+    frame of this tool in it). Elsewhere, a fresh interpreter runs it."""
 
     def __init__(self, bug: Bug) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="repro-issue-")
         (Path(self._folder.name) / SCRIPT_NAME).write_text(bug.paste, encoding="utf-8")
-        self._proc = subprocess.Popen(
-            [sys.executable, SCRIPT_NAME],
-            cwd=self._folder.name,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "PYTHONWARNINGS": "ignore", **NO_BACKEND_AUTOLOAD},
-        )
+        self._output: Future[str] | None = None
+        self._pid = 0
+        self._proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        """Run it (torch is imported in this process: a fork inherits that)."""
+        if not hasattr(os, "fork"):
+            self._proc = subprocess.Popen(
+                [sys.executable, SCRIPT_NAME],
+                cwd=self._folder.name,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env={**os.environ, "PYTHONWARNINGS": "ignore", **NO_BACKEND_AUTOLOAD},
+            )
+            return
+        read, write = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._pid = os.fork()
+        if self._pid == 0:  # the copy: never returns
+            os.close(read)
+            _run_script_here(self._folder.name, write)
+        os.close(write)
+        pool = ThreadPoolExecutor(max_workers=1)
+        self._output = pool.submit(_read_all, read)
+        pool.shutdown(wait=False)
 
     def result(self) -> tuple[str, int]:
         """What it printed (paths shortened) and its exit code."""
-        output, _ = self._proc.communicate(timeout=300)
+        if self._proc is not None:
+            output, _ = self._proc.communicate(timeout=300)
+            code = self._proc.returncode
+        else:
+            assert self._output is not None, "start() comes first"
+            output = self._output.result(timeout=300)
+            code = os.waitstatus_to_exitcode(os.waitpid(self._pid, 0)[1])
+            self._pid = 0
         folder = self._folder.name
         output = output.replace(f"{Path(folder).resolve()}/", "").replace(f"{folder}/", "")
         self._folder.cleanup()
-        return shorten(output.strip()), self._proc.returncode
+        return shorten(output.strip()), code
 
     def stop(self) -> None:
-        if self._proc.poll() is None:
+        if self._proc is not None and self._proc.poll() is None:
             self._proc.kill()
             self._proc.wait()
+        if self._pid:
+            os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+            self._pid = 0
         self._folder.cleanup()
+
+
+def _read_all(fd: int) -> str:
+    with os.fdopen(fd, "rb") as pipe:
+        return pipe.read().decode("utf-8", errors="replace")
+
+
+def _run_script_here(folder: str, write: int) -> NoReturn:
+    """In the forked copy: ``python bug.py`` in ``folder``, its output (stdout and stderr, as one) into
+    ``write``, then exit with its status."""
+    status = 1
+    try:
+        os.dup2(write, 1)
+        os.dup2(write, 2)
+        os.close(write)
+        os.chdir(folder)
+        warnings.simplefilter("ignore")
+        sys.argv = [SCRIPT_NAME]
+        try:
+            runpy.run_path(SCRIPT_NAME, run_name="__main__")
+            status = 0
+        except SystemExit as exit_:  # as the interpreter ends: None is 0, a number itself, else printed, 1
+            if exit_.code is None or isinstance(exit_.code, int):
+                status = exit_.code or 0
+            else:
+                print(exit_.code, file=sys.stderr)
+        except BaseException as err:  # the script's error is what it printed
+            tb = err.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename != SCRIPT_NAME:
+                tb = tb.tb_next  # this tool's frames and runpy's: python bug.py shows none
+            traceback.print_exception(type(err), err, tb)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
 
 
 @dataclass
@@ -75,8 +150,11 @@ class HeadStart:
     candidates: dict[str, subprocess.Popen] = field(default_factory=dict)
     versions: Future[str] | None = None
 
-    def collect_versions(self) -> None:
-        """Start gathering the versions block, once this process has imported torch."""
+    def after_torch(self) -> None:
+        """Once this process has imported torch: run the script in a copy of it, then start gathering the
+        versions block (a thread: the copy is forked before it starts)."""
+        if self.script:
+            self.script.start()
         pool = ThreadPoolExecutor(max_workers=1)
         self.versions = pool.submit(collect_env)
         pool.shutdown(wait=False)
@@ -107,7 +185,7 @@ def gather(
 ) -> Filing:
     """Everything the issue body shows, from what ``started`` runs and from this process: this process's
     own work first, then what waits on the others."""
-    assert started.script and started.versions, "head_start(bug) and collect_versions() come first"
+    assert started.script and started.versions, "head_start(bug) and after_torch() come first"
     patch = _patch(bug)
     # an upstream issue weighs upstream fixes; the user-side ones (this project's helper, a declaration in
     # the user's class) are for --candidates
