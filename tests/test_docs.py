@@ -88,6 +88,7 @@ OTHER_TOOLS = {
     "--silent", "--check", "--wheel", "--no-config", "--extra-index-url", "--strict", "--upstream-ledger",
     "--dist", "--pre",
     "--live",  # benchmarks/bench_tracker.py
+    "--runs", "--skip-suite",  # benchmarks/bench_repro.py
     "--outdir",  # python -m build
 }  # fmt: skip
 
