@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from repro.environment import EnvironmentProblem, import_torch, npu_status
+from repro.ledger import ORIGINAL
 from repro.source_checks import RECURSIVE, SCRIPT, installed_torch_root
 
 SETUP = "activate the project's environment (. .venv/bin/activate) or create it with the README's set-up command"
@@ -40,11 +41,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     from helpers import expected
 
     needs_bug = item.get_closest_marker("needs_bug")
-    if needs_bug:  # the bug it names (the original bug when it names none)
-        expectation = expected(*needs_bug.args[:1])
+    for bug_id in (needs_bug.args or (ORIGINAL,)) if needs_bug else ():  # each bug it names
+        expectation = expected(bug_id)
         if expectation.outcome != "present":
             pytest.skip(
-                f"only meaningful while the bug is present; the ledger expects {expectation.outcome} "
+                f"only meaningful while {bug_id} is present; the ledger expects {expectation.outcome} "
                 f"({expectation.reason})"
             )
     if item.get_closest_marker("cuda") and not torch.cuda.is_available():

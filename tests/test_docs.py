@@ -177,7 +177,7 @@ def test_the_readme_set_up_is_what_ci_installs():
     assert install and f"python -m pip install {install.group(1)}" in README
 
 
-@pytest.mark.needs_bug  # the excerpt shows the bugs present, as on the torch it was taken from
+@pytest.mark.needs_bug(*BUGS)  # the excerpt shows the bugs present, as on the torch it was taken from
 def test_the_readme_excerpt_is_a_real_run_counts_included(capsys):
     """Each line of the excerpt that is not ``...`` is a line of the default report, in the same order:
     exactly (counts included) on the torch the excerpt names, up to numbers on another."""

@@ -195,7 +195,7 @@ def test_bug_aware_tests_are_green_on_any_true_fix_with_a_ledger_saying_fixed(tm
         timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "only meaningful while the bug is present" in proc.stdout
+    assert f"only meaningful while {ORIGINAL} is present" in proc.stdout
 
 
 def test_bug_aware_tests_are_red_on_a_true_fix_with_a_ledger_saying_present(tmp_path):
