@@ -118,6 +118,9 @@ def _run_script_here(folder: str, write: int) -> NoReturn:
         os.dup2(write, 1)
         os.dup2(write, 2)
         os.close(write)
+        # buffered as a fresh interpreter's are on a pipe (this process's may be a terminal's)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", buffering=1, errors="backslashreplace", closefd=False)
         os.chdir(folder)
         warnings.simplefilter("ignore")
         sys.argv = [SCRIPT_NAME]
