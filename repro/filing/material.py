@@ -42,9 +42,9 @@ class ScriptRun:
     """The paste-ready script, run as ``bug.py`` in a folder of its own, with warnings off.
 
     Where ``os.fork`` exists, in a copy of this process forked once it has imported torch, and before it
-    ran anything else: the script's own ``import torch`` is then already done, which saved about as much
-    CPU as importing torch takes (it used to start a fresh interpreter, which an issue body's other
-    processes competed with for two cores). The copy runs the script as ``python bug.py`` would (its own
+    ran anything else: the script's own ``import torch`` is then already done, one import of torch fewer
+    beside the issue body's other processes (measured by benchmarks/bench_repro.py, docs/development.md).
+    The copy runs the script as ``python bug.py`` would (its own
     ``__main__``, ``sys.argv``, ``SystemExit`` and exit code 1 with the traceback on an error, with no
     frame of this tool in it). Elsewhere, a fresh interpreter runs it."""
 
@@ -145,9 +145,10 @@ def _run_script_here(folder: str, write: int) -> NoReturn:
 
 @dataclass
 class HeadStart:
-    """What the filing kit runs beside this process's own work: processes started before it imports
-    torch, so that their imports of torch run on another CPU meanwhile, and, once torch is imported, a
-    thread gathering ``torch.utils.collect_env``'s report (its subprocesses, mostly waiting)."""
+    """What the filing kit runs beside this process's own work: candidates' processes started before it
+    imports torch, so that their imports of torch run on another CPU meanwhile, and, once torch is
+    imported (``after_torch``), the paste-ready script in a forked copy and a thread gathering
+    ``torch.utils.collect_env``'s report (its subprocesses, mostly waiting)."""
 
     script: ScriptRun | None = None
     candidates: dict[str, subprocess.Popen] = field(default_factory=dict)
@@ -174,7 +175,7 @@ class HeadStart:
 
 def head_start(bug: Bug, device: str, slow: bool = False, script: bool = True) -> HeadStart:
     """Start ``bug``'s candidates that need a process of their own (``slow``: judged on every scenario)
-    and, with ``script`` (for an issue body), its paste-ready script."""
+    and, with ``script`` (for an issue body), prepare its paste-ready script (``after_torch`` runs it)."""
     return HeadStart(ScriptRun(bug) if script else None, start_apart(bug, device, slow, beside=script))
 
 
