@@ -128,10 +128,10 @@ assert not out.requires_grad, "under torch.no_grad() the output of the optimized
 
 UNOPTIMIZED = [
     "class _UnoptimizedForward:",
-    '    """A compiled forward called outside plain grad mode (no_grad, inference_mode, a torch.func',
-    "    transform). The profiling executor's optimized graph holds autograd as it was profiled and checks",
-    "    none of these modes, so such calls run the forward's graph through an executor of their own,",
-    '    unoptimized, where every op dispatches as in eager."""',
+    '    """A compiled forward called outside plain grad mode (no_grad, inference_mode, a',
+    "    torch.func transform). The profiling executor's optimized graph holds autograd as it",
+    "    was profiled and checks none of these modes, so such calls run the forward's graph",
+    '    through an executor of their own, unoptimized, where every op dispatches as in eager."""',
     "",
     "    def __init__(self, module: Any) -> None:",
     "        self._module = module",
