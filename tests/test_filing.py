@@ -19,7 +19,7 @@ from repro.catalogue import BUGS, select
 from repro.catalogue.fixes import Candidate, PatchError
 from repro.catalogue.full_backward_hook_flag import FIXES, RootCause, explain, patch_both
 from repro.engine.models import INSTANCES, STYLES, build_eager, build_script, styles_of
-from repro.filing.candidates import InstalledSources, applied, candidates_of, classify, judge
+from repro.filing.candidates import InstalledSources, applied, candidates_of, classify, judge, run_key
 from repro.formats.markdown import ATTRIBUTION
 from repro.formats.text import render_candidates
 from repro.ledger import ORIGINAL, release_key
@@ -67,6 +67,7 @@ def _scenario(api: str, name: str, verdict: str, bug: str | None = ORIGINAL) -> 
         "name": name,
         "model": "flat",
         "style": "script_method",
+        "instance": "later",
         "verdict": verdict,
         "script_raised": verdict == "raises",
         "covered_by": [bug] if bug else [],
@@ -83,6 +84,13 @@ OTHER_BUG = _scenario(
 
 
 SIGNATURE = "Could not cast attribute '_is_full_backward_hook' to type NoneType"
+
+
+def as_before(scenarios: list[dict]) -> set:
+    """Torch as installed, without the candidate, refused each of these runs that refuses."""
+    return {run_key(s) for s in scenarios}
+
+
 SEEN = "register_full_backward_hook: called with grad_input and grad_output (flat, script_method)"
 
 
@@ -124,8 +132,29 @@ SEEN = "register_full_backward_hook: called with grad_input and grad_output (fla
     ],
 )
 def test_candidate_is_a_fix_only_when_every_scenario_matches(scenarios, expected):
-    r = classify(BUGS[ORIGINAL], CANDIDATES["ignored-attributes"], scenarios)
+    r = classify(BUGS[ORIGINAL], CANDIDATES["ignored-attributes"], scenarios, as_before(scenarios))
     assert (r.own_matches, r.own_total, r.matches, r.total, r.verdict, r.detail) == expected
+
+
+BY_DESIGN = {**FULL_CALLED, "verdict": "refused", "script_raised": True, "detail": "not supported (by design: ...)"}
+
+
+@pytest.mark.parametrize(
+    ("scenarios", "before", "expected"),
+    [
+        ([BY_DESIGN, WORKING], [], (0, 1, 1, 2, "incomplete")),
+        ([BY_DESIGN, {**BY_DESIGN, "instance": "first"}, WORKING], [BY_DESIGN], (0, 1, 1, 2, "incomplete")),
+        ([FULL_CALLED, {**BY_DESIGN, "api": "register_forward_hook"}], [], (1, 2, 1, 2, "incomplete")),
+        ([BY_DESIGN, WORKING], [BY_DESIGN], (0, 0, 1, 1, "cannot judge")),
+    ],
+    ids=["own-run-newly-refused", "later-call-refused-first-newly", "working-run-newly-refused", "refused-before"],
+)
+def test_a_refusal_the_candidate_brings_is_its_departure(scenarios, before, expected):
+    """TorchScript's design explains the refusal, but torch as installed did not refuse that run: the
+    candidate broke it, so it is never left out of the judging (never a fix by refusing)."""
+    r = classify(BUGS[ORIGINAL], CANDIDATES["ignored-attributes"], scenarios, as_before(before))
+    assert (r.own_matches, r.own_total, r.matches, r.total, r.verdict) == expected
+    assert ("refused only with the candidate: not supported" in r.detail) == (r.verdict == "incomplete")
 
 
 LOUD = Candidate("refuses", "upstream", "raise where eager cannot be matched", refusal="refused: see #1")
@@ -152,7 +181,14 @@ REFUSING = {**FULL_CALLED, "verdict": "raises", "cause": None, "detail": "Runtim
     ],
 )
 def test_candidate_is_loud_only_when_every_departure_raises_its_refusal(scenarios, verdict):
-    assert classify(BUGS[ORIGINAL], LOUD, scenarios).verdict == verdict
+    assert classify(BUGS[ORIGINAL], LOUD, scenarios, as_before(scenarios)).verdict == verdict
+
+
+def test_a_candidate_whose_refusal_design_explains_is_loud_where_torch_did_not_refuse():
+    """A loud candidate's own refusal may read like one TorchScript's design has: it counts as the
+    candidate's refusal where torch as installed ran the call."""
+    designed_text = Candidate("refuses", "upstream", "refuse like TorchScript", refusal="not supported")
+    assert classify(BUGS[ORIGINAL], designed_text, [BY_DESIGN, WORKING], set()).verdict == "loud"
 
 
 @pytest.mark.parametrize(
@@ -160,13 +196,41 @@ def test_candidate_is_loud_only_when_every_departure_raises_its_refusal(scenario
 )
 def test_candidate_is_never_a_fix_when_nothing_was_judged(scenarios):
     """What a TorchScript-disabled run reports (no scenario at all) is not '0/0 match: fix'."""
-    r = classify(BUGS[ORIGINAL], CANDIDATES["upstream-patch"], scenarios)
+    r = classify(BUGS[ORIGINAL], CANDIDATES["upstream-patch"], scenarios, set())
     assert (r.own_matches, r.own_total, r.matches, r.total, r.verdict) == (0, 0, 0, 0, "cannot judge")
 
 
 def test_root_cause_says_what_it_could_not_measure():
     cause = RootCause("unknown (TorchScript unusable: ...)", None, StaticVerdict("present", []))
     assert "may or may not hold (not measured)" in cause.chain()[1] and "no longer holds" not in cause.chain()[1]
+
+
+@contextlib.contextmanager
+def _refusing_where_nested():
+    """The workaround's registration, refusing (as stateless' by-design refusal reads) on a module with
+    children: where torch as installed raised the bug's error, a refusal the candidate brings."""
+
+    def register(self: torch.nn.Module, hook, prepend: bool = False):
+        if any(True for _ in self.children()):
+            raise RuntimeError("The stateless API can't be used with Jitted modules")
+        return workaround.register_full_backward_hook(self, hook, prepend=prepend)
+
+    with workaround.routed("register_backward_hook"):
+        with workaround.replaced(torch.jit.ScriptModule, "register_full_backward_hook", register):
+            yield
+
+
+def test_a_candidate_refusing_some_runs_as_design_would_is_not_a_fix():
+    """Judged for real, in this process: it matches eager wherever it registers, and its other runs
+    raise a refusal the by-design table knows. Torch as installed raised the bug's error there, so the
+    refusal is the candidate's departure, not TorchScript's design."""
+    from repro.filing.candidates import judge_all
+
+    refusing = Candidate("refuses-nested", "user", "fix flat modules, refuse nested", apply=_refusing_where_nested)
+    bug = replace(BUGS[ORIGINAL], fixes=replace(BUGS[ORIGINAL].fixes, candidates=(refusing,)))
+    (result,) = judge_all(bug, "cpu", apart={}, sides=("user",))
+    assert result.verdict == "incomplete" and 0 < result.own_matches < result.own_total, result
+    assert "refused only with the candidate: " in result.detail and "Jitted modules" in result.detail
 
 
 def test_candidate_whose_process_gives_no_report_cannot_be_judged():
@@ -242,8 +306,10 @@ def test_candidates_judged_in_this_process_leave_torch_as_it_was():
 def test_candidates_text_says_which_only_hide_the_error():
     bug = BUGS[ORIGINAL]
     results = [
-        classify(bug, CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}]),
-        classify(bug, CANDIDATES["upstream-patch"], [FULL_CALLED]),
+        classify(
+            bug, CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}], set()
+        ),
+        classify(bug, CANDIDATES["upstream-patch"], [FULL_CALLED], set()),
     ]
     text = " ".join(render_candidates(bug, "2.13.0", "cpu", results).split())  # unwrapped: it fits 100 columns
     assert f"Candidate fixes for {ORIGINAL} on torch 2.13.0" in text

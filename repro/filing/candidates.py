@@ -6,7 +6,9 @@ before torch is imported, so it runs in a process of its own (``python -m repro.
 BUG:CANDIDATE -m repro.filing.scenario_runs --bug BUG``). Each is judged by the default scenarios plus
 the bug's whole scope (``slow``: every scenario): ``fix`` when every judged run matches eager; ``loud``
 when every run that still departs raises the candidate's own refusal; ``hides the error`` when the
-bug's error is gone but runs depart silently; ``incomplete`` otherwise.
+bug's error is gone but runs depart silently; ``incomplete`` otherwise. A refusal TorchScript's design
+explains is left out only where torch as installed refuses that run too (``Unpatched``): one a candidate
+brings is its own departure.
 """
 
 from __future__ import annotations
@@ -17,11 +19,10 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -162,25 +163,33 @@ def start_apart(bug: Bug, device: str, slow: bool = False, beside: bool = False)
 
 def judge(bug: Bug, candidate: Candidate, device: str) -> CandidateResult:
     """Judge ``candidate`` in a process of its own (which imports torch)."""
-    return _collect(bug, candidate, _start(bug, candidate, device))
+    return _classified(bug, Unpatched(bug, device), _collect(candidate, _start(bug, candidate, device)))
 
 
-def _collect(bug: Bug, candidate: Candidate, proc: subprocess.Popen) -> CandidateResult:
+@dataclass(frozen=True)
+class Runs:
+    """What a candidate's scenario runs gave, before judging: ``runs`` as ``--json`` lists them, or
+    why there are none (``cannot_judge``)."""
+
+    candidate: Candidate
+    runs: list[dict]
+    cannot_judge: str = ""
+    complete: bool = True  # False: only the bug's own runs were made, and they already ruled out a fix
+
+
+def _collect(candidate: Candidate, proc: subprocess.Popen) -> Runs:
     stdout, stderr = proc.communicate(timeout=600)
     try:
         runs = json.loads(stdout)
         scenarios, cannot_test = runs["scenarios"], runs["cannot_test"]
     except (ValueError, KeyError, TypeError):
-        last = (stderr.strip().splitlines() or ["no output"])[-1]
-        return CandidateResult(candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, last)
-    if cannot_test:
-        return CandidateResult(candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, cannot_test)
-    return classify(bug, candidate, scenarios)
+        return Runs(candidate, [], (stderr.strip().splitlines() or ["no output"])[-1])
+    return Runs(candidate, [] if cannot_test else scenarios, cannot_test or "")
 
 
-def judge_here(bug: Bug, candidate: Candidate, device: str, slow: bool = False) -> CandidateResult:
-    """Judge ``candidate`` in this process, then revert it: the bug's own runs first, and the rest only
-    when those all match eager or refuse as it says (a candidate that fails there is judged by them)."""
+def _run_here(bug: Bug, candidate: Candidate, device: str, slow: bool = False) -> Runs:
+    """``candidate``'s runs in this process, then revert it: the bug's own runs first, and the rest only
+    when those could still make a fix or a loud patch (a candidate that fails there is judged by them)."""
     from repro.engine.forked import usable_processes
     from repro.engine.oracle import run_all
     from repro.report import scenario_summary
@@ -191,20 +200,70 @@ def judge_here(bug: Bug, candidate: Candidate, device: str, slow: bool = False) 
     with applied(candidate):  # every run builds its classes anew, under it (models.subject_class)
         first = run_all(device, own, processes, explains=cause_of)
         if first.cannot_test:
-            return CandidateResult(candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, first.cannot_test)
+            return Runs(candidate, [], first.cannot_test)
         judged = [scenario_summary(r) for r in first.results]
-        result = classify(bug, candidate, judged)
-        if result.verdict not in (FixVerdict.FIX, FixVerdict.LOUD):
-            return replace(result, complete=False)
+        # each refusal taken as torch's own here: the baseline can only add departures
+        optimistic = classify(bug, candidate, judged, {run_key(r) for r in judged})
+        if optimistic.verdict not in (FixVerdict.FIX, FixVerdict.LOUD):
+            return Runs(candidate, judged, complete=False)
         rest = run_all(device, [s for s in scenarios if s not in own], processes, explains=cause_of)
-        return classify(bug, candidate, judged + [scenario_summary(r) for r in rest.results])
+        return Runs(candidate, judged + [scenario_summary(r) for r in rest.results])
 
 
-def classify(bug: Bug, candidate: Candidate, scenarios: list[dict]) -> CandidateResult:
+Key = tuple[str, str, str, str, str]
+
+
+def run_key(run: Mapping[str, Any]) -> Key:
+    """One scenario run: the same key on patched and unpatched torch."""
+    return (run["api"], run["name"], run["model"], run["style"], run["instance"])
+
+
+def _refused_by_design(run: Mapping[str, Any]) -> bool:
+    """A refusal raised, which TorchScript's design (or an undocumented refusal) explains."""
+    return run["verdict"] == Verdict.REFUSED and bool(run["script_raised"])
+
+
+class Unpatched:
+    """The refusals TorchScript's design explains on torch as installed, for the scenarios whose runs a
+    candidate refused so: measured in this process, with no candidate in force, once per scenario."""
+
+    def __init__(self, bug: Bug, device: str, slow: bool = False) -> None:
+        self.bug, self.device, self.slow = bug, device, slow
+        self.measured: set[tuple[str, str]] = set()  # scenarios, by API and name
+        self.keys: set[Key] = set()
+
+    def refused(self, runs: list[dict]) -> frozenset[Key]:
+        from repro.engine.oracle import run_all
+        from repro.report import scenario_summary
+
+        wanted = {(r["api"], r["name"]) for r in runs if _refused_by_design(r)} - self.measured
+        if wanted:
+            scenarios = [s for s in _scenarios(self.bug, self.slow) if (s.api, s.name) in wanted]
+            done = run_all(self.device, scenarios, explains=cause_of)
+            summaries = [scenario_summary(r) for r in done.results]
+            self.keys |= {run_key(r) for r in summaries if _refused_by_design(r)}
+            self.measured |= wanted
+        return frozenset(self.keys)
+
+
+def _classified(bug: Bug, unpatched: Unpatched, made: Runs) -> CandidateResult:
+    if made.cannot_judge:
+        return CandidateResult(made.candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, made.cannot_judge)
+    result = classify(bug, made.candidate, made.runs, unpatched.refused(made.runs))
+    return result if made.complete else replace(result, complete=False)
+
+
+def classify(
+    bug: Bug, candidate: Candidate, scenarios: list[dict], refused_unpatched: Collection[Key]
+) -> CandidateResult:
     """Judge a candidate for ``bug`` from the scenario runs made with it in force (as ``--json`` lists
-    them). Runs that depart through another catalogued bug, or that TorchScript refuses by design, are
-    left out; every other run must match eager, up to a designed difference (``fix``), or raise the
-    candidate's refusal (``loud``). None of the bug's own runs judged is never a fix."""
+    them). Runs that depart through another catalogued bug, or that TorchScript refuses by design where
+    torch as installed refuses them too (``refused_unpatched``: their keys), are left out; every other
+    run must match eager, up to a designed difference (``fix``), or raise the candidate's refusal
+    (``loud``). None of the bug's own runs judged is never a fix."""
+    scenarios = [
+        _newly_refused(s) if _refused_by_design(s) and run_key(s) not in refused_unpatched else s for s in scenarios
+    ]
     judged = [s for s in scenarios if _judged(bug, s)]
     if not judged:  # 0/0 matching proves nothing (TorchScript disabled, say)
         return CandidateResult(candidate, 0, 0, 0, 0, FixVerdict.CANNOT_JUDGE, "no scenario was judged with it applied")
@@ -232,24 +291,23 @@ def classify(bug: Bug, candidate: Candidate, scenarios: list[dict]) -> Candidate
     return CandidateResult(candidate, *tally, FixVerdict.INCOMPLETE, detail)
 
 
+def _newly_refused(run: dict) -> dict:
+    """A refusal the candidate brought: a departure, however well TorchScript's design explains it."""
+    return {**run, "verdict": Verdict.RAISES, "detail": f"refused only with the candidate: {run['detail']}"}
+
+
 def _judged(bug: Bug, run: dict) -> bool:
-    """Runs another catalogued bug explains are left out, and refusals TorchScript's design explains (a
-    candidate that turns each of the bug's runs into one has none of them judged: never a fix)."""
+    """Runs another catalogued bug explains are left out, and refusals torch refuses without the
+    candidate too (a candidate that leaves each of the bug's runs one has none judged: never a fix)."""
     if run["verdict"] in NOT_JUDGED or run["cause"] not in (None, bug.id):
         return False
-    return run["verdict"] != Verdict.REFUSED or not run["script_raised"]
+    return not _refused_by_design(run)
 
 
 def _matches(run: dict) -> bool:
     """Eager's behaviour, up to a difference TorchScript's design explains (a child that is compiled
     is a RecursiveScriptModule)."""
     return run["verdict"] in (Verdict.MATCH, Verdict.REFUSED)
-
-
-def _collect_finished(
-    finished: Callable[[CandidateResult], CandidateResult], bug: Bug, candidate: Candidate, proc: subprocess.Popen
-) -> CandidateResult:
-    return finished(_collect(bug, candidate, proc))
 
 
 def judge_all(
@@ -262,27 +320,26 @@ def judge_all(
 ) -> list[CandidateResult]:
     """Judge each of ``bug``'s candidates of ``sides``, saying through ``progress`` which one finished as
     each does. Those applied in memory run here one after another (torch is imported once); the others
-    each run in a process of their own meanwhile (``apart``: already started by ``start_apart``)."""
+    each run in a process of their own meanwhile (``apart``: already started by ``start_apart``). Each is
+    judged here once all have run: the baseline (``Unpatched``) needs torch with none in force."""
     chosen = [c for c in candidates_of(bug).values() if c.side in sides]
     lock = threading.Lock()
-    done: list[CandidateResult] = []
+    ran: list[str] = []
 
-    def finished(result: CandidateResult) -> CandidateResult:
+    def finished(made: Runs) -> Runs:
         with lock:
-            done.append(result)
-            progress(
-                f"candidate {len(done)}/{len(chosen)}: {result.candidate.name}: {result.verdict} "
-                f"({result.matches}/{result.total})"
-            )
-        return result
+            ran.append(made.candidate.name)
+            progress(f"candidate {len(ran)}/{len(chosen)}: {made.candidate.name}: {len(made.runs)} runs made")
+        return made
 
     started = start_apart(bug, device, slow) if apart is None else apart
     everything = candidates_of(bug)
     with ThreadPoolExecutor(max_workers=max(1, len(started))) as pool:
         waiting = {
-            name: pool.submit(partial(_collect_finished, finished, bug, everything[name], proc))
+            name: pool.submit(lambda c, p: finished(_collect(c, p)), everything[name], proc)
             for name, proc in started.items()
         }
-        here = {c.name: finished(judge_here(bug, c, device, slow)) for c in chosen if c.in_process}
-        results = {**here, **{name: future.result() for name, future in waiting.items()}}
-    return [results[c.name] for c in chosen]
+        here = {c.name: finished(_run_here(bug, c, device, slow)) for c in chosen if c.in_process}
+        made = {**here, **{name: future.result() for name, future in waiting.items()}}
+    unpatched = Unpatched(bug, device, slow)
+    return [_classified(bug, unpatched, made[c.name]) for c in chosen]

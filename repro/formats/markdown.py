@@ -106,7 +106,8 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
         return []
     table = [
         "Each candidate put in force and judged by the default tier's scenario runs and the bug's whole "
-        "scope, leaving out runs another catalogued bug or a by-design refusal accounts for (one that fails "
+        "scope, leaving out runs another catalogued bug accounts for and refusals by design that torch makes "
+        "without the candidate too (one that fails "
         "on the bug's own runs, judged first, is judged no further):",
         "",
         "| candidate | side | scenario runs matching eager | verdict |",

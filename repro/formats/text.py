@@ -308,7 +308,8 @@ def render_candidates(bug: Bug, torch_version: str, device: str, results: list[C
         "",
         *_wrap(
             "Only a candidate under which every judged scenario run matches eager counts as a fix (runs that "
-            "another catalogued bug or a by-design refusal accounts for are not judged); 'loud': every run "
+            "another catalogued bug accounts for, and refusals by design torch makes without the candidate "
+            "too, are not judged); 'loud': every run "
             "that still departs raises the candidate's own clear error instead of departing silently; 'hides "
             "the error': the bug's error is gone but runs depart silently. A candidate is judged on the "
             "bug's own runs first; only one that passes them all (or refuses as it says) is judged on the rest.",
