@@ -1,7 +1,7 @@
 """Every human-readable line fits 100 columns: each command run on the installed torch, in this process
 (``repro.cli.main`` with capsys; torch is already imported here). JSON, Markdown bodies, diffs and
-verbatim quotes are exempt; the pytest header and summary are checked in test_expect.py, run_patched's
-usage in test_run_patched.py."""
+verbatim quotes are exempt (a diff's added lines are ours: they fit too); the pytest header and summary
+are checked in test_expect.py, run_patched's usage in test_run_patched.py."""
 
 from __future__ import annotations
 
@@ -48,6 +48,15 @@ def test_the_reproducer_text_fits(repro_main, argv):
 def test_a_per_bug_report_fits(repro_main, bug_id):
     code, out, err = repro_main("--bug", bug_id)
     assert code in (0, 1) and _wide(out) == [] and _wide(err) == []
+
+
+@pytest.mark.parametrize("bug_id", BUGS)
+def test_the_lines_each_upstream_patch_adds_fit(bug_id):
+    """Upstream lints at 120 columns; what we add fits our 100 (the diff's context is torch's own)."""
+    from repro.filing.upstream_patch import proposed_diff
+
+    added = [line for line in proposed_diff(BUGS[bug_id]).splitlines() if line.startswith("+")]
+    assert added and _wide("\n".join(added)) == []
 
 
 @pytest.mark.slow  # starts the upstream patch's process, which imports torch
