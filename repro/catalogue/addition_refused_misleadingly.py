@@ -171,14 +171,20 @@ class Net(torch.jit.ScriptModule):
 
 class TestScriptModuleAdditions(TestCase):
     def test_new_child_is_refused_in_words_that_say_why(self):
-        with self.assertRaisesRegex(RuntimeError, "Cannot add the module 'extra' to a ScriptModule"):
+        with self.assertRaisesRegex(
+            RuntimeError, "Cannot add the module 'extra' to a ScriptModule"
+        ):
             Net().add_module("extra", torch.nn.ReLU())
 
     def test_new_parameter_and_buffer_are_refused_in_words_that_say_why(self):
         model = Net()
-        with self.assertRaisesRegex(RuntimeError, "Cannot add the parameter 'extra' to a ScriptModule"):
+        with self.assertRaisesRegex(
+            RuntimeError, "Cannot add the parameter 'extra' to a ScriptModule"
+        ):
             model.register_parameter("extra", torch.nn.Parameter(torch.ones(2)))
-        with self.assertRaisesRegex(RuntimeError, "Cannot add the buffer 'extra' to a ScriptModule"):
+        with self.assertRaisesRegex(
+            RuntimeError, "Cannot add the buffer 'extra' to a ScriptModule"
+        ):
             model.register_buffer("extra", torch.ones(2))
 
     def test_buffer_on_a_child_is_refused_as_a_buffer(self):

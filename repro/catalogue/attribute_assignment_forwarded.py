@@ -90,13 +90,18 @@ CHECKS = [
     "inner = self._actual_script_module",
     'if attr == "training" and not isinstance(value, bool):',
     "    raise TypeError(",
-    f'        f"cannot assign {{type(value).__name__}} to training of a ScriptModule: {REFUSAL} a bool"',
+    '        f"cannot assign {type(value).__name__} to training of a ScriptModule: "',
+    f'        "{REFUSAL} a bool"',
     "    )",
     "if value is None and (attr in inner._parameters or attr in inner._buffers):",
-    f"    raise RuntimeError(f\"cannot assign None to '{{attr}}' of a ScriptModule: {REFUSAL} a Tensor there\")",
+    "    raise RuntimeError(",
+    "        f\"cannot assign None to '{attr}' of a ScriptModule: \"",
+    f'        "{REFUSAL} a Tensor there"',
+    "    )",
     "if attr in inner._parameters and not isinstance(value, torch.nn.Parameter):",
     "    raise TypeError(",
-    "        f\"cannot assign '{torch.typename(value)}' as parameter '{attr}' (torch.nn.Parameter or None expected)\"",
+    "        f\"cannot assign '{torch.typename(value)}' as parameter '{attr}' \"",
+    '        "(torch.nn.Parameter or None expected)"',
     "    )",
 ]
 DELATTR = [
@@ -142,7 +147,9 @@ class TestScriptModuleAssignment(TestCase):
     def test_none_on_a_parameter_or_buffer_is_refused_in_words_that_say_why(self):
         model = Net()
         for name in ("weight", "steps"):
-            with self.assertRaisesRegex(RuntimeError, f"cannot assign None to '{name}' of a ScriptModule"):
+            with self.assertRaisesRegex(
+                RuntimeError, f"cannot assign None to '{name}' of a ScriptModule"
+            ):
                 setattr(model, name, None)
 
     def test_training_takes_a_bool_only(self):

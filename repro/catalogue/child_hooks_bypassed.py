@@ -96,11 +96,18 @@ assert calls, "the forward hook on model.child registered without error and neve
 MARK = "_called_from_torchscript_by"
 REFUSAL = "calls it inside TorchScript, not through Python"
 MARKING = [
-    "# a compiled forward calls its children inside TorchScript: hooks on a child's wrapper never run (a",
-    "# subclass's own Python forward, which Python finds first, calls them through their wrappers)",
-    'if isinstance(next(k.__dict__["forward"] for k in cls.__mro__ if "forward" in k.__dict__), _CachedForward):',
+    "# a compiled forward calls its children inside TorchScript: hooks on a child's",
+    "# wrapper never run (a subclass's own Python forward, which Python finds first,",
+    "# calls them through their wrappers)",
+    "if isinstance(",
+    '    next(k.__dict__["forward"] for k in cls.__mro__ if "forward" in k.__dict__),',
+    "    _CachedForward,",
+    "):",
     "    for child in self._modules.values():",
-    '        if isinstance(child, ScriptModule) and "_actual_script_module" in child.__dict__:',
+    "        if (",
+    "            isinstance(child, ScriptModule)",
+    '            and "_actual_script_module" in child.__dict__',
+    "        ):",
     f'            child.__dict__["{MARK}"] = cls.__name__',
 ]
 REFUSING = [
@@ -108,8 +115,10 @@ REFUSING = [
     f'    parent = self.__dict__.get("{MARK}")',
     "    if parent is not None:",
     "        raise RuntimeError(",
-    '            f"{method} on this {type(self).__name__} would never run its hook: the compiled forward of its "',
-    f'            f"parent {{parent}} {REFUSAL}. Give {{parent}} a plain Python forward, or hook the "',
+    '            f"{method} on this {type(self).__name__} would never run its hook: the "',
+    '            f"compiled forward of its parent {parent} "',
+    f'            "{REFUSAL}. "',
+    '            f"Give {parent} a plain Python forward, or hook the "',
     '            "parent."',
     "        )",
     "",

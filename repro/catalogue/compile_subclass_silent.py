@@ -100,11 +100,20 @@ EVAL_FRAME = "torch/_dynamo/eval_frame.py"
 MODULE_BRANCH = "isinstance(fn, torch.nn.Module)"
 REFUSAL = "torch.compile does not trace TorchScript"
 GUARD = [
-    "scripted = [name for name, sub in fn.named_modules() if isinstance(sub, torch.jit.ScriptModule)]",
+    "scripted = [",
+    "    name",
+    "    for name, sub in fn.named_modules()",
+    "    if isinstance(sub, torch.jit.ScriptModule)",
+    "]",
     "if scripted and type(fn) is not torch.jit._script.RecursiveScriptModule:",
-    '    what = "is a ScriptModule" if scripted[0] == "" else f"holds the ScriptModule {scripted[0]!r}"',
+    "    what = (",
+    '        "is a ScriptModule"',
+    '        if scripted[0] == ""',
+    '        else f"holds the ScriptModule {scripted[0]!r}"',
+    "    )",
     "    raise RuntimeError(",
-    f'        f"{REFUSAL}: this model {{what}}, which would run uncompiled. "',
+    f'        f"{REFUSAL}: this model {{what}}, "',
+    '        "which would run uncompiled. "',
     '        "Compile an eager nn.Module version of it instead."',
     "    )",
 ]

@@ -65,12 +65,14 @@ assert model.training, "eval() on a copy.copy of the model put the original in e
 
 COPY = [
     "def __copy__(self):",
-    '    """A shallow copy whose training mode is its own, as an nn.Module copy\'s is: the compiled module',
-    '    holds ``training``, so it is copied (shallowly) rather than shared."""',
+    '    """A shallow copy whose training mode is its own, as an nn.Module copy\'s is: the',
+    '    compiled module holds ``training``, so it is copied (shallowly) rather than shared."""',
     "    clone = type(self).__new__(type(self))",
     "    clone.__dict__.update(self.__dict__)",
     '    if "_actual_script_module" in self.__dict__:',
-    '        clone.__dict__["_actual_script_module"] = copy.copy(self.__dict__["_actual_script_module"])',
+    '        clone.__dict__["_actual_script_module"] = copy.copy(',
+    '            self.__dict__["_actual_script_module"]',
+    "        )",
     "    return clone",
 ]
 

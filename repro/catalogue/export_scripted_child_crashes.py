@@ -107,8 +107,9 @@ GUARD = [
     "]",
     "if scripted:",
     "    raise ValueError(",
-    f'        f"Exporting a module that {REFUSAL} ({{scripted[0]!r}}) is not supported: export traces "',
-    '        "Python code, and that forward is TorchScript. Export the eager version of that submodule instead."',
+    f'        f"Exporting a module that {REFUSAL} ({{scripted[0]!r}}) is not supported: "',
+    '        "export traces Python code, and that forward is TorchScript. "',
+    '        "Export the eager version of that submodule instead."',
     "    )",
 ]
 

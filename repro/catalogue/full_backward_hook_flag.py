@@ -227,7 +227,9 @@ class TestScriptModuleBackwardHooks(TestCase):
     def _backward_with(self, register):
         m = M()
         calls = []
-        register(m, lambda mod, grad_input, grad_output: calls.append((mod, grad_input, grad_output)))
+        register(
+            m, lambda mod, grad_input, grad_output: calls.append((mod, grad_input, grad_output))
+        )
         x = torch.ones(1, 2, requires_grad=True)
         m(x).sum().backward()
         return m, calls

@@ -119,7 +119,10 @@ def patch_allowlist(sources: Sources) -> dict[str, str]:
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
 
 import torch
-from torch.nn.modules.module import register_module_full_backward_hook, register_module_full_backward_pre_hook
+from torch.nn.modules.module import (
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 from torch.testing._internal.common_utils import run_tests, TestCase
 
 

@@ -107,10 +107,14 @@ assert seen == ["Linear", "Net"], f"global forward hooks ran for {seen}, eager r
 # hooks are registered, to call a ScriptModule whose compiled forward would skip its children (loud).
 
 REFUSAL = "global module hooks would skip the children of this"
-GLOBALS = "_global_forward_hooks or _global_forward_pre_hooks or _global_backward_hooks or _global_backward_pre_hooks"
 GUARD = [
     "if (",
-    f"    ({GLOBALS})",
+    "    (",
+    "        _global_forward_hooks",
+    "        or _global_forward_pre_hooks",
+    "        or _global_backward_hooks",
+    "        or _global_backward_pre_hooks",
+    "    )",
     "    and isinstance(self, torch.jit.ScriptModule)",
     "    and next(self.children(), None) is not None",
     "    and isinstance(",
@@ -119,8 +123,9 @@ GUARD = [
     "    )",
     "):",
     "    raise RuntimeError(",
-    f'        f"{REFUSAL} {{type(self).__name__}}: its compiled forward calls them inside "',
-    '        "TorchScript, not through Python. Give it a plain Python forward, or remove the global hooks."',
+    f'        f"{REFUSAL} {{type(self).__name__}}: "',
+    '        "its compiled forward calls them inside TorchScript, not through Python. "',
+    '        "Give it a plain Python forward, or remove the global hooks."',
     "    )",
 ]
 
@@ -181,7 +186,9 @@ class TestGlobalHooksScriptModule(TestCase):
         return modules
 
     def test_compiled_forward_with_children_is_refused_under_global_hooks(self):
-        with self.assertRaisesRegex(RuntimeError, "global module hooks would skip the children of this Net"):
+        with self.assertRaisesRegex(
+            RuntimeError, "global module hooks would skip the children of this Net"
+        ):
             self._called(Net())
 
     def test_python_forward_runs_global_hooks_for_each_module(self):

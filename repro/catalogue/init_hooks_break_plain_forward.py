@@ -99,10 +99,13 @@ except RuntimeError as err:
 REFUSAL = "hooks registered before it was compiled need a compiled forward"
 STUBS = "hook_stubs, pre_hook_stubs = get_hook_stubs(nn_module)"
 GUARD = [
-    'if (hook_stubs or pre_hook_stubs) and not any(s.def_.name().name == "forward" for s in method_stubs):',
+    "if (hook_stubs or pre_hook_stubs) and not any(",
+    '    s.def_.name().name == "forward" for s in method_stubs',
+    "):",
     "    raise RuntimeError(",
-    '        f"{type(nn_module).__name__} has forward hooks or pre-hooks, and its forward is not compiled: "',
-    f'        "{REFUSAL}. Decorate forward with "',
+    '        f"{type(nn_module).__name__} has forward hooks or pre-hooks, and its forward "',
+    f'        "is not compiled: {REFUSAL}. "',
+    '        "Decorate forward with "',
     '        "@torch.jit.script_method, or register the hooks after construction."',
     "    )",
 ]

@@ -92,7 +92,8 @@ GUARD = [
     '    if not m._c._has_method("forward"):',
     "        raise RuntimeError(",
     '            f"{type(m).__name__}.forward is a Python method TorchScript did not compile: "',
-    f'            "{REFUSAL}. Decorate it with @torch.jit.script_method."',
+    f'            "{REFUSAL}. "',
+    '            "Decorate it with @torch.jit.script_method."',
     "        )",
 ]
 

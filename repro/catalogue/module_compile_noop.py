@@ -77,9 +77,11 @@ assert graphs, "Module.compile() had no effect: the call never went through torc
 REFUSAL = "Module.compile() cannot compile a ScriptModule"
 COMPILE = [
     "def compile(self, *args, **kwargs):",
-    '    """Refuse: torch.compile cannot trace a ScriptModule, so Module.compile would compile nothing."""',
+    '    """Refuse: torch.compile cannot trace a ScriptModule, so Module.compile would compile',
+    '    nothing."""',
     "    raise RuntimeError(",
-    f'        "{REFUSAL}: torch.compile does not trace TorchScript, and every call would run "',
+    f'        "{REFUSAL}: torch.compile does not trace "',
+    '        "TorchScript, and every call would run "',
     '        "uncompiled. Compile an eager nn.Module version of the model instead."',
     "    )",
 ]

@@ -86,11 +86,16 @@ assert isinstance(quantized.linear, quantized_linear), "quantize_dynamic quantiz
 QUANTIZE = "torch/ao/quantization/quantize.py"
 REFUSAL = "quantize_dynamic quantizes eager modules only"
 GUARD = [
-    "scripted = [name for name, sub in model.named_modules() if isinstance(sub, torch.jit.ScriptModule)]",
+    "scripted = [",
+    "    name for name, sub in model.named_modules() if isinstance(sub, torch.jit.ScriptModule)",
+    "]",
     "if scripted:",
-    '    what = "is a ScriptModule" if scripted[0] == "" else f"holds the ScriptModule {scripted[0]!r}"',
+    "    what = (",
+    '        "is a ScriptModule" if scripted[0] == "" else f"holds the ScriptModule {scripted[0]!r}"',
+    "    )",
     "    raise RuntimeError(",
-    f'        f"{REFUSAL}, and this model {{what}}, whose children TorchScript compiled: "',
+    f'        f"{REFUSAL}, and this model {{what}}, "',
+    '        "whose children TorchScript compiled: "',
     '        "nothing of it would be quantized. Quantize the eager model before scripting it, "',
     '        "or use quantize_dynamic_jit."',
     "    )",
