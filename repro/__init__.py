@@ -6,4 +6,9 @@ ScriptModule subclass and on its eager twin) -> ``report`` (a status per catalog
 compared with the ``ledger``) -> one of ``formats``.
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("scriptmodule-hook-repro")  # setuptools-scm's, from the installed metadata
+except PackageNotFoundError:  # a checkout on sys.path that was never installed
+    __version__ = "0+unknown"

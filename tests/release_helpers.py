@@ -1,5 +1,6 @@
-"""A scratch git repository in the project's shape for tools.release: a pyproject.toml whose version is
-the code's, the ledger under repro/, commits at chosen times. Shared by the release tool's test modules."""
+"""A scratch git repository in the project's shape for tools.release: a pyproject.toml holding the
+code version where the project's does, the ledger under repro/, commits at chosen times. Shared by
+the release tool's test modules."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 PYPROJECT = (
-    '[build-system]\nrequires = ["setuptools"]\n\n[project]\nname = "x"\nversion = "{}"\n\n'
-    '[tool.other]\nversion = "9"\n'
+    '[build-system]\nrequires = ["setuptools"]\n\n[project]\nname = "x"\nversion = "7"\n\n'
+    '[tool.scriptmodule-hook-repro]\ncode-version = "{}"\n\n[tool.other]\nversion = "9"\n'
 )
 
 

@@ -25,6 +25,6 @@ def imported_test_modules(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", sorted(TESTS.glob("test_*.py")), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", sorted(TESTS.rglob("test_*.py")), ids=lambda path: path.name)
 def test_no_test_module_imports_another_test_module(path):
     assert imported_test_modules(path) == [], f"{path.name} imports from a test module; move the shared code out"

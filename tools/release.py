@@ -1,24 +1,25 @@
 """Release versions and notes: what ``.github/workflows/release.yml`` computes, kept out of the YAML.
 
-The scheme (docs/release.md says why): the first release of a code version (``[project] version``
-in pyproject.toml, bumped by hand) is that version, ``0.2.0``; every later release of it, one per
+The scheme (docs/release.md says why): the first release of a code version (``code-version`` of
+``[tool.scriptmodule-hook-repro]`` in pyproject.toml, bumped by hand: the one place it is written) is
+that version, ``0.2.0``; every later release of it, one per
 ledger change, is a post-release numbered by the commit's day (UTC) and a two-digit count,
 ``0.2.0.post2026120301``, ``0.2.0.post2026120302`` for a second one that day. pip orders every one
 after the last, a hand bump (``0.2.1``) orders after all of them and starts the suffix again, and a
 commit that already has a version tag keeps that version (a rerun publishes nothing new).
 
     python -m tools.release plan [--commit REF] [--published PYPI_JSON]   # version=, release=, previous=
-    python -m tools.release next-version [--commit REF] [--published PYPI_JSON]
-    python -m tools.release notes [--commit REF] [--version V] [--since TAG] [--limit N]
-    python -m tools.release notes --before LEDGER --after LEDGER [--version V] [--since TAG]
-    python -m tools.release set-version VERSION [--root DIR]             # in a build's checkout only
+    python -m tools.release notes [--commit REF] [--version V]
+
+The package's version comes from setuptools-scm: the release job builds with
+``SETUPTOOLS_SCM_PRETEND_VERSION`` set to the planned version, and ``repro.__version__`` reads the
+installed metadata. Run from a checkout, on Python 3.11 or later (``tomllib``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
@@ -27,11 +28,12 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import tomllib
 from packaging.version import InvalidVersion, Version
 
-from repro import atomic
 from repro import ledger as ledger_io
 from repro.sanitise import code_span, for_terminal
+from tracker import history
 
 TAG_PREFIX = "v"
 LEDGER = "repro/ledger.json"
@@ -62,29 +64,25 @@ def tag_versions(tags: Iterable[str]) -> list[Version]:
     return found
 
 
-def _project_version_line(text: str) -> tuple[int, re.Match[str]]:
-    """The line index and match of ``version = "..."`` in pyproject.toml's [project] table."""
-    table = None
-    lines = text.splitlines()
-    for index, line in enumerate(lines):
-        header = re.match(r"^\[([^\]]+)\]\s*(#.*)?$", line)
-        if header:
-            table = header.group(1).strip()
-        elif table == "project" and (match := re.match(r'^(version\s*=\s*")([^"]*)(".*)$', line)):
-            return index, match
-    raise ReleaseError("pyproject.toml has no [project] version.")
-
-
 def code_version(text: str) -> Version:
-    """``[project] version`` of a pyproject.toml's text: a plain release (``0.2.0``), which the scheme extends."""
-    written = _project_version_line(text)[1].group(2)
+    """``code-version`` of ``[tool.scriptmodule-hook-repro]`` in a pyproject.toml's text: a plain release
+    (``0.2.0``), which the scheme extends. Anything else is one sentence."""
+    try:
+        table: Any = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ReleaseError(f"pyproject.toml is not TOML ({err}).") from None
+    for key in ("tool", PACKAGE):
+        table = table.get(key) if isinstance(table, dict) else None
+    written = table.get("code-version") if isinstance(table, dict) else None
+    if not isinstance(written, str):
+        raise ReleaseError(f"pyproject.toml has no code-version string in [tool.{PACKAGE}].")
     try:
         version = Version(written)
     except InvalidVersion:
-        raise ReleaseError(f"pyproject.toml's version {written!r} is not a PEP 440 version.") from None
-    if version.is_prerelease or version.is_postrelease or version.local:
+        raise ReleaseError(f"pyproject.toml's code-version {written[:40]!r} is not a PEP 440 version.") from None
+    if not of_scheme(version) or version.is_postrelease:
         raise ReleaseError(
-            f"pyproject.toml's version {version} must be a plain release such as 0.2.0: "
+            f"pyproject.toml's code-version {version} must be a plain release such as 0.2.0: "
             "the release workflow adds the post-release suffix itself."
         )
     return version
@@ -205,8 +203,6 @@ def _as_version(value: Version | str) -> Version:
 def status_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[str]]:
     """Per bug, the status changes ``after`` holds over ``before`` (two schema-2 ledgers), as the
     tracker's check reports them (``tracker.history.changes``), plus bugs newly tracked."""
-    from tracker import history  # imported here so set-version needs packaging only
-
     measured = {v: e for v, e in after["releases"].items() if e != before["releases"].get(v)}
     grouped: dict[str, list[str]] = {
         bug_id: ["newly tracked"] for bug_id in after["bugs"] if bug_id not in before["bugs"]
@@ -294,46 +290,6 @@ def notes(
     return text[:limit]  # cut only where the limit is too small for the head and the count of what was left out
 
 
-# --- the build's version -------------------------------------------------------------------------
-
-INIT = "repro/__init__.py"
-
-
-def set_version(root: Path, version: Version | str) -> list[Path]:
-    """Write ``version`` into a build checkout's pyproject.toml ([project] version) and ``repro.__version__``;
-    the files it changed."""
-    version = Version(str(version))
-    pyproject, init = root / PYPROJECT, root / INIT
-    try:
-        lines = pyproject.read_text(encoding="utf-8").splitlines(keepends=True)
-        text = init.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ReleaseError(f"set-version: {err}.") from None
-    index, match = _project_version_line("".join(lines))
-    ending = lines[index][len(lines[index].rstrip("\r\n")) :]
-    texts = {
-        pyproject: "".join([*lines[:index], f"{match.group(1)}{version}{match.group(3)}{ending}", *lines[index + 1 :]])
-    }
-    texts[init], count = re.subn(
-        r'^(__version__\s*=\s*")[^"]*(")',
-        lambda m: f"{m.group(1)}{version}{m.group(2)}",
-        text,
-        count=1,
-        flags=re.MULTILINE,
-    )
-    if count != 1:
-        raise ReleaseError(f"{init} has no __version__ line to set.")
-    changed = []
-    for path, new in texts.items():
-        if new != path.read_text(encoding="utf-8"):
-            try:  # each file replaced in one rename: a failed write leaves it as it was
-                atomic.replace(path.resolve(), new)
-            except atomic.WriteError as err:
-                raise ReleaseError(f"set-version: {err}") from None
-            changed.append(path)
-    return changed
-
-
 # --- git and the command line: thin ----------------------------------------------------------------
 
 
@@ -366,13 +322,6 @@ def ledger_at(root: Path, ref: str) -> dict[str, Any]:
         raise ReleaseError(f"{path} is not valid JSON ({err}).") from None
     try:
         return ledger_io.validate(path, ledger_io.migrate(path, data))
-    except ledger_io.LedgerError as err:
-        raise ReleaseError(str(err)) from None
-
-
-def load_ledger(path: Path) -> dict[str, Any]:
-    try:
-        return ledger_io.load(path)
     except ledger_io.LedgerError as err:
         raise ReleaseError(str(err)) from None
 
@@ -433,76 +382,43 @@ def _version(text: str) -> Version:
         raise argparse.ArgumentTypeError(f"not a PEP 440 version: {text[:60]!r}") from None
 
 
-def _limit(text: str) -> int:
-    """A limit of characters: a positive whole number up to GitHub's own."""
-    number = int(text) if text.isdigit() and len(text) <= 7 else 0
-    if not 1 <= number <= NOTES_LIMIT:
-        raise argparse.ArgumentTypeError(f"not a whole number from 1 to {NOTES_LIMIT}: {text[:20]!r}")
-    return number
-
-
 def build_parser() -> argparse.ArgumentParser:
+    """What the release workflow runs: ``plan``, then ``notes`` for the planned version."""
     parser = argparse.ArgumentParser(prog="python -m tools.release", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the git checkout (default: this one)")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("plan", "next-version"):
-        cmd = sub.add_parser(name, help="whether to release, and the version" if name == "plan" else "the version")
-        cmd.add_argument("--commit", default="HEAD")
-        cmd.add_argument(
-            "--published",
-            type=Path,
-            metavar="PYPI_JSON",
-            help="PyPI's JSON answer for the project: its versions count as released",
-        )
+    cmd = sub.add_parser("plan", help="whether to release, and the version")
+    cmd.add_argument("--commit", default="HEAD")
+    cmd.add_argument(
+        "--published", type=Path, metavar="PYPI_JSON", help="PyPI's JSON answer for the project: its versions count"
+    )
     cmd = sub.add_parser("notes", help="the release notes (Markdown)")
     cmd.add_argument("--commit", default="HEAD")
-    cmd.add_argument("--version", type=_version, help="the release's version (default: next-version's)")
-    cmd.add_argument("--since", metavar="TAG", help="the previous release's tag (default: the latest before it)")
-    cmd.add_argument("--before", type=Path, metavar="LEDGER", help="compare this ledger file ...")
-    cmd.add_argument("--after", type=Path, metavar="LEDGER", help="... with this one, instead of git's")
-    cmd.add_argument("--limit", type=_limit, default=NOTES_LIMIT, help=f"characters at most (default {NOTES_LIMIT})")
-    cmd.add_argument("--published", type=Path, metavar="PYPI_JSON", help=argparse.SUPPRESS)
-    cmd = sub.add_parser("set-version", help="write VERSION into pyproject.toml and repro/__init__.py under --root")
-    cmd.add_argument("version", type=_version)
+    cmd.add_argument("--version", type=_version, required=True, help="the release's version (the plan's)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command in ("plan", "next-version"):
-            plan = plan_for(args.root, args.commit, args.published)
-            print("\n".join(plan.lines()) if args.command == "plan" else plan.version)
-        elif args.command == "set-version":
-            for path in set_version(args.root, args.version):
-                print(for_terminal(f"{path}: {args.version}"), file=sys.stderr)
+        if args.command == "plan":
+            print("\n".join(plan_for(args.root, args.commit, args.published).lines()))
         else:
-            print(notes_command(args), end="")
+            print(notes_command(args.root, args.commit, args.version), end="")
     except ReleaseError as err:
         print(for_terminal(f"error: {err}"), file=sys.stderr)
         return 2
     return 0
 
 
-def notes_command(args: argparse.Namespace) -> str:
-    if args.before or args.after:
-        if not (args.before and args.after):
-            raise ReleaseError("--before and --after go together.")
-        previous = args.since[len(TAG_PREFIX) :] if args.since else None
-        return notes(
-            load_ledger(args.before), load_ledger(args.after), args.version or "unreleased", previous, args.limit
-        )
-    version = args.version or plan_for(args.root, args.commit, args.published).version
-    if args.since:
-        previous = tag_versions([args.since])
-        if not previous:
-            raise ReleaseError(f"--since {args.since}: not a release tag ({TAG_PREFIX}VERSION).")
-        since: Version | None = previous[0]
-    else:
-        merged = tag_versions(git(args.root, "tag", "--merged", args.commit, "--list", f"{TAG_PREFIX}*").split())
-        since = previous_release(version, merged)
-    before = ledger_at(args.root, f"{TAG_PREFIX}{since}") if since else None
-    return notes(before, ledger_at(args.root, args.commit), version, since, args.limit)
+def notes_command(root: Path, commit: str, version: Version) -> str:
+    """The notes for ``version`` made of ``commit``: changes since the release before it on its history."""
+    if not of_scheme(version):
+        raise ReleaseError(f"--version {version} is not a version of the scheme (0.2.0, 0.2.0.postYYYYMMDDNN).")
+    merged = tag_versions(git(root, "tag", "--merged", commit, "--list", f"{TAG_PREFIX}*").split())
+    since = previous_release(version, [v for v in merged if of_scheme(v)])
+    before = ledger_at(root, f"{TAG_PREFIX}{since}") if since else None
+    return notes(before, ledger_at(root, commit), version, since)
 
 
 if __name__ == "__main__":

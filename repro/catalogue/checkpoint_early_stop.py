@@ -239,7 +239,7 @@ BUG = Bug(
     title="Non-reentrant torch.utils.checkpoint fails through compiled code",
     upstream="not reported yet",
     apis=("torch.utils.checkpoint.checkpoint",),
-    # measured by exploring every declared shape (tests/test_scope.py)
+    # measured by exploring every declared shape (tests/engine/test_scope.py)
     scope=scope(ROOTS + ("in eager parent", "in eager parent, with child"), ("script_method",), EARLY_STOP)
     + scope(
         ("child", "child first", "child last", "several children", "in eager parent, with child", *NESTED),

@@ -2,7 +2,7 @@
 
 A fork inherits ``import torch`` (1.4 s anew) and every TorchScript class compiled so far, so on two
 cores the scenario runs take half the wall time. Each item's result must not depend on where it ran:
-``tests/test_oracle.py`` compares a run in one process with runs in two and three, run for run.
+``tests/engine/test_oracle.py`` compares a run in one process with runs in two and three, run for run.
 Where a copy cannot be made (no ``os.fork``), fails (a crash, an unreadable answer) or hangs (a lock
 another thread held at the fork: the copy has no answer long after this process finished its own
 share) its share runs here instead: a fork only ever saves time, it never loses a result.

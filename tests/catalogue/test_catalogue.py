@@ -153,7 +153,7 @@ def test_by_design_refusals_cite_the_line_that_raises():
 @pytest.mark.parametrize("bug_id", [pytest.param(b, marks=pytest.mark.needs_bug(b)) for b in BUGS])
 def test_each_bisect_script_exits_1_while_the_bug_is_present(bug_id):
     """Run here, where torch is imported; the paste-ready scripts run in fresh interpreters in
-    tests/test_filing.py, where the issue body shows their output."""
+    tests/filing/test_filing.py, where the issue body shows their output."""
     code, out = run_here(ROOT / BUGS[bug_id].script)
     assert code == 1 and "BUG:" in out, out
 

@@ -6,7 +6,7 @@ A scenario run in the scope of a catalogued bug that the ledger expects present 
 installed torch is an expected failure, but only for that bug: the run must depart from eager
 in the way the bug's recogniser knows. A run that matches eager while the ledger expects the
 bug is a failure (the ledger must follow: strict), and so is any other departure.
-tests/test_flip.py proves both directions on a patched torch.
+tests/filing/test_flip.py proves both directions on a patched torch.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from datetime import date
 from typing import Any
 
@@ -18,7 +19,7 @@ from setuptools import find_namespace_packages  # type: ignore[import-untyped]  
 
 from helpers import ROOT
 from tools import release
-from tools.release import ReleaseError, code_version, decide, next_version, notes, set_version, status_changes
+from tools.release import ReleaseError, code_version, decide, next_version, notes, status_changes
 
 DAY = date(2026, 12, 3)
 
@@ -84,13 +85,29 @@ def test_a_code_version_below_the_latest_release_is_refused():
         next_version("0.1.5", DAY, ["0.2.0", "0.2.0.post2026120301"])
 
 
-@pytest.mark.parametrize("written", ["0.1.0.post1", "0.2.0rc1", "0.1.0+local", "zero"])
+@pytest.mark.parametrize("written", ["0.1.0.post1", "0.2.0rc1", "0.1.0+local", "1!0.1.0", "0.1.0.dev1", "zero"])
 def test_the_code_version_must_be_a_plain_release(written):
-    with pytest.raises(ReleaseError, match="pyproject.toml's version"):
+    with pytest.raises(ReleaseError, match="pyproject.toml's code-version"):
         code_version(PYPROJECT.format(written))
 
 
-def test_the_code_version_is_read_from_the_project_table():
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('[project]\nversion = "0.1.0"\n', "has no code-version string in [tool.scriptmodule-hook-repro]"),
+        ("[tool.scriptmodule-hook-repro]\ncode-version = 1\n", "has no code-version string"),
+        ('tool = "x"\n', "has no code-version string"),
+        ("[tool\n", "is not TOML"),
+    ],
+    ids=["project-version-only", "a-number", "tool-not-a-table", "broken"],
+)
+def test_a_pyproject_without_a_readable_code_version_is_one_sentence(text, said):
+    with pytest.raises(ReleaseError, match=re.escape(said)):
+        code_version(text)
+
+
+def test_the_code_version_is_read_from_its_own_table():
+    """Not [project] version (setuptools-scm's, dynamic) nor another tool's ``version``."""
     assert code_version(PYPROJECT.format("0.3.1")) == Version("0.3.1")
 
 
@@ -234,26 +251,21 @@ def test_notes_stay_within_the_limit_and_count_what_they_leave_out(two_ledgers):
     assert len(notes(before, after, "0.1.0.post2026120301", "0.1.0", limit=50)) == 50
 
 
-# --- set-version: the build's version ------------------------------------------------------------
+# --- the package's version: setuptools-scm's, one source ------------------------------------------------
 
 
-def test_set_version_writes_the_project_version_and_repro_version(tmp_path):
-    (tmp_path / "repro").mkdir()
-    (tmp_path / "pyproject.toml").write_text(PYPROJECT.format("0.1.0"))
-    (tmp_path / "repro" / "__init__.py").write_text('"""Doc."""\n\n__version__ = "0.1.0"\n')
-    changed = set_version(tmp_path, "0.1.0.post2026120301")
-    assert sorted(p.name for p in changed) == ["__init__.py", "pyproject.toml"]
-    assert tomllib.loads((tmp_path / "pyproject.toml").read_text())["project"]["version"] == "0.1.0.post2026120301"
-    assert tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["other"]["version"] == "9"
-    assert (tmp_path / "repro" / "__init__.py").read_text().endswith('__version__ = "0.1.0.post2026120301"\n')
-    assert set_version(tmp_path, "0.1.0.post2026120301") == []
+def test_the_version_has_one_source():
+    """[project] version is dynamic (setuptools-scm; the release build pretends the planned one), and
+    repro.__version__ is what the installed metadata says: no second copy to keep equal."""
+    from importlib.metadata import version
 
-
-def test_the_checkouts_versions_agree():
-    """What set-version rewrites: pyproject's [project] version and repro.__version__, equal in the tree."""
     import repro
 
-    assert str(code_version((ROOT / "pyproject.toml").read_text())) == repro.__version__
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in pyproject["project"] and pyproject["project"]["dynamic"] == ["version"]
+    assert "setuptools-scm>=8" in pyproject["build-system"]["requires"]
+    assert repro.__version__ == version("scriptmodule-hook-repro")
+    assert code_version((ROOT / "pyproject.toml").read_text()) >= Version("0.1.0")
 
 
 def test_every_package_under_repro_is_packaged_and_nothing_else():
@@ -299,15 +311,15 @@ def test_plan_and_notes_over_a_repositorys_history(tmp_path, capsys, two_ledgers
     }
     git(repo, "tag", "v0.1.0.post2026120301")
     commit(repo, "2026-12-03T23:59:00+00:00", data=after)
-    assert cli(repo, "next-version", capsys=capsys) == "0.1.0.post2026120302\n"
-    text = cli(repo, "notes", capsys=capsys)
+    assert plan(repo, capsys)["version"] == "0.1.0.post2026120302"
+    text = cli(repo, "notes", "--version", "0.1.0.post2026120302", capsys=capsys)
     assert "Release `0.1.0.post2026120302`" in text and "Status changes since `v0.1.0.post2026120301`:" in text
     assert "- `2.14.0: present -> fixed`" in text
     published = tmp_path / "pypi.json"  # PyPI has a release the tags lack (a run that failed before tagging)
     published.write_text(json.dumps({"releases": {"0.1.0": [], "0.1.0.post2026120302": []}}))
     assert plan(repo, capsys, "--published", str(published))["version"] == "0.1.0.post2026120303"
     git(repo, "tag", "v0.1.0.post2026120302")
-    assert cli(repo, "next-version", capsys=capsys) == "0.1.0.post2026120302\n"  # tagged: the same again
+    assert plan(repo, capsys)["version"] == "0.1.0.post2026120302"  # tagged: the same again
 
     commit(repo, "2026-12-04T08:00:00+00:00", readme="docs only")
     assert plan(repo, capsys) == {
@@ -323,39 +335,13 @@ def test_plan_and_notes_over_a_repositorys_history(tmp_path, capsys, two_ledgers
         "previous": "v0.1.0.post2026120302",
         "reason": "the code version 0.2.0 is not released yet",
     }
-    first = cli(repo, "notes", "--since", "v0.1.0", capsys=capsys)
-    assert "Status changes since `v0.1.0`:" in first and "### `bug-a`\n- `newly tracked`" in first
+    bumped = cli(repo, "notes", "--version", "0.2.0", capsys=capsys)
+    assert "Status changes since `v0.1.0.post2026120302`:" in bumped and "None: the ledger changed" in bumped
 
 
-def test_notes_from_two_ledger_files_and_errors(tmp_path, capsys, two_ledgers):
-    paths = []
-    for name, data in zip(("before.json", "after.json"), two_ledgers):
-        paths.append(tmp_path / name)
-        paths[-1].write_text(json.dumps(data))
-    text = cli(
-        tmp_path,
-        "notes",
-        "--before",
-        str(paths[0]),
-        "--after",
-        str(paths[1]),
-        "--version",
-        "0.1.0.post1",
-        "--limit",
-        "300",
-        capsys=capsys,
-    )
-    assert "Status changes since the previous release:" in text and len(text) <= 300
-    assert release.main(["--root", str(tmp_path), "notes", "--before", str(paths[0])]) == 2
-    assert capsys.readouterr().err == "error: --before and --after go together.\n"
-    (tmp_path / "pyproject.toml").write_text(PYPROJECT.format("0.1.0"))
-    (tmp_path / "repro").mkdir()
-    (tmp_path / "repro" / "__init__.py").write_text("")
-    assert release.main(["--root", str(tmp_path), "set-version", "0.2.0"]) == 2
-    assert capsys.readouterr().err == f"error: {tmp_path / 'repro' / '__init__.py'} has no __version__ line to set.\n"
-    (tmp_path / "repro" / "__init__.py").unlink()
-    assert release.main(["--root", str(tmp_path), "set-version", "0.2.0"]) == 2
-    assert capsys.readouterr().err.startswith("error: set-version: [Errno 2] No such file or directory")
+def test_notes_take_only_a_version_of_the_scheme(tmp_path, capsys):
+    assert release.main(["--root", str(tmp_path), "notes", "--version", "1!0.1.0"]) == 2
+    assert capsys.readouterr().err.startswith("error: --version 1!0.1.0 is not a version of the scheme")
 
 
 # --- the workflow: what it runs, and how it publishes ----------------------------------------------------
@@ -373,12 +359,13 @@ def test_the_release_workflow_publishes_only_by_trusted_publishing():
 
 
 def test_the_release_workflow_runs_what_ci_runs():
-    """The commands .ci/run and the tests exercise: the plan, set-version, build, .ci/check-package, notes."""
+    """The commands .ci/run and the tests exercise: the plan, build with the planned version, .ci/check-package
+    (which checks that version), notes; and only those: the tool has no command the workflow does not run."""
     for command in (
         'python -m tools.release plan --commit "$GITHUB_SHA" --published pypi.json',
-        'python -m tools.release set-version "$VERSION"',
+        "SETUPTOOLS_SCM_PRETEND_VERSION: ${{ needs.plan.outputs.version }}",
         "python -m build --outdir dist",
-        ".ci/check-package --dist dist",
+        '.ci/check-package --dist dist --version "$VERSION"',
         'python -m tools.release notes --commit "$GITHUB_SHA" --version "$VERSION" > notes.md',
     ):
         assert command in WORKFLOW, command

@@ -38,7 +38,7 @@ SELECT = [
     "0",
     "-p",
     "no:cacheprovider",  # one process: the patch lives in it
-    str(ROOT / "tests" / "test_scenarios.py"),
+    str(ROOT / "tests" / "engine" / "test_scenarios.py"),
     "-k",
     "register_full_backward_hook and called and cpu",
 ]
@@ -67,7 +67,7 @@ def test_bug_tests_follow_ledger_and_torch(tmp_path, candidate, ledger_says_fixe
 # The tests whose assertions depend on the bugs' state on the installed torch. Left out for time: the
 # CLI's broken-NPU runs (the same assertions in another environment) and test_filing.py, whose tests
 # that depend on the bug carry the needs_bug marker.
-BUG_AWARE = ["test_cli.py", "test_scenarios.py", "test_report.py"]
+BUG_AWARE = ["test_cli.py", "engine/test_scenarios.py", "test_report.py"]
 CLI_TESTS = (
     "json_report or text_report or opposite or minimal_script_exits or one_bug_at_a_time or silenced "
     "or test_scenarios or test_report"

@@ -278,7 +278,7 @@ def test_what_each_bug_says_was_tried_does_what_it_says(start):
 
 def test_every_alternative_a_bug_names_is_measured_here():
     """Each line of a ``tried`` has its row in TRIED, but full-backward-hook-flag's, which ``python -m
-    repro --candidates`` measures (``jit-ignored-attributes``: tests/test_filing.py)."""
+    repro --candidates`` measures (``jit-ignored-attributes``: tests/filing/test_filing.py)."""
     named = [
         (bug_id, line) for bug_id, bug in BUGS.items() for line in (bug.workaround.tried if bug.workaround else ())
     ]
