@@ -384,7 +384,7 @@ def test_a_departure_no_catalogued_bug_explains_is_drift(repro_main, ledger, mon
     assert not [s for s in unexplained if s["covered_by"]]  # what the catalogue covers is still explained
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(ORIGINAL, "global-hooks-root-only", "global-backward-hooks-scripted")
 def test_a_per_bug_run_names_another_bugs_departure_without_judging_it(repro_main, ledger):
     """``--bug X``: a departure another bug explains is said to be that bug's, and is neither drift nor a
     status for it."""

@@ -5,8 +5,12 @@ each child whose type is in the given set for its dynamically quantized version.
 subclass's children are ``RecursiveScriptModule``s (TorchScript compiles them, by design), so no
 child matches: with a ``script_method`` forward it returns an unquantized model without a word,
 and the caller ships float weights it believes are int8. With a plain forward the deep copy drops
-the Python ``forward`` (``deepcopy-drops-subclass``) and the result cannot be called. Eager-mode
-quantization documents eager modules only; TorchScript has its own ``quantize_dynamic_jit``.
+the Python ``forward`` (``deepcopy-drops-subclass``) and the result cannot be called. Where the copy
+keeps the subclass (``inplace=True``, or a torch whose deep copy keeps it: measured under that bug's
+upstream patch), ``quantize_dynamic`` raises ``AttributeError: ... no attribute 'qconfig'``: the
+subclass's ``__setattr__`` sent ``qconfig`` to the compiled module, where ``_remove_qconfig``'s ``del``
+cannot reach it. Eager-mode quantization documents eager modules only; TorchScript has its own
+``quantize_dynamic_jit``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures with
     from repro.engine.oracle import ScenarioResult
 
 QUANTIZED = "first call: its child quantized"
+# where the copy keeps the subclass (inplace=True, or deepcopy-drops-subclass fixed): quantize_dynamic's
+# _remove_qconfig cannot delete what the subclass's __setattr__ sent to the compiled module
+ERRORS = ("object has no attribute 'qconfig'",)
 
 
 def root_cause(evidence: list[str]) -> list[str]:
@@ -41,15 +48,24 @@ def root_cause(evidence: list[str]) -> list[str]:
     from repro.catalogue.measure import line_of, subclass
 
     model = subclass()
-    quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-    child = type(quantized.child).__name__
+    try:
+        quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        outcome = (
+            f"Measured, the result's child is a {type(quantized.child).__name__}; with a plain forward, the "
+            "deep copy quantize_dynamic makes first has no forward (deepcopy-drops-subclass)."
+        )
+    except AttributeError as err:  # the copy kept the subclass (a torch whose deepcopy keeps it)
+        outcome = (
+            f"Measured, quantize_dynamic raised AttributeError: {err}: its copy kept the subclass, whose "
+            "__setattr__ sent qconfig to the compiled module, out of reach of _remove_qconfig's del "
+            f"({line_of(QUANTIZE, 'del module.qconfig')})."
+        )
     return [
         "quantize_dynamic swaps a child only when its type is a key of the mapping it was given "
-        f"({line_of('torch/ao/quantization/quantize.py', 'def swap_module')}).",
+        f"({line_of(QUANTIZE, 'def swap_module')}).",
         f"A ScriptModule subclass's children are RecursiveScriptModules: measured, {type(model.child).__name__}, "
         "never nn.Linear, so nothing is swapped and nothing is said.",
-        f"Measured, the result's child is a {child}; with a plain forward, the deep copy quantize_dynamic "
-        "makes first has no forward (deepcopy-drops-subclass).",
+        outcome,
     ]
 
 
@@ -60,7 +76,7 @@ def recognise(result: ScenarioResult) -> bool:
     script = result.script.observation.get(QUANTIZED) if result.script else None
     eager = result.eager.observation.get(QUANTIZED) if result.eager else None
     silent = result.verdict == Verdict.DIFFERS and script is False and eager is True
-    return silent or raised(result, "object has no attribute 'forward'")
+    return silent or raised(result, "object has no attribute 'forward'", *ERRORS)
 
 
 PASTE = """import torch
@@ -184,6 +200,7 @@ BUG = Bug(
     recognise=recognise,
     script="repro/quantize_dynamic_bug.py",
     paste=PASTE,
+    errors=ERRORS,
     explanation=__doc__,
     needs=("torch.ao.quantization.quantize_dynamic",),
     no_static="the children's classes are TorchScript's, decided at run time",
