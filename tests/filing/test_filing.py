@@ -24,7 +24,14 @@ from repro.formats.markdown import ATTRIBUTION
 from repro.formats.text import render_candidates
 from repro.ledger import ORIGINAL, release_key
 from repro.sanitise import plain
-from repro.source_checks import RECURSIVE, SCRIPT, StaticVerdict, installed_sources, installed_torch_root
+from repro.source_checks import (
+    RECURSIVE,
+    SCRIPT,
+    StaticVerdict,
+    installed_sources,
+    installed_torch_root,
+    loaded_sources,
+)
 
 CANDIDATES = candidates_of(BUGS[ORIGINAL])
 TEST_PATH, REGISTRATION = FIXES.patch.test.path, FIXES.patch.test.registration
@@ -36,8 +43,9 @@ def ledger(tmp_path):
 
 
 def _cited_line(evidence: str) -> str:
+    """The line the evidence cites, in the source this process imported (a patched torch's included)."""
     path, line = evidence.split(":")[:2]
-    return (installed_torch_root() / path).read_text().splitlines()[int(line) - 1]
+    return (loaded_sources()[path] or "").splitlines()[int(line) - 1]
 
 
 @pytest.mark.needs_bug
