@@ -180,7 +180,7 @@ def shows_error_text(bug: Bug, err: BaseException) -> bool:
                 detail=f"{type(e).__name__}: {e}",
                 style=bug.styles[0],
                 scenario=SimpleNamespace(apis=set(bug.apis), model=None, name=""),  # no model: the text decides
-                script=None,
+                scripted=None,
                 eager=None,
             )
         )

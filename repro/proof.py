@@ -116,7 +116,7 @@ class Proof:
 
 
 def _differs_by_design(result: ScenarioResult) -> bool:
-    raised = result.script is None or result.script.error
+    raised = result.scripted is None or result.scripted.error
     return result.verdict == Verdict.REFUSED and f"({DESIGNED}: " in result.detail and not raised
 
 

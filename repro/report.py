@@ -27,7 +27,7 @@ from repro.environment import Environment
 from repro.ledger import Expectation
 from repro.vocabulary import DEPARTURES, NOT_JUDGED, Outcome, Status, Verdict
 
-SCHEMA = 3
+SCHEMA = 4
 
 
 def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
@@ -42,7 +42,8 @@ def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
         "cause": cause_of(result),
         "verdict": result.verdict,
         "detail": result.detail,
-        "script_raised": bool(result.script and result.script.error),  # a refusal raised, or a designed difference
+        # a refusal raised, or a designed difference
+        "scripted_raised": bool(result.scripted and result.scripted.error),
     }
 
 

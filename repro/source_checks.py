@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations are never eva
     from typing import TypeGuard
 
 FLAG = "_is_full_backward_hook"
-RECURSIVE, SCRIPT, MODULE = "torch/jit/_recursive.py", "torch/jit/_script.py", "torch/nn/modules/module.py"
+RECURSIVE_PY, SCRIPT_PY, MODULE_PY = "torch/jit/_recursive.py", "torch/jit/_script.py", "torch/nn/modules/module.py"
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def installed_torch_root() -> Path:
     return Path(next(iter(spec.submodule_search_locations))).parent
 
 
-def installed_sources(paths: tuple[str, ...] = (RECURSIVE, SCRIPT, MODULE)) -> dict[str, str | None]:
+def installed_sources(paths: tuple[str, ...] = (RECURSIVE_PY, SCRIPT_PY, MODULE_PY)) -> dict[str, str | None]:
     """The installed torch's files, keyed as in a wheel or a PyTorch checkout."""
     root = installed_torch_root()
     return {p: (root / p).read_text(encoding="utf-8") if (root / p).is_file() else None for p in paths}
@@ -67,7 +67,9 @@ def installed_sources(paths: tuple[str, ...] = (RECURSIVE, SCRIPT, MODULE)) -> d
 def loaded_sources() -> dict[str, str | None]:
     """The files the running process really imported for the three modules (which differ
     from the installed ones when a candidate serves patched sources)."""
-    modules = {path: importlib.import_module(path[:-3].replace("/", ".")) for path in (RECURSIVE, SCRIPT, MODULE)}
+    modules = {
+        path: importlib.import_module(path[:-3].replace("/", ".")) for path in (RECURSIVE_PY, SCRIPT_PY, MODULE_PY)
+    }
     # the loader's text: a patched module is compiled under the installed file's name
     return {path: module.__spec__.loader.get_source(module.__name__) for path, module in modules.items()}  # type: ignore[union-attr]
 
@@ -88,7 +90,7 @@ def static_verdict(
     only when every fingerprinted function is unchanged; without one, ``present`` when every piece is
     intact; else ``changed``."""
     trees: Trees = {}
-    for path in (MODULE, RECURSIVE, SCRIPT):  # module.py first: whether the bug's API exists is decided there
+    for path in (MODULE_PY, RECURSIVE_PY, SCRIPT_PY):  # module.py first: whether the bug's API exists is decided there
         text = sources.get(path)
         if text is None:
             return StaticVerdict("unknown", [f"{path}: missing from the wheel"])
@@ -96,10 +98,10 @@ def static_verdict(
             trees[path] = _parse(text)
         except SyntaxError as err:
             return StaticVerdict("unknown", [f"{path}:{err.lineno}: unparsable ({err.msg})"])
-        missing = applies(trees) if path == MODULE else None
+        missing = applies(trees) if path == MODULE_PY else None
         if missing:  # a release before the API: the other files (older wheels lack some) do not matter
             return StaticVerdict("not-applicable", [missing])
-    removed = _torchscript_removed(trees[SCRIPT])
+    removed = _torchscript_removed(trees[SCRIPT_PY])
     if removed:
         return StaticVerdict("removed", removed)
     prints = fingerprint(trees, fingerprinted)
@@ -185,7 +187,7 @@ def method(tree: ast.AST, cls: str, name: str) -> ast.FunctionDef | None:
 
 def call_impl_uses(trees: Trees, name: str) -> ast.AST | None:
     """The first place ``Module._call_impl`` names ``name`` (an attribute or a variable), or None."""
-    call_impl = method(trees[MODULE], "Module", "_call_impl")
+    call_impl = method(trees[MODULE_PY], "Module", "_call_impl")
     return (
         next(
             (node for node in ast.walk(call_impl) if name in (getattr(node, "attr", None), getattr(node, "id", None))),
@@ -215,11 +217,11 @@ def _torchscript_removed(tree: ast.Module) -> list[str]:
         missing = " and ".join(
             n for n, node in (("ScriptModule", script_module), ("script_method", script_method)) if node is None
         )
-        return [f"{SCRIPT}: {missing} no longer defined"]
+        return [f"{SCRIPT_PY}: {missing} no longer defined"]
     for node in (script_method, method(tree, "ScriptMeta", "__init__")):
         raising = _raises_for_valid_input(node) if node else None
         if raising and node:
-            return [f"{SCRIPT}:{raising.lineno}: {node.name} now raises ({ast.unparse(raising)[:80]})"]
+            return [f"{SCRIPT_PY}:{raising.lineno}: {node.name} now raises ({ast.unparse(raising)[:80]})"]
     return []
 
 
@@ -289,15 +291,15 @@ def setattr_forwards(attribute: str) -> Check:
     inner module: it forwards, and does not special-case ``attribute``."""
 
     def check(trees: Trees) -> tuple[bool, str]:
-        setattr_method, call = forwarding_call(trees[SCRIPT])
+        setattr_method, call = forwarding_call(trees[SCRIPT_PY])
         if setattr_method is None:
-            return False, f"{SCRIPT}: ScriptModule.__setattr__ not found"
+            return False, f"{SCRIPT_PY}: ScriptModule.__setattr__ not found"
         if call is None:
             return False, (
-                f"{SCRIPT}:{setattr_method.lineno}: ScriptModule.__setattr__ no longer forwards to the inner module"
+                f"{SCRIPT_PY}:{setattr_method.lineno}: ScriptModule.__setattr__ no longer forwards to the inner module"
             )
         if mentions(setattr_method, attribute):
-            return False, f"{SCRIPT}:{setattr_method.lineno}: ScriptModule.__setattr__ special-cases {attribute!r}"
-        return True, f"{SCRIPT}:{call.lineno}: ScriptModule.__setattr__ forwards to _actual_script_module"
+            return False, f"{SCRIPT_PY}:{setattr_method.lineno}: ScriptModule.__setattr__ special-cases {attribute!r}"
+        return True, f"{SCRIPT_PY}:{call.lineno}: ScriptModule.__setattr__ forwards to _actual_script_module"
 
     return check

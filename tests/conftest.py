@@ -12,7 +12,7 @@ import pytest
 
 from repro.environment import EnvironmentProblem, import_torch, npu_status
 from repro.ledger import ORIGINAL
-from repro.source_checks import RECURSIVE, SCRIPT, installed_torch_root
+from repro.source_checks import RECURSIVE_PY, SCRIPT_PY, installed_torch_root
 
 SETUP = "activate the project's environment (. .venv/bin/activate) or create it with the README's set-up command"
 
@@ -134,7 +134,7 @@ def checkout(tmp_path: Path) -> Path:
     from repro.catalogue import BUGS
 
     edited = {path for bug in BUGS.values() for path in bug.fixes.patch.files}
-    for path in sorted(edited | {RECURSIVE, SCRIPT}):
+    for path in sorted(edited | {RECURSIVE_PY, SCRIPT_PY}):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(installed_torch_root() / path, tmp_path / path)
     for folder in ("jit", "export", "dynamo", "quantization/eager"):

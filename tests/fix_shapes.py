@@ -13,18 +13,18 @@ import ast
 from collections.abc import Callable
 
 from repro.catalogue.full_backward_hook_flag import patch_both as patched_sources
-from repro.source_checks import FLAG, MODULE, RECURSIVE, SCRIPT
+from repro.source_checks import FLAG, MODULE_PY, RECURSIVE_PY, SCRIPT_PY
 
 Sources = dict[str, str]
 
 
-def _with_method(script: str, method: str) -> str:
+def _with_method(script_py: str, method: str) -> str:
     """``torch/jit/_script.py`` with ``method`` added to ``class ScriptModule``, before its ``__setattr__``."""
-    tree = ast.parse(script)
+    tree = ast.parse(script_py)
     cls = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "ScriptModule")
     setattr_ = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__setattr__")
     indent = " " * setattr_.col_offset
-    lines = script.split("\n")
+    lines = script_py.split("\n")
     lines[setattr_.lineno - 1 : setattr_.lineno - 1] = [indent + line if line else line for line in method.split("\n")]
     return "\n".join(lines)
 
@@ -32,7 +32,7 @@ def _with_method(script: str, method: str) -> str:
 def setattr_on_wrapper(sources: Sources) -> Sources:
     """True: ``ScriptModule.__setattr__`` keeps the flag on the Python wrapper (the C++ attribute stays
     typed NoneType: nothing about the mechanism the report explains changes)."""
-    return {SCRIPT: patched_sources(sources)[SCRIPT]}
+    return {SCRIPT_PY: patched_sources(sources)[SCRIPT_PY]}
 
 
 def upstream_patch(sources: Sources) -> Sources:
@@ -43,18 +43,18 @@ def upstream_patch(sources: Sources) -> Sources:
 def object_setattr(sources: Sources) -> Sources:
     """True: ``Module.register_full_backward_hook`` (and the legacy one) store the flag with
     ``object.__setattr__``, past ``ScriptModule.__setattr__``."""
-    module = sources[MODULE]
+    module = sources[MODULE_PY]
     for value in ("True", "False"):
         old = f"self.{FLAG} = {value}"
-        assert old in module, f"{MODULE} no longer assigns {old!r}"
+        assert old in module, f"{MODULE_PY} no longer assigns {old!r}"
         module = module.replace(old, f'object.__setattr__(self, "{FLAG}", {value})')
-    return {MODULE: module}
+    return {MODULE_PY: module}
 
 
 def _upstream_patch_with(sources: Sources, method: str) -> Sources:
     """The upstream patch, plus ``method`` in ``class ScriptModule``: a fix that also overrides an API."""
     patched = patched_sources(sources)
-    return {**patched, SCRIPT: _with_method(patched[SCRIPT], method)}
+    return {**patched, SCRIPT_PY: _with_method(patched[SCRIPT_PY], method)}
 
 
 def prepend_ignored(sources: Sources) -> Sources:
@@ -80,7 +80,7 @@ def returned_grads_ignored(sources: Sources) -> Sources:
 def ignored_attributes_only(sources: Sources) -> Sources:
     """Broken: the one-liner most people propose (the flag in ``ignored_attributes``): no error, and
     the hook never runs."""
-    return {RECURSIVE: patched_sources(sources)[RECURSIVE]}
+    return {RECURSIVE_PY: patched_sources(sources)[RECURSIVE_PY]}
 
 
 TRUE: dict[str, Callable[[Sources], Sources]] = {

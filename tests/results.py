@@ -20,7 +20,7 @@ CHILD = "<another module: Linear>"
 
 
 def result(
-    key: str, style: str, verdict: str, detail: str = "", script: Iterable = (), eager: Iterable = ()
+    key: str, style: str, verdict: str, detail: str = "", scripted: Iterable = (), eager: Iterable = ()
 ) -> ScenarioResult:
     """One scenario run as the oracle records it: its verdict and each twin's hook calls."""
     return ScenarioResult(
@@ -28,7 +28,7 @@ def result(
         style,
         Verdict(verdict),
         detail,
-        Side({"hook calls": list(script)}, detail if verdict == "raises" else None),
+        Side({"hook calls": list(scripted)}, detail if verdict == "raises" else None),
         Side({"hook calls": list(eager)}, None),
     )
 
@@ -59,7 +59,7 @@ DEPARTURES = {
         "script_method",
         "differs",
         "hook calls",
-        script=[["global forward", ITSELF]],
+        scripted=[["global forward", ITSELF]],
         eager=[["global forward", CHILD], ["global forward", ITSELF]],
     ),
     "module-compile-noop": result(
@@ -100,7 +100,7 @@ DEPARTURES = {
             "script_method",
             "differs",
         ),
-        script=Side({"hook calls": [["forward (always_call)"]], "the caller catches": "Error"}, None),
+        scripted=Side({"hook calls": [["forward (always_call)"]], "the caller catches": "Error"}, None),
         eager=Side({"hook calls": [["forward (always_call)"]], "the caller catches": "ValueError"}, None),
     ),
     "addition-refused-misleadingly": result(
@@ -111,7 +111,7 @@ DEPARTURES = {
     ),
     "copy-shares-training": replace(
         result("copy.copy: eval() on the copy leaves the original in training mode", "script_method", "differs"),
-        script=Side({"hook calls": [], "original training": False, "copy training": False}, None),
+        scripted=Side({"hook calls": [], "original training": False, "copy training": False}, None),
         eager=Side({"hook calls": [], "original training": True, "copy training": False}, None),
     ),
     "compile-subclass-silent": replace(
@@ -120,7 +120,7 @@ DEPARTURES = {
             "script_method",
             "differs",
         ),
-        script=Side({"hook calls": [], "graphs captured": 0}, None),
+        scripted=Side({"hook calls": [], "graphs captured": 0}, None),
         eager=Side({"hook calls": [], "graphs captured": 1}, None),
     ),
     "jit-save-drops-plain-forward": result(
@@ -135,13 +135,13 @@ DEPARTURES = {
             "script_method",
             "differs",
         ),
-        script=Side({"hook calls": [], "first call: its child quantized": False}, None),
+        scripted=Side({"hook calls": [], "first call: its child quantized": False}, None),
         eager=Side({"hook calls": [], "first call: its child quantized": True}, None),
     ),
     "optimized-graph-ignores-grad-mode": replace(
         result("torch.no_grad: no graph recorded; hooks run", "script_method", "differs"),
         scenario=SCENARIO["torch.no_grad: no graph recorded; hooks run"].on("child between"),
-        script=Side({"hook calls": [], "first call: output": {"requires_grad": True}}, None),
+        scripted=Side({"hook calls": [], "first call: output": {"requires_grad": True}}, None),
         eager=Side({"hook calls": [], "first call: output": {"requires_grad": False}}, None),
     ),
     "optimized-graph-ignores-grad-mode (vmap)": replace(
@@ -162,7 +162,7 @@ DEPARTURES = {
     "autocast-compiled-float32": replace(
         result("torch.autocast: autocast to bfloat16 on CPU: output dtype and values", "script_method", "differs"),
         scenario=SCENARIO["torch.autocast: autocast to bfloat16 on CPU: output dtype and values"].on("child first"),
-        script=Side({"hook calls": [], "first call: output": {"dtype": "torch.float32"}}, None),
+        scripted=Side({"hook calls": [], "first call: output": {"dtype": "torch.float32"}}, None),
         eager=Side({"hook calls": [], "first call: output": {"dtype": "torch.bfloat16"}}, None),
     ),
     "export-scripted-child-crashes": replace(

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from helpers import run
-from repro.source_checks import SCRIPT, installed_torch_root
+from repro.source_checks import SCRIPT_PY, installed_torch_root
 
 PROG = "python -m repro.run_patched"
 
@@ -67,10 +67,10 @@ def test_help_prints_the_usage_and_the_candidates_exit_0(flag, capsys):
 def test_sources_with_nothing_to_overlay_are_refused(tmp_path, print_source, layout):
     """A wrong DIR used to run the unpatched torch silently and report 'as the ledger expects'."""
     if layout == "one-level-too-deep":
-        _copy(tmp_path, SCRIPT, edit=True)
+        _copy(tmp_path, SCRIPT_PY, edit=True)
         tmp_path = tmp_path / "torch"  # DIR/torch given where DIR was meant
     if layout == "unchanged-copy":
-        _copy(tmp_path, SCRIPT, edit=False)
+        _copy(tmp_path, SCRIPT_PY, edit=False)
     proc = run(["-m", "repro.run_patched", "--sources", str(tmp_path), print_source])
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith(f"{PROG}: error: {tmp_path} holds no torch/**/*.py that differs")
@@ -85,11 +85,11 @@ def test_sources_overlay_only_the_changed_files_and_name_them(tmp_path, print_so
         target = tmp_path / path.relative_to(root)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, target)
-    _copy(tmp_path, SCRIPT, edit=True)
+    _copy(tmp_path, SCRIPT_PY, edit=True)
     proc = run(["-m", "repro.run_patched", "--sources", str(tmp_path), print_source])
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == f"patched {installed_torch_root() / SCRIPT}"  # compiled under torch's name
-    assert proc.stderr.strip() == f"{PROG}: torch files from {tmp_path} in place of the installed ones: {SCRIPT}"
+    assert proc.stdout.strip() == f"patched {installed_torch_root() / SCRIPT_PY}"  # compiled under torch's name
+    assert proc.stderr.strip() == f"{PROG}: torch files from {tmp_path} in place of the installed ones: {SCRIPT_PY}"
 
 
 # --- what DIR holds: links followed, anything but a regular file named (issue 20) ---------------
@@ -97,7 +97,7 @@ def test_sources_overlay_only_the_changed_files_and_name_them(tmp_path, print_so
 
 def _unusable(root, kind: str):
     """``root/torch/jit/_script.py`` made into something that is not a regular file."""
-    target = root / SCRIPT
+    target = root / SCRIPT_PY
     target.parent.mkdir(parents=True, exist_ok=True)
     if kind == "a directory":
         target.mkdir()
@@ -126,26 +126,26 @@ def test_a_source_that_is_not_a_regular_file_is_named_in_one_sentence(tmp_path, 
     ]
 
 
-@pytest.mark.parametrize("link", ["torch/jit", "torch", SCRIPT])
+@pytest.mark.parametrize("link", ["torch/jit", "torch", SCRIPT_PY])
 def test_symbolic_links_are_followed_to_files_and_folders(tmp_path, link):
     from repro.filing.source_import import overlay_files
 
     real, tree = tmp_path / "real", tmp_path / "tree"
-    patched = _copy(real, SCRIPT, edit=True)
+    patched = _copy(real, SCRIPT_PY, edit=True)
     (tree / link).parent.mkdir(parents=True, exist_ok=True)
     (tree / link).symlink_to(real / link)
     (real / "torch" / "jit" / "loop").symlink_to(real / "torch")  # a link back up the tree is walked once
     files = overlay_files(tree)
-    assert list(files) == ["torch.jit._script"] and files["torch.jit._script"] == tree / SCRIPT
+    assert list(files) == ["torch.jit._script"] and files["torch.jit._script"] == tree / SCRIPT_PY
     assert files["torch.jit._script"].read_text() == patched.read_text()
 
 
 def test_a_torch_jit_linked_to_a_folder_of_patched_files_is_served(tmp_path, print_source):
     real = tmp_path / "patched-jit"
-    _copy(tmp_path / "staging", SCRIPT, edit=True).parent.rename(real)
+    _copy(tmp_path / "staging", SCRIPT_PY, edit=True).parent.rename(real)
     (tmp_path / "tree" / "torch").mkdir(parents=True)
     (tmp_path / "tree" / "torch" / "jit").symlink_to(real)
     proc = run(["-m", "repro.run_patched", "--sources", str(tmp_path / "tree"), print_source])
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == f"patched {installed_torch_root() / SCRIPT}"
-    assert proc.stderr.strip().endswith(f"in place of the installed ones: {SCRIPT}")
+    assert proc.stdout.strip() == f"patched {installed_torch_root() / SCRIPT_PY}"
+    assert proc.stderr.strip().endswith(f"in place of the installed ones: {SCRIPT_PY}")

@@ -24,11 +24,11 @@ import requests
 from packaging.utils import parse_wheel_filename
 
 from repro.catalogue.full_backward_hook_flag import analyse
-from repro.source_checks import MODULE, RECURSIVE, SCRIPT, StaticVerdict
+from repro.source_checks import MODULE_PY, RECURSIVE_PY, SCRIPT_PY, StaticVerdict
 from tracker.index import WheelFile
 from tracker.remote import FetchError, Limits, RangeFile, Traffic, get
 
-MEMBERS = (RECURSIVE, SCRIPT, MODULE)  # what the bugs' signatures read; the version is in the file name
+MEMBERS = (RECURSIVE_PY, SCRIPT_PY, MODULE_PY)  # what the bugs' signatures read; the version is in the file name
 NEAR = 32 * 1024  # members this close together are read in one request: a request costs more than this
 
 

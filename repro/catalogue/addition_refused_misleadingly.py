@@ -39,7 +39,7 @@ from repro.catalogue.fixes import (
     source,
     statement,
 )
-from repro.source_checks import SCRIPT, method
+from repro.source_checks import SCRIPT_PY, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -137,19 +137,19 @@ REGISTER = [
 
 def refuse_additions_clearly(sources: Sources) -> dict[str, str]:
     """Three places, each refusing an addition in words that say why."""
-    text = source(sources, SCRIPT)
+    text = source(sources, SCRIPT_PY)
     if REFUSAL in text:
-        raise PatchError(f"{SCRIPT} already refuses additions after construction in its own words.")
-    modules_setitem = method(parse(SCRIPT, text), "OrderedModuleDict", "__setitem__")
+        raise PatchError(f"{SCRIPT_PY} already refuses additions after construction in its own words.")
+    modules_setitem = method(parse(SCRIPT_PY, text), "OrderedModuleDict", "__setitem__")
     if modules_setitem is None:
-        raise PatchError(f"{SCRIPT}: OrderedModuleDict.__setitem__ not found.")
+        raise PatchError(f"{SCRIPT_PY}: OrderedModuleDict.__setitem__ not found.")
     text = at_start(text, modules_setitem, ["if k not in self:", *_refusal("the module '{k}'", "    ")])
-    wrapper_setitem = method(parse(SCRIPT, text), "OrderedDictWrapper", "__setitem__")
+    wrapper_setitem = method(parse(SCRIPT_PY, text), "OrderedDictWrapper", "__setitem__")
     new_key = statement(wrapper_setitem, if_testing("k not in self")) if wrapper_setitem else None
     if new_key is None:
-        raise PatchError(f"{SCRIPT}: OrderedDictWrapper.__setitem__ has no 'if k not in self:' check.")
+        raise PatchError(f"{SCRIPT_PY}: OrderedDictWrapper.__setitem__ has no 'if k not in self:' check.")
     text = replaced_by(text, new_key, ["if k not in self:", *_refusal("'{k}'", "    ")])
-    return {SCRIPT: add_method(text, SCRIPT, "ScriptModule", "__setattr__", REGISTER)}
+    return {SCRIPT_PY: add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", REGISTER)}
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -204,7 +204,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="each refusal of an addition after construction says why, where the addition arrives",
-        files=(SCRIPT,),
+        files=(SCRIPT_PY,),
         edit=refuse_additions_clearly,
         test=RegressionTest(
             "test/jit/test_script_module_additions.py", REGRESSION_TEST, "TestScriptModuleAdditions", runner=TEST_JIT

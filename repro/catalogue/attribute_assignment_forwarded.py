@@ -27,7 +27,7 @@ from repro.catalogue.fixes import (
     parse,
     source,
 )
-from repro.source_checks import SCRIPT, forwarding_call, setattr_forwards
+from repro.source_checks import SCRIPT_PY, forwarding_call, setattr_forwards
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -116,14 +116,14 @@ DELATTR = [
 
 def check_assignments(sources: Sources) -> dict[str, str]:
     """Checks before ``ScriptModule.__setattr__`` forwards, and a ``__delattr__`` beside it."""
-    text = source(sources, SCRIPT)
-    setattr_method, call = forwarding_call(parse(SCRIPT, text))
+    text = source(sources, SCRIPT_PY)
+    setattr_method, call = forwarding_call(parse(SCRIPT_PY, text))
     if setattr_method is None or call is None:
-        raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
+        raise PatchError(f"{SCRIPT_PY}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
     if REFUSAL in text:
-        raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ already checks assignments.")
+        raise PatchError(f"{SCRIPT_PY}: ScriptModule.__setattr__ already checks assignments.")
     text = insert(text, call.lineno, CHECKS, indent_of(text, call.lineno))
-    return {SCRIPT: add_method(text, SCRIPT, "ScriptModule", "__setattr__", DELATTR)}
+    return {SCRIPT_PY: add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", DELATTR)}
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -174,7 +174,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ScriptModule.__setattr__ refuses what its compiled type cannot hold, and __delattr__ follows it",
-        files=(SCRIPT,),
+        files=(SCRIPT_PY,),
         edit=check_assignments,
         test=RegressionTest(
             "test/jit/test_script_module_assignment.py", REGRESSION_TEST, "TestScriptModuleAssignment", runner=TEST_JIT
@@ -194,7 +194,7 @@ BUG = Bug(
     symptom="weight = None raises a cast error; a tensor replaces a parameter silently; training = 0 -> False",
     recognise=recognise,
     pieces=(setattr_forwards("training"),),
-    fingerprinted=((SCRIPT, "ScriptModule.__setattr__"),),
+    fingerprinted=((SCRIPT_PY, "ScriptModule.__setattr__"),),
     cases=(
         "assigns a parameter to None",
         "assigns a buffer to None",

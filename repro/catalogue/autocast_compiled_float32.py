@@ -93,9 +93,9 @@ def recognise(result: ScenarioResult) -> bool:
     """Under autocast the compiled side's output has another dtype than eager's."""
     if result.verdict != Verdict.DIFFERS or "torch.autocast" not in result.scenario.apis:
         return False
-    script = result.script.observation.get(OUTPUT) if result.script else None
+    scripted = result.scripted.observation.get(OUTPUT) if result.scripted else None
     eager = result.eager.observation.get(OUTPUT) if result.eager else None
-    dtypes = [side.get("dtype") if isinstance(side, dict) else None for side in (script, eager)]
+    dtypes = [side.get("dtype") if isinstance(side, dict) else None for side in (scripted, eager)]
     return dtypes == ["torch.float32", "torch.bfloat16"]
 
 

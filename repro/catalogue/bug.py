@@ -211,8 +211,8 @@ def calls(side: Any) -> list[list[Any]]:
 
 def fewer_calls(result: ScenarioResult) -> bool:
     """Both ran, and the ScriptModule recorded only some of eager's hook calls, in eager's order."""
-    script, eager = calls(result.script), calls(result.eager)
-    if result.verdict != Verdict.DIFFERS or len(script) >= len(eager):
+    scripted, eager = calls(result.scripted), calls(result.eager)
+    if result.verdict != Verdict.DIFFERS or len(scripted) >= len(eager):
         return False
     remaining = iter(eager)
-    return all(any(call == other for other in remaining) for call in script)
+    return all(any(call == other for other in remaining) for call in scripted)

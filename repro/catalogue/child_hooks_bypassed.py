@@ -30,7 +30,7 @@ from repro.catalogue.fixes import (
     statement,
 )
 from repro.catalogue.global_hooks_root_only import _call_impl_runs_global_hooks, _script_method_compiles
-from repro.source_checks import MODULE, SCRIPT
+from repro.source_checks import MODULE_PY, SCRIPT_PY
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -137,19 +137,19 @@ REFUSING = [
 
 def refuse_hooks_on_children_called_in_torchscript(sources: Sources) -> dict[str, str]:
     """``init_then_script`` marks the children; ``ScriptModule``'s hook methods refuse on a marked one."""
-    text = source(sources, SCRIPT)
+    text = source(sources, SCRIPT_PY)
     if MARK in text:
-        raise PatchError(f"{SCRIPT} already marks children called inside TorchScript.")
+        raise PatchError(f"{SCRIPT_PY} already marks children called inside TorchScript.")
     wrapped = statement(
-        parse(SCRIPT, text),
+        parse(SCRIPT_PY, text),
         lambda node: (
             isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "self.__dict__['_actual_script_module']"
         ),
     )
     if wrapped is None:
-        raise PatchError(f"{SCRIPT}: init_then_script no longer sets self.__dict__['_actual_script_module'].")
+        raise PatchError(f"{SCRIPT_PY}: init_then_script no longer sets self.__dict__['_actual_script_module'].")
     text = insert(text, wrapped.lineno, MARKING, indent_of(text, wrapped.lineno))
-    return {SCRIPT: add_method(text, SCRIPT, "ScriptModule", "__setattr__", REFUSING)}
+    return {SCRIPT_PY: add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", REFUSING)}
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -205,7 +205,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="a ScriptModule-subclass child that a compiled forward calls refuses hooks, naming its parent",
-        files=(SCRIPT,),
+        files=(SCRIPT_PY,),
         edit=refuse_hooks_on_children_called_in_torchscript,
         test=RegressionTest(
             "test/jit/test_script_module_child_hooks.py", REGRESSION_TEST, "TestScriptModuleChildHooks", runner=TEST_JIT
@@ -226,7 +226,7 @@ BUG = Bug(
     symptom="the child's hooks register without error and never run (eager runs them)",
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
-    fingerprinted=((MODULE, "Module._call_impl"), (SCRIPT, "script_method")),
+    fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),
     script="repro/child_hooks_bug.py",
     paste=PASTE,
     explanation=__doc__,

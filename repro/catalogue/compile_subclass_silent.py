@@ -66,9 +66,9 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 def recognise(result: ScenarioResult) -> bool:
     """Both ran; the backend captured no graph of the ScriptModule side and some of eager's."""
-    script = result.script.observation.get(GRAPHS) if result.script else None
+    scripted = result.scripted.observation.get(GRAPHS) if result.scripted else None
     eager = result.eager.observation.get(GRAPHS) if result.eager else None
-    return result.verdict == Verdict.DIFFERS and script == 0 and bool(eager)
+    return result.verdict == Verdict.DIFFERS and scripted == 0 and bool(eager)
 
 
 PASTE = """import torch

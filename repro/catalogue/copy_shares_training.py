@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, paste_script, routed, scope
 from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
-from repro.source_checks import SCRIPT
+from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -44,9 +44,12 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 def recognise(result: ScenarioResult) -> bool:
     """After ``eval()`` on the copy, the original is in eval mode where eager's stays in training."""
-    script, eager = (side.observation.get(MODE) if side else None for side in (result.script, result.eager))
+    scripted, eager = (side.observation.get(MODE) if side else None for side in (result.scripted, result.eager))
     return (
-        result.verdict == Verdict.DIFFERS and "copy.copy" in result.scenario.apis and script is False and eager is True
+        result.verdict == Verdict.DIFFERS
+        and "copy.copy" in result.scenario.apis
+        and scripted is False
+        and eager is True
     )
 
 
@@ -79,7 +82,7 @@ COPY = [
 
 def add_copy(sources: Sources) -> dict[str, str]:
     """``ScriptModule.__copy__``, beside its ``__setattr__``."""
-    return {SCRIPT: add_method(source(sources, SCRIPT), SCRIPT, "ScriptModule", "__setattr__", COPY)}
+    return {SCRIPT_PY: add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COPY)}
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -122,7 +125,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ScriptModule.__copy__ copies the compiled module, which holds training, instead of sharing it",
-        files=(SCRIPT,),
+        files=(SCRIPT_PY,),
         edit=add_copy,
         test=RegressionTest(
             "test/jit/test_script_module_copy.py", REGRESSION_TEST, "TestScriptModuleCopy", runner=TEST_JIT

@@ -25,7 +25,7 @@ from repro.catalogue.bug import (
     scope,
 )
 from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
-from repro.source_checks import SCRIPT, Trees, method
+from repro.source_checks import SCRIPT_PY, Trees, method
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -41,27 +41,27 @@ def recognise(result: ScenarioResult) -> bool:
         return False
     if raised(result, "'RecursiveScriptModule' object has no attribute"):
         return True
-    script, eager = (side.observation.get(CLASS) if side else None for side in (result.script, result.eager))
-    return result.verdict == Verdict.DIFFERS and script != eager
+    scripted, eager = (side.observation.get(CLASS) if side else None for side in (result.scripted, result.eager))
+    return result.verdict == Verdict.DIFFERS and scripted != eager
 
 
 def _no_copy_of_its_own(trees: Trees) -> tuple[bool, str]:
-    own = [name for name in ("__deepcopy__", "__copy__") if method(trees[SCRIPT], "ScriptModule", name)]
+    own = [name for name in ("__deepcopy__", "__copy__") if method(trees[SCRIPT_PY], "ScriptModule", name)]
     if own:
-        return False, f"{SCRIPT}: ScriptModule now defines {', '.join(own)}"
-    getattr_ = method(trees[SCRIPT], "ScriptModule", "__getattr__")
-    where = f"{SCRIPT}:{getattr_.lineno}" if getattr_ else SCRIPT
+        return False, f"{SCRIPT_PY}: ScriptModule now defines {', '.join(own)}"
+    getattr_ = method(trees[SCRIPT_PY], "ScriptModule", "__getattr__")
+    where = f"{SCRIPT_PY}:{getattr_.lineno}" if getattr_ else SCRIPT_PY
     return True, f"{where}: ScriptModule has no __deepcopy__; __getattr__ forwards it to the inner module"
 
 
 def _inner_copy_wraps_cpp(trees: Trees) -> tuple[bool, str]:
-    deepcopy = method(trees[SCRIPT], "RecursiveScriptModule", "__deepcopy__")
+    deepcopy = method(trees[SCRIPT_PY], "RecursiveScriptModule", "__deepcopy__")
     if deepcopy is None:
-        return False, f"{SCRIPT}: RecursiveScriptModule.__deepcopy__ not found"
+        return False, f"{SCRIPT_PY}: RecursiveScriptModule.__deepcopy__ not found"
     wraps = any(isinstance(n, ast.Attribute) and n.attr == "wrap_cpp_module" for n in ast.walk(deepcopy))
     if not wraps:
-        return False, f"{SCRIPT}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ no longer wraps the C++ copy"
-    return True, f"{SCRIPT}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ wraps a copy of the C++ module"
+        return False, f"{SCRIPT_PY}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ no longer wraps the C++ copy"
+    return True, f"{SCRIPT_PY}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ wraps a copy of the C++ module"
 
 
 def root_cause(evidence: list[str]) -> list[str]:
@@ -119,7 +119,7 @@ DEEPCOPY = [
 
 def add_deepcopy(sources: Sources) -> dict[str, str]:
     """``ScriptModule.__deepcopy__``, beside its ``__setattr__``."""
-    return {SCRIPT: add_method(source(sources, SCRIPT), SCRIPT, "ScriptModule", "__setattr__", DEEPCOPY)}
+    return {SCRIPT_PY: add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", DEEPCOPY)}
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -176,7 +176,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ScriptModule.__deepcopy__ copies the wrapper, its class and hooks, and the compiled module",
-        files=(SCRIPT,),
+        files=(SCRIPT_PY,),
         edit=add_deepcopy,
         test=RegressionTest(
             "test/jit/test_script_module_deepcopy.py", REGRESSION_TEST, "TestScriptModuleDeepcopy", runner=TEST_JIT
@@ -201,7 +201,7 @@ BUG = Bug(
     symptom="the copy is a RecursiveScriptModule: not the user's class, no hooks, no Python forward",
     recognise=recognise,
     pieces=(_no_copy_of_its_own, _inner_copy_wraps_cpp),
-    fingerprinted=((SCRIPT, "ScriptModule.__getattr__"), (SCRIPT, "RecursiveScriptModule.__deepcopy__")),
+    fingerprinted=((SCRIPT_PY, "ScriptModule.__getattr__"), (SCRIPT_PY, "RecursiveScriptModule.__deepcopy__")),
     script="repro/deepcopy_bug.py",
     paste=PASTE,
     explanation=__doc__,

@@ -47,9 +47,9 @@ from repro.catalogue.measure import SCRIPT_INIT
 from repro.environment import import_torch
 from repro.source_checks import (
     FLAG,
-    MODULE,
-    RECURSIVE,
-    SCRIPT,
+    MODULE_PY,
+    RECURSIVE_PY,
+    SCRIPT_PY,
     Check,
     StaticVerdict,
     Trees,
@@ -83,8 +83,8 @@ def recognise(result: ScenarioResult) -> bool:
 
 
 def applies(trees: Trees) -> str | None:
-    if method(trees[MODULE], "Module", "register_full_backward_hook") is None:
-        return f"{MODULE}: Module.register_full_backward_hook not found (added in torch 1.8)"
+    if method(trees[MODULE_PY], "Module", "register_full_backward_hook") is None:
+        return f"{MODULE_PY}: Module.register_full_backward_hook not found (added in torch 1.8)"
     return None
 
 
@@ -94,18 +94,18 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 
 def _ignored_attributes(trees: Trees) -> tuple[bool, str]:
-    node = ignored_attributes_node(trees[RECURSIVE])
+    node = ignored_attributes_node(trees[RECURSIVE_PY])
     if node is None:
-        return False, f"{RECURSIVE}: no module-level ignored_attributes list"
+        return False, f"{RECURSIVE_PY}: no module-level ignored_attributes list"
     if mentions_flag(node):
-        return False, f"{RECURSIVE}:{node.lineno}: ignored_attributes now lists {FLAG!r}"
-    return True, f"{RECURSIVE}:{node.lineno}: ignored_attributes lacks {FLAG!r}"
+        return False, f"{RECURSIVE_PY}:{node.lineno}: ignored_attributes now lists {FLAG!r}"
+    return True, f"{RECURSIVE_PY}:{node.lineno}: ignored_attributes lacks {FLAG!r}"
 
 
 def _module_assigns_flag(trees: Trees) -> tuple[bool, str]:
-    register = method(trees[MODULE], "Module", "register_full_backward_hook")
+    register = method(trees[MODULE_PY], "Module", "register_full_backward_hook")
     if register is None:
-        return False, f"{MODULE}: Module.register_full_backward_hook not found"
+        return False, f"{MODULE_PY}: Module.register_full_backward_hook not found"
     for node in ast.walk(register):
         if assigns(
             node,
@@ -116,8 +116,8 @@ def _module_assigns_flag(trees: Trees) -> tuple[bool, str]:
                 and t.value.id == "self"
             ),
         ):
-            return True, f"{MODULE}:{node.lineno}: register_full_backward_hook assigns self.{FLAG} = ..."
-    return False, f"{MODULE}:{register.lineno}: register_full_backward_hook no longer assigns self.{FLAG}"
+            return True, f"{MODULE_PY}:{node.lineno}: register_full_backward_hook assigns self.{FLAG} = ..."
+    return False, f"{MODULE_PY}:{register.lineno}: register_full_backward_hook no longer assigns self.{FLAG}"
 
 
 # Its static signature: the flag is left out of ignored_attributes, Module assigns it, and
@@ -188,18 +188,18 @@ SETATTR_BRANCH = [
 
 def patch_recursive(sources: Sources) -> dict[str, str]:
     """``ignored_attributes`` lists the flag."""
-    return {RECURSIVE: append_items(source(sources, RECURSIVE), RECURSIVE, "ignored_attributes", [FLAG])}
+    return {RECURSIVE_PY: append_items(source(sources, RECURSIVE_PY), RECURSIVE_PY, "ignored_attributes", [FLAG])}
 
 
 def patch_script(sources: Sources) -> dict[str, str]:
     """``ScriptModule.__setattr__`` keeps the flag on the wrapper."""
-    text = source(sources, SCRIPT)
-    setattr_method, call = forwarding_call(parse(SCRIPT, text))
+    text = source(sources, SCRIPT_PY)
+    setattr_method, call = forwarding_call(parse(SCRIPT_PY, text))
     if setattr_method is None or call is None:
-        raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
+        raise PatchError(f"{SCRIPT_PY}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
     if mentions_flag(setattr_method):
-        raise PatchError(f"{SCRIPT}: ScriptModule.__setattr__ already special-cases {FLAG!r}.")
-    return {SCRIPT: insert(text, call.lineno, SETATTR_BRANCH, indent_of(text, call.lineno))}
+        raise PatchError(f"{SCRIPT_PY}: ScriptModule.__setattr__ already special-cases {FLAG!r}.")
+    return {SCRIPT_PY: insert(text, call.lineno, SETATTR_BRANCH, indent_of(text, call.lineno))}
 
 
 def patch_both(sources: Sources) -> dict[str, str]:
@@ -262,7 +262,7 @@ FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ignored_attributes plus ScriptModule.__setattr__ keeping the flag on the wrapper "
         "(python -m repro --patch)",
-        files=(RECURSIVE, SCRIPT),
+        files=(RECURSIVE_PY, SCRIPT_PY),
         edit=patch_both,
         test=RegressionTest(
             "test/jit/test_script_module_backward_hooks.py",
@@ -303,11 +303,11 @@ BUG = Bug(
     recognise=recognise,
     pieces=PIECES,
     fingerprinted=(
-        (RECURSIVE, "ignored_attributes"),
-        (SCRIPT, "ScriptModule.__setattr__"),
-        (MODULE, "Module.register_full_backward_hook"),
-        (MODULE, "Module.register_backward_hook"),
-        (MODULE, "Module._get_backward_hooks"),
+        (RECURSIVE_PY, "ignored_attributes"),
+        (SCRIPT_PY, "ScriptModule.__setattr__"),
+        (MODULE_PY, "Module.register_full_backward_hook"),
+        (MODULE_PY, "Module.register_backward_hook"),
+        (MODULE_PY, "Module._get_backward_hooks"),
     ),
     applies=applies,
     script="repro/full_backward_hook_bug.py",
@@ -389,9 +389,9 @@ def explain() -> RootCause:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from repro.engine.models import build_script
+            from repro.engine.models import build_scripted
 
-            model = build_script("flat", "plain_forward", "later", "cpu")
+            model = build_scripted("flat", "plain_forward", "later", "cpu")
         # a ScriptModule's inner module and its C++ type are untyped in torch's stubs
         attributes = model._actual_script_module._concrete_type.get_attributes()  # type: ignore[union-attr,operator]
     except Exception as err:  # TorchScript disabled or raising: say so instead of guessing

@@ -32,7 +32,7 @@ from repro.catalogue.fixes import (
     append_items,
     source,
 )
-from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find, find_assignment, method
+from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, call_impl_uses, find, find_assignment, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -45,29 +45,35 @@ def recognise(result: ScenarioResult) -> bool:
 
 
 def applies(trees: Trees) -> str | None:
-    if method(trees[MODULE], "Module", "_get_backward_hooks") is None:
-        return f"{MODULE}: Module._get_backward_hooks not found"
+    if method(trees[MODULE_PY], "Module", "_get_backward_hooks") is None:
+        return f"{MODULE_PY}: Module._get_backward_hooks not found"
     return None
 
 
 def _call_impl_asks(trees: Trees) -> tuple[bool, str]:
     asks = call_impl_uses(trees, "_get_backward_hooks")
     if asks is None:
-        return False, f"{MODULE}: Module._call_impl no longer asks for _get_backward_hooks"
-    return True, f"{MODULE}:{getattr(asks, 'lineno', '?')}: Module._call_impl asks every module for _get_backward_hooks"
+        return False, f"{MODULE_PY}: Module._call_impl no longer asks for _get_backward_hooks"
+    return (
+        True,
+        f"{MODULE_PY}:{getattr(asks, 'lineno', '?')}: Module._call_impl asks every module for _get_backward_hooks",
+    )
 
 
 def _stubs_raise(trees: Trees) -> tuple[bool, str]:
-    recursive = find(trees[SCRIPT], ast.ClassDef, "RecursiveScriptModule")
-    make_fail = find(trees[SCRIPT], ast.FunctionDef, "_make_fail")
+    recursive = find(trees[SCRIPT_PY], ast.ClassDef, "RecursiveScriptModule")
+    make_fail = find(trees[SCRIPT_PY], ast.FunctionDef, "_make_fail")
     if recursive is None or make_fail is None:
-        return False, f"{SCRIPT}: RecursiveScriptModule or its _make_fail stubs not found"
+        return False, f"{SCRIPT_PY}: RecursiveScriptModule or its _make_fail stubs not found"
     if any(find(recursive, ast.FunctionDef, name) for name in STUBBED):
-        return False, f"{SCRIPT}:{recursive.lineno}: RecursiveScriptModule defines its own _get_backward_hooks"
-    allowlist = find_assignment(trees[SCRIPT], "_compiled_methods_allowlist")
+        return False, f"{SCRIPT_PY}:{recursive.lineno}: RecursiveScriptModule defines its own _get_backward_hooks"
+    allowlist = find_assignment(trees[SCRIPT_PY], "_compiled_methods_allowlist")
     if allowlist is not None and any(isinstance(n, ast.Constant) and n.value in STUBBED for n in ast.walk(allowlist)):
-        return False, f"{SCRIPT}:{allowlist.lineno}: _compiled_methods_allowlist now lets _get_backward_hooks through"
-    return True, f"{SCRIPT}:{make_fail.lineno}: RecursiveScriptModule stubs _get_backward_hooks with _make_fail"
+        return (
+            False,
+            f"{SCRIPT_PY}:{allowlist.lineno}: _compiled_methods_allowlist now lets _get_backward_hooks through",
+        )
+    return True, f"{SCRIPT_PY}:{make_fail.lineno}: RecursiveScriptModule stubs _get_backward_hooks with _make_fail"
 
 
 def root_cause(evidence: list[str]) -> list[str]:
@@ -83,7 +89,7 @@ def root_cause(evidence: list[str]) -> list[str]:
         stub = f"raises {first_line(err)}"
     return [
         "Once a global backward hook is registered (register_module_full_backward_hook, "
-        f"{line_of(MODULE, 'def register_module_full_backward_hook')}; the legacy and pre variants too), "
+        f"{line_of(MODULE_PY, 'def register_module_full_backward_hook')}; the legacy and pre variants too), "
         f"Module._call_impl asks every module it calls for its backward hooks ({evidence[0]}).",
         f"A plain Python forward calls its children through Module.__call__: measured, model.child of a "
         f"ScriptModule subclass is a {type(model.child).__name__}, a torch.jit.script-ed child a "
@@ -113,7 +119,7 @@ ALLOWED = [*STUBBED, "_maybe_warn_non_full_backward_hook"]
 
 def patch_allowlist(sources: Sources) -> dict[str, str]:
     """``_compiled_methods_allowlist`` lets the backward-hook methods through."""
-    return {SCRIPT: append_items(source(sources, SCRIPT), SCRIPT, "_compiled_methods_allowlist", ALLOWED)}
+    return {SCRIPT_PY: append_items(source(sources, SCRIPT_PY), SCRIPT_PY, "_compiled_methods_allowlist", ALLOWED)}
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -162,7 +168,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="RecursiveScriptModule keeps nn.Module's backward-hook methods (_compiled_methods_allowlist)",
-        files=(SCRIPT,),
+        files=(SCRIPT_PY,),
         edit=patch_allowlist,
         test=RegressionTest(
             "test/jit/test_scripted_child_global_backward_hooks.py",
@@ -196,7 +202,11 @@ BUG = Bug(
     symptom="RuntimeError: _get_backward_hooks is not supported on ScriptModules (from Module._call_impl)",
     recognise=recognise,
     pieces=(_call_impl_asks, _stubs_raise),
-    fingerprinted=((MODULE, "Module._call_impl"), (SCRIPT, "_compiled_methods_allowlist"), (SCRIPT, "_make_fail")),
+    fingerprinted=(
+        (MODULE_PY, "Module._call_impl"),
+        (SCRIPT_PY, "_compiled_methods_allowlist"),
+        (SCRIPT_PY, "_make_fail"),
+    ),
     applies=applies,
     script="repro/global_backward_hooks_bug.py",
     paste=PASTE,

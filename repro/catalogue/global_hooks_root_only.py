@@ -37,7 +37,7 @@ from repro.catalogue.fixes import (
     source,
     statement,
 )
-from repro.source_checks import MODULE, SCRIPT, Trees, call_impl_uses, find, method
+from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, call_impl_uses, find, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -59,23 +59,23 @@ def recognise(result: ScenarioResult) -> bool:
 
 
 def applies(trees: Trees) -> str | None:
-    if find(trees[MODULE], ast.FunctionDef, "register_module_forward_hook") is None:
-        return f"{MODULE}: register_module_forward_hook not found"
+    if find(trees[MODULE_PY], ast.FunctionDef, "register_module_forward_hook") is None:
+        return f"{MODULE_PY}: register_module_forward_hook not found"
     return None
 
 
 def _call_impl_runs_global_hooks(trees: Trees) -> tuple[bool, str]:
     reads = call_impl_uses(trees, "_global_forward_hooks")
     if reads is None:
-        return False, f"{MODULE}: Module._call_impl no longer runs _global_forward_hooks"
-    return True, f"{MODULE}:{getattr(reads, 'lineno', '?')}: Module._call_impl runs global hooks per Python call"
+        return False, f"{MODULE_PY}: Module._call_impl no longer runs _global_forward_hooks"
+    return True, f"{MODULE_PY}:{getattr(reads, 'lineno', '?')}: Module._call_impl runs global hooks per Python call"
 
 
 def _script_method_compiles(trees: Trees) -> tuple[bool, str]:
-    script_method = find(trees[SCRIPT], ast.FunctionDef, "script_method")
+    script_method = find(trees[SCRIPT_PY], ast.FunctionDef, "script_method")
     if script_method is None:
-        return False, f"{SCRIPT}: script_method not found"
-    return True, f"{SCRIPT}:{script_method.lineno}: script_method compiles forward, whose child calls bypass Python"
+        return False, f"{SCRIPT_PY}: script_method not found"
+    return True, f"{SCRIPT_PY}:{script_method.lineno}: script_method compiles forward, whose child calls bypass Python"
 
 
 def root_cause(evidence: list[str]) -> list[str]:
@@ -132,8 +132,8 @@ GUARD = [
 
 def refuse_calls_that_skip_children(sources: Sources) -> dict[str, str]:
     """``Module._call_impl``, once past its no-hooks fast path, refuses a call that would skip children."""
-    text = source(sources, MODULE)
-    call_impl = method(parse(MODULE, text), "Module", "_call_impl")
+    text = source(sources, MODULE_PY)
+    call_impl = method(parse(MODULE_PY, text), "Module", "_call_impl")
     fast_path = (
         statement(
             call_impl,
@@ -147,10 +147,10 @@ def refuse_calls_that_skip_children(sources: Sources) -> dict[str, str]:
         else None
     )
     if fast_path is None:
-        raise PatchError(f"{MODULE}: Module._call_impl has no no-hooks fast path to follow.")
+        raise PatchError(f"{MODULE_PY}: Module._call_impl has no no-hooks fast path to follow.")
     if REFUSAL in text:
-        raise PatchError(f"{MODULE} already refuses calls that global hooks would not follow.")
-    return {MODULE: after(text, fast_path, GUARD)}
+        raise PatchError(f"{MODULE_PY} already refuses calls that global hooks would not follow.")
+    return {MODULE_PY: after(text, fast_path, GUARD)}
 
 
 REGRESSION_TEST = """# Owner(s): ["module: nn"]
@@ -207,7 +207,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="Module._call_impl refuses, under global hooks, a ScriptModule whose compiled forward skips them",
-        files=(MODULE,),
+        files=(MODULE_PY,),
         edit=refuse_calls_that_skip_children,
         test=RegressionTest("test/nn/test_module_hooks_script_module.py", REGRESSION_TEST),
         refusal=REFUSAL,
@@ -228,7 +228,7 @@ BUG = Bug(
     symptom="global hooks run for the model but never for its children (eager runs both)",
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
-    fingerprinted=((MODULE, "Module._call_impl"), (SCRIPT, "script_method")),
+    fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),
     applies=applies,
     script="repro/global_hooks_root_only_bug.py",
     paste=PASTE,

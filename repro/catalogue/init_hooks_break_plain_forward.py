@@ -26,7 +26,7 @@ from repro.catalogue.fixes import (
     source,
     statement,
 )
-from repro.source_checks import RECURSIVE
+from repro.source_checks import RECURSIVE_PY
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -113,13 +113,13 @@ GUARD = [
 
 def refuse_hooks_without_forward(sources: Sources) -> dict[str, str]:
     """``create_script_module_impl`` checks for a compiled forward before compiling hooks against it."""
-    text = source(sources, RECURSIVE)
-    stubs = statement(parse(RECURSIVE, text), lambda node: ast.unparse(node) == STUBS)
+    text = source(sources, RECURSIVE_PY)
+    stubs = statement(parse(RECURSIVE_PY, text), lambda node: ast.unparse(node) == STUBS)
     if stubs is None:
-        raise PatchError(f"{RECURSIVE} has no '{STUBS}' line to check after.")
+        raise PatchError(f"{RECURSIVE_PY} has no '{STUBS}' line to check after.")
     if REFUSAL in text:
-        raise PatchError(f"{RECURSIVE} already refuses hooks without a compiled forward.")
-    return {RECURSIVE: after(text, stubs, GUARD)}
+        raise PatchError(f"{RECURSIVE_PY} already refuses hooks without a compiled forward.")
+    return {RECURSIVE_PY: after(text, stubs, GUARD)}
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -171,7 +171,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="scripting refuses hooks registered before it with a clear sentence when forward is not compiled",
-        files=(RECURSIVE,),
+        files=(RECURSIVE_PY,),
         edit=refuse_hooks_without_forward,
         test=RegressionTest(
             "test/jit/test_hooks_before_compiled_forward.py",

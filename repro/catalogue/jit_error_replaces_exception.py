@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, Workaround, scope, unchanged
 from repro.catalogue.fixes import TEST_JIT, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
-from repro.source_checks import SCRIPT
+from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -57,9 +57,9 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 def recognise(result: ScenarioResult) -> bool:
     """Both ran; the caller caught ``Error`` from the ScriptModule and another class from eager."""
-    script = result.script.observation.get(CAUGHT) if result.script else None
+    scripted = result.scripted.observation.get(CAUGHT) if result.scripted else None
     eager = result.eager.observation.get(CAUGHT) if result.eager else None
-    return result.verdict == Verdict.DIFFERS and script == "Error" and eager not in (None, "Error")
+    return result.verdict == Verdict.DIFFERS and scripted == "Error" and eager not in (None, "Error")
 
 
 PASTE = """import torch
@@ -113,7 +113,7 @@ CALL = [
 
 def raise_the_original_class(sources: Sources) -> dict[str, str]:
     """``ScriptModule.__call__``, beside its ``__setattr__``."""
-    return {SCRIPT: add_method(source(sources, SCRIPT), SCRIPT, "ScriptModule", "__setattr__", CALL)}
+    return {SCRIPT_PY: add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", CALL)}
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -174,7 +174,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ScriptModule.__call__ raises what compiled code raised as its own class (torch.jit.Error its cause)",
-        files=(SCRIPT,),
+        files=(SCRIPT_PY,),
         edit=raise_the_original_class,
         test=RegressionTest(
             "test/jit/test_script_module_exceptions.py",

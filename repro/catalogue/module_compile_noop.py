@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, calls, paste_script, scope
 from repro.catalogue.fixes import TEST_JIT, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
-from repro.source_checks import MODULE, SCRIPT, Trees, assigns, method, setattr_forwards
+from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, assigns, method, setattr_forwards
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -24,23 +24,23 @@ MARK = ["torch.compile backend"]
 
 
 def recognise(result: ScenarioResult) -> bool:
-    return result.verdict == Verdict.DIFFERS and MARK in calls(result.eager) and MARK not in calls(result.script)
+    return result.verdict == Verdict.DIFFERS and MARK in calls(result.eager) and MARK not in calls(result.scripted)
 
 
 def applies(trees: Trees) -> str | None:
-    if method(trees[MODULE], "Module", "compile") is None:
-        return f"{MODULE}: Module.compile not found (added in torch 2.2)"
+    if method(trees[MODULE_PY], "Module", "compile") is None:
+        return f"{MODULE_PY}: Module.compile not found (added in torch 2.2)"
     return None
 
 
 def _compile_assigns(trees: Trees) -> tuple[bool, str]:
-    compile_method = method(trees[MODULE], "Module", "compile")
+    compile_method = method(trees[MODULE_PY], "Module", "compile")
     if compile_method is None:
-        return False, f"{MODULE}: Module.compile not found"
+        return False, f"{MODULE_PY}: Module.compile not found"
     for node in ast.walk(compile_method):
         if assigns(node, lambda t: isinstance(t, ast.Attribute) and t.attr == ATTRIBUTE):
-            return True, f"{MODULE}:{node.lineno}: Module.compile assigns self.{ATTRIBUTE} = ..."
-    return False, f"{MODULE}:{compile_method.lineno}: Module.compile no longer assigns self.{ATTRIBUTE}"
+            return True, f"{MODULE_PY}:{node.lineno}: Module.compile assigns self.{ATTRIBUTE} = ..."
+    return False, f"{MODULE_PY}:{compile_method.lineno}: Module.compile no longer assigns self.{ATTRIBUTE}"
 
 
 def root_cause(evidence: list[str]) -> list[str]:
@@ -54,7 +54,7 @@ def root_cause(evidence: list[str]) -> list[str]:
         f"ScriptModule.__setattr__ forwards the assignment to the inner RecursiveScriptModule ({evidence[1]}); "
         f"measured, after assigning, the wrapper reads {wrapper!r} and the inner module holds {inner!r}.",
         f"The wrapper's __call__ reads its own {ATTRIBUTE} "
-        f"({line_of(MODULE, 'if self._compiled_call_impl is not None', after='def _wrapped_call_impl')}): "
+        f"({line_of(MODULE_PY, 'if self._compiled_call_impl is not None', after='def _wrapped_call_impl')}): "
         "None, so every call runs uncompiled, without an error.",
     ]
 
@@ -89,7 +89,7 @@ COMPILE = [
 
 def add_compile(sources: Sources) -> dict[str, str]:
     """``ScriptModule.compile``, beside its ``__setattr__``."""
-    return {SCRIPT: add_method(source(sources, SCRIPT), SCRIPT, "ScriptModule", "__setattr__", COMPILE)}
+    return {SCRIPT_PY: add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COMPILE)}
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -130,7 +130,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ScriptModule.compile refuses, where Module.compile silently compiled nothing",
-        files=(SCRIPT,),
+        files=(SCRIPT_PY,),
         edit=add_compile,
         test=RegressionTest(
             "test/jit/test_script_module_compile.py", REGRESSION_TEST, "TestScriptModuleCompile", runner=TEST_JIT
@@ -150,7 +150,7 @@ BUG = Bug(
     symptom="no error, but later calls never go through torch.compile (the wrapper reads None)",
     recognise=recognise,
     pieces=(_compile_assigns, setattr_forwards(ATTRIBUTE)),
-    fingerprinted=((MODULE, "Module.compile"), (SCRIPT, "ScriptModule.__setattr__")),
+    fingerprinted=((MODULE_PY, "Module.compile"), (SCRIPT_PY, "ScriptModule.__setattr__")),
     applies=applies,
     script="repro/module_compile_bug.py",
     paste=PASTE,

@@ -31,7 +31,7 @@ from repro.catalogue.fixes import (
     replaced_by,
     source,
 )
-from repro.source_checks import SCRIPT, find, method
+from repro.source_checks import SCRIPT_PY, find, method
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -177,15 +177,15 @@ GET = [
 
 def run_other_modes_unoptimized(sources: Sources) -> dict[str, str]:
     """``_CachedForward.__get__`` hands out ``_UnoptimizedForward`` outside plain grad mode."""
-    text = source(sources, SCRIPT)
-    tree = parse(SCRIPT, text)
+    text = source(sources, SCRIPT_PY)
+    tree = parse(SCRIPT_PY, text)
     if find(tree, ast.ClassDef, "_UnoptimizedForward"):
-        raise PatchError(f"{SCRIPT} already defines _UnoptimizedForward.")
+        raise PatchError(f"{SCRIPT_PY} already defines _UnoptimizedForward.")
     cached, get = find(tree, ast.ClassDef, "_CachedForward"), method(tree, "_CachedForward", "__get__")
     if cached is None or get is None:
-        raise PatchError(f"{SCRIPT}: no _CachedForward.__get__ to route calls through.")
+        raise PatchError(f"{SCRIPT_PY}: no _CachedForward.__get__ to route calls through.")
     text = replaced_by(text, get, GET)
-    return {SCRIPT: insert(text, cached.lineno, UNOPTIMIZED, "")}
+    return {SCRIPT_PY: insert(text, cached.lineno, UNOPTIMIZED, "")}
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -255,7 +255,7 @@ if __name__ == "__main__":
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="a compiled forward called under no_grad, inference_mode or torch.func runs unoptimized",
-        files=(SCRIPT,),
+        files=(SCRIPT_PY,),
         edit=run_other_modes_unoptimized,
         test=RegressionTest(
             "test/jit/test_script_module_grad_modes.py", REGRESSION_TEST, "TestScriptModuleGradModes", runner=TEST_JIT

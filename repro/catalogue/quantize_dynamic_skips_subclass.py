@@ -73,9 +73,9 @@ def recognise(result: ScenarioResult) -> bool:
     """The result is not quantized where eager's is, or the deep copy it made cannot be called."""
     if "torch.ao.quantization.quantize_dynamic" not in result.scenario.apis:
         return False
-    script = result.script.observation.get(QUANTIZED) if result.script else None
+    scripted = result.scripted.observation.get(QUANTIZED) if result.scripted else None
     eager = result.eager.observation.get(QUANTIZED) if result.eager else None
-    silent = result.verdict == Verdict.DIFFERS and script is False and eager is True
+    silent = result.verdict == Verdict.DIFFERS and scripted is False and eager is True
     return silent or raised(result, "object has no attribute 'forward'", *ERRORS)
 
 

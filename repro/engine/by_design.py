@@ -92,12 +92,12 @@ BY_DESIGN = (
 )
 
 
-def _children_compiled(script: Any, eager: Any) -> bool:
+def _children_compiled(scripted: Any, eager: Any) -> bool:
     """Every class that differs is TorchScript's: a ``RecursiveScriptModule`` child, or a compiled
     method (``ScriptMethod``) where eager has a Python one."""
-    script, eager = script or {}, eager or {}
-    differing = [name for name in {*script, *eager} if script.get(name) != eager.get(name)]
-    return bool(differing) and all(script.get(name) in COMPILED for name in differing)
+    scripted, eager = scripted or {}, eager or {}
+    differing = [name for name in {*scripted, *eager} if scripted.get(name) != eager.get(name)]
+    return bool(differing) and all(scripted.get(name) in COMPILED for name in differing)
 
 
 COMPILED = ("RecursiveScriptModule", "ScriptMethod")
@@ -135,13 +135,13 @@ DESIGNED_DIFFERENCES = (
 )
 
 
-def designed_difference(script: dict, eager: dict) -> str | None:
+def designed_difference(scripted: dict, eager: dict) -> str | None:
     """``file:line`` deciding a difference TorchScript makes on purpose, when that is the only one."""
     for entry in DESIGNED_DIFFERENCES:
-        others_equal = {k: v for k, v in script.items() if k != entry.key} == {
+        others_equal = {k: v for k, v in scripted.items() if k != entry.key} == {
             k: v for k, v in eager.items() if k != entry.key
         }
-        if others_equal and entry.holds(script.get(entry.key), eager.get(entry.key)):
+        if others_equal and entry.holds(scripted.get(entry.key), eager.get(entry.key)):
             return f"{DESIGNED}: {line_of(entry.source, entry.marker)}"
     return None
 

@@ -344,7 +344,7 @@ def subject_class(shape: str, style: str, instance: str = "later") -> type[nn.Mo
     return cls
 
 
-def build_script(shape: str, style: str, instance: str, device: str) -> nn.Module:
+def build_scripted(shape: str, style: str, instance: str, device: str) -> nn.Module:
     """The model a scenario runs on, on the ScriptModule side."""
     model = MODELS[shape]
     if model.placement == "scripted child":
@@ -357,7 +357,7 @@ def build_script(shape: str, style: str, instance: str, device: str) -> nn.Modul
 
 
 def build_eager(shape: str, device: str) -> nn.Module:
-    """The eager twin of ``build_script``'s model."""
+    """The eager twin of ``build_scripted``'s model."""
     model = MODELS[shape]
     return (EagerParent(model.eager()) if model.placement else model.eager()).to(device)
 

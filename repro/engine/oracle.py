@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any
 
 from repro.engine import forked
-from repro.engine.models import INSTANCES, MODELS, STYLES, build_eager, build_script, is_really_scripted, styles_of
+from repro.engine.models import INSTANCES, MODELS, STYLES, build_eager, build_scripted, is_really_scripted, styles_of
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios import Scenario
 from repro.engine.scenarios.table import missing_needs
@@ -42,7 +42,7 @@ class ScenarioResult:
     style: str
     verdict: Verdict
     detail: str
-    script: Side | None = None
+    scripted: Side | None = None
     eager: Side | None = None
     instance: str = "later"
 
@@ -97,15 +97,15 @@ def observe(build: Callable[[], Any], scenario: Scenario, device: str) -> Side:
     return Side(rec.observation(), None)
 
 
-def judge(script: Side, eager: Side) -> tuple[Verdict, str]:
+def judge(scripted: Side, eager: Side) -> tuple[Verdict, str]:
     """Compare the twins: (verdict, one-line detail)."""
     if eager.error:
         return Verdict.ERROR, f"the eager twin raised {eager.error}"
-    if script.error:
-        return Verdict.RAISES, script.error
-    if script.observation == eager.observation:
+    if scripted.error:
+        return Verdict.RAISES, scripted.error
+    if scripted.observation == eager.observation:
         return Verdict.MATCH, "same hook calls, arguments, gradients and state"
-    return Verdict.DIFFERS, _difference(script.observation, eager.observation)
+    return Verdict.DIFFERS, _difference(scripted.observation, eager.observation)
 
 
 def observe_eager(scenario: Scenario, device: str) -> Side:
@@ -139,18 +139,18 @@ def run_scenario(
     absent = absent_device(scenario)
     if absent:
         return ScenarioResult(scenario, style, Verdict.NOT_RUN, f"not run: {absent}", instance=instance)
-    script = observe(lambda: build_script(scenario.model, style, instance, device), scenario, device)
+    scripted = observe(lambda: build_scripted(scenario.model, style, instance, device), scenario, device)
     eager = eager or observe_eager(scenario, device)
-    verdict, detail = judge(script, eager)
-    result = ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
+    verdict, detail = judge(scripted, eager)
+    result = ScenarioResult(scenario, style, verdict, detail, scripted, eager, instance)
     if verdict not in (Verdict.RAISES, Verdict.DIFFERS) or explains(result):  # a catalogued bug's departure is its own
         return result
-    where = refusal(scenario.apis, script.error) if verdict == Verdict.RAISES else None
+    where = refusal(scenario.apis, scripted.error) if verdict == Verdict.RAISES else None
     if verdict == Verdict.DIFFERS:
-        where = designed_difference(script.observation, eager.observation)
+        where = designed_difference(scripted.observation, eager.observation)
     if where:
         verdict, detail = Verdict.REFUSED, f"{detail} ({where})"
-    return ScenarioResult(scenario, style, verdict, detail, script, eager, instance)
+    return ScenarioResult(scenario, style, verdict, detail, scripted, eager, instance)
 
 
 def run_all(device: str, scenarios: list[Scenario], processes: int = 1, *, explains: Explains) -> OracleRun:
@@ -199,14 +199,15 @@ def _runs_of(s: Scenario, device: str, explains: Explains) -> _Runs:
             for style in styles_of(s.model)
             for instance in INSTANCES
         ]
-    return [(r.style, r.verdict, r.detail, r.script, r.eager, r.instance) for r in runs], _torchscript_warnings(caught)
+    plain = [(r.style, r.verdict, r.detail, r.scripted, r.eager, r.instance) for r in runs]
+    return plain, _torchscript_warnings(caught)
 
 
 def torchscript_problem(device: str) -> str | None:
     """Why a ScriptModule subclass cannot be built and scripted here, or None if it can."""
     try:
         for style in STYLES:
-            if not is_really_scripted(build_script("flat", style, "later", device)):
+            if not is_really_scripted(build_scripted("flat", style, "later", device)):
                 return "TorchScript is disabled (PYTORCH_JIT=0?): ScriptModule is a plain nn.Module"
     except Exception as err:
         return f"TorchScript is unusable here: {_describe(err)}"
@@ -246,10 +247,10 @@ def _describe(err: BaseException) -> str:
     return text
 
 
-def _difference(script: dict[str, Any], eager: dict[str, Any]) -> str:
+def _difference(scripted: dict[str, Any], eager: dict[str, Any]) -> str:
     """Name the first observation that differs, in terms a reader can act on."""
-    for key in sorted(set(script) | set(eager)):
-        left, right = script.get(key), eager.get(key)
+    for key in sorted(set(scripted) | set(eager)):
+        left, right = scripted.get(key), eager.get(key)
         if left == right:
             continue
         if key == "hook calls":

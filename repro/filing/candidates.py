@@ -220,7 +220,7 @@ def run_key(run: Mapping[str, Any]) -> Key:
 
 def _refused_by_design(run: Mapping[str, Any]) -> bool:
     """A refusal raised, which TorchScript's design (or an undocumented refusal) explains."""
-    return run["verdict"] == Verdict.REFUSED and bool(run["script_raised"])
+    return run["verdict"] == Verdict.REFUSED and bool(run["scripted_raised"])
 
 
 class Unpatched:

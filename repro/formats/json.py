@@ -21,7 +21,7 @@ PROOFS_SCHEMA = 1  # of ``--workarounds --json``
 def scenario_as_dict(result: ScenarioResult) -> dict[str, Any]:
     return {
         **scenario_summary(result),
-        "script": asdict(result.script) if result.script else None,
+        "scripted": asdict(result.scripted) if result.scripted else None,
         "eager": asdict(result.eager) if result.eager else None,
     }
 

@@ -42,7 +42,7 @@ def _run_row(r: ScenarioResult) -> str:
             r.scenario.name,
             r.style,
             r.instance,
-            plain(side_cell(r.script)),
+            plain(side_cell(r.scripted)),
             plain(side_cell(r.eager)),
             r.verdict,
         )

@@ -71,7 +71,7 @@ def outcome_of(result: ScenarioResult) -> tuple[str, str]:
         return "ok", "works"
     if result.verdict == Verdict.REFUSED:
         kind, _, where = result.detail.rpartition("(")[2].rstrip(")").partition(": ")
-        raised = result.script is None or result.script.error  # a difference by design raises nothing
+        raised = result.scripted is None or result.scripted.error  # a difference by design raises nothing
         code = "design" if kind == DESIGNED else "undocumented"
         return (
             code,

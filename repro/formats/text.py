@@ -60,7 +60,7 @@ def rows(report: Report) -> list[tuple[str, ...]]:
     table: list[tuple[str, ...]] = []
     for results in by_scenario.values():
         api, name = results[0].scenario.api, results[0].scenario.name
-        cells = {(r.style, r.instance): (side_cell(r.script), side_cell(r.eager), r.verdict) for r in results}
+        cells = {(r.style, r.instance): (side_cell(r.scripted), side_cell(r.eager), r.verdict) for r in results}
         if len(set(cells.values())) == 1:
             table.append((api, name, *next(iter(cells.values()))))
             continue

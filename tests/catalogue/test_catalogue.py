@@ -30,7 +30,7 @@ def test_an_unknown_departure_is_explained_by_no_bug():
         "script_method",
         "differs",
         "hook calls: ScriptModule ['prepended', 'first registered'] vs eager [...]",
-        script=[["prepended"], ["first registered"]],
+        scripted=[["prepended"], ["first registered"]],
         eager=[["first registered"], ["prepended"]],
     )
     assert cause_of(odd) is None

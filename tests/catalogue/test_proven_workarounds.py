@@ -34,7 +34,7 @@ def _broken(bug_id: str, **changes: Any) -> Proof:
 def _unrunnable(bug_id: str) -> Proof:
     """The bug's real proof as a torch lacking every API of its scope would give it."""
     proof = prove(BUGS[bug_id])
-    return Proof(proof.bug, [replace(r, verdict=Verdict.UNAVAILABLE, script=None, eager=None) for r in proof.results])
+    return Proof(proof.bug, [replace(r, verdict=Verdict.UNAVAILABLE, scripted=None, eager=None) for r in proof.results])
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,7 @@ def test_a_difference_only_by_design_counts_as_observed_but_a_refusal_does_not()
     proof = prove(BUGS["global-backward-hooks-scripted"])
     assert proof.results and proof.observed() == proof.results and proof.status == "works"
     refused = [
-        replace(r, script=oracle.Side(r.script.observation if r.script else {}, "refused")) for r in proof.results
+        replace(r, scripted=oracle.Side(r.scripted.observation if r.scripted else {}, "refused")) for r in proof.results
     ]
     assert Proof(proof.bug, refused).status == "not-measured"
 

@@ -12,7 +12,7 @@ import torch
 from repro.catalogue import cause_of
 from repro.engine.by_design import refusal
 from repro.engine.compilations import counted
-from repro.engine.models import MODELS, build_script, styles_of
+from repro.engine.models import MODELS, build_scripted, styles_of
 from repro.engine.oracle import (
     INSTANCES,
     DiffersFromEager,
@@ -164,8 +164,8 @@ def test_an_exception_replaced_by_torch_jit_error_is_a_bug_not_a_design():
     compiled, plain = (
         run_scenario(scenario, style, "cpu", explains=cause_of) for style in ("script_method", "plain_forward")
     )
-    assert plain.verdict == "match" and compiled.verdict == "differs" and compiled.script
-    assert compiled.script.observation["hook calls"] == [["forward (always_call)"]]
+    assert plain.verdict == "match" and compiled.verdict == "differs" and compiled.scripted
+    assert compiled.scripted.observation["hook calls"] == [["forward (always_call)"]]
     assert cause_of(compiled) == "jit-error-replaces-exception"
 
 
@@ -174,8 +174,8 @@ def test_a_childs_other_class_is_a_designed_difference_with_its_line():
     compiled): listing children differs only in the class met, which the run names with its torch line."""
     scenario = next(s for s in SCENARIOS if s.api == "children")
     result = run_scenario(scenario, "script_method", "cpu", explains=cause_of)
-    assert result.verdict == "refused" and result.script and result.eager
-    assert result.script.observation["types"] == {"Linear": "RecursiveScriptModule"}
+    assert result.verdict == "refused" and result.scripted and result.eager
+    assert result.scripted.observation["types"] == {"Linear": "RecursiveScriptModule"}
     assert result.eager.observation["types"] == {"Linear": "Linear"}
     path, line = result.detail.rsplit("(by design: ", 1)[1].rstrip(")").split(":")
     source = installed_torch_root() / path  # where the line is looked up (a patched torch may run elsewhere)
@@ -183,7 +183,7 @@ def test_a_childs_other_class_is_a_designed_difference_with_its_line():
 
 
 def _read(run):
-    return [(r.scenario.key, r.style, r.instance, r.verdict, r.detail, r.script, r.eager) for r in run.results]
+    return [(r.scenario.key, r.style, r.instance, r.verdict, r.detail, r.scripted, r.eager) for r in run.results]
 
 
 @pytest.mark.parametrize("processes", [2, 3])
@@ -208,7 +208,7 @@ def _library_types_compiled():
     for shape in MODELS:
         for style in styles_of(shape):
             try:
-                build_script(shape, style, "later", "cpu")
+                build_scripted(shape, style, "later", "cpu")
             except RuntimeError:  # a shape a bug keeps from building (init-hooks-break-plain-forward)
                 pass
 
@@ -222,6 +222,6 @@ def test_each_run_compiles_its_models_own_classes_and_no_other(scenario):
     for style in styles_of(scenario.model):
         for instance in INSTANCES:
             with counted() as count:
-                observe(partial(build_script, scenario.model, style, instance, "cpu"), scenario, "cpu")
+                observe(partial(build_scripted, scenario.model, style, instance, "cpu"), scenario, "cpu")
             compiled.append(count.classes)
     assert compiled == [MODELS[scenario.model].classes] * len(compiled)

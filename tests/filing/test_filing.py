@@ -18,15 +18,15 @@ from repro import workaround
 from repro.catalogue import BUGS, select
 from repro.catalogue.fixes import Candidate, PatchError
 from repro.catalogue.full_backward_hook_flag import FIXES, RootCause, explain, patch_both
-from repro.engine.models import INSTANCES, STYLES, build_eager, build_script, styles_of
+from repro.engine.models import INSTANCES, STYLES, build_eager, build_scripted, styles_of
 from repro.filing.candidates import InstalledSources, applied, candidates_of, classify, judge, run_key
 from repro.formats.markdown import ATTRIBUTION
 from repro.formats.text import render_candidates
 from repro.ledger import ORIGINAL, release_key
 from repro.sanitise import plain
 from repro.source_checks import (
-    RECURSIVE,
-    SCRIPT,
+    RECURSIVE_PY,
+    SCRIPT_PY,
     StaticVerdict,
     installed_sources,
     installed_torch_root,
@@ -77,7 +77,7 @@ def _scenario(api: str, name: str, verdict: str, bug: str | None = ORIGINAL) -> 
         "style": "script_method",
         "instance": "later",
         "verdict": verdict,
-        "script_raised": verdict == "raises",
+        "scripted_raised": verdict == "raises",
         "covered_by": [bug] if bug else [],
         "cause": cause,
         "detail": "what the oracle saw",
@@ -126,7 +126,7 @@ SEEN = "register_full_backward_hook: called with grad_input and grad_output (fla
             (1, 1, 2, 2, "fix", "every judged scenario run matches eager"),
         ),
         (
-            [{**FULL_CALLED, "verdict": "refused", "script_raised": True, "detail": "not supported"}, WORKING],
+            [{**FULL_CALLED, "verdict": "refused", "scripted_raised": True, "detail": "not supported"}, WORKING],
             (0, 0, 1, 1, "cannot judge", "none of the bug's own runs was judged"),
         ),
     ],
@@ -144,7 +144,7 @@ def test_candidate_is_a_fix_only_when_every_scenario_matches(scenarios, expected
     assert (r.own_matches, r.own_total, r.matches, r.total, r.verdict, r.detail) == expected
 
 
-BY_DESIGN = {**FULL_CALLED, "verdict": "refused", "script_raised": True, "detail": "not supported (by design: ...)"}
+BY_DESIGN = {**FULL_CALLED, "verdict": "refused", "scripted_raised": True, "detail": "not supported (by design: ...)"}
 
 
 @pytest.mark.parametrize(
@@ -344,7 +344,7 @@ def patched_copy(tmp_path):
     """The installed torch's two files copied out, and ``python -m repro --patch`` applied with patch -p1."""
     if shutil.which("patch") is None:
         pytest.skip("needs GNU patch")
-    for path in (RECURSIVE, SCRIPT):
+    for path in (RECURSIVE_PY, SCRIPT_PY):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(installed_torch_root() / path, tmp_path / path)
     diff = run(["-m", "repro", "--patch"])
@@ -380,23 +380,23 @@ def test_regression_test_fails_before_the_patch_and_passes_after(patched_copy):
 
 
 def test_patch_refuses_sources_that_are_already_fixed():
-    once = patch_both(installed_sources((RECURSIVE, SCRIPT)))
+    once = patch_both(installed_sources((RECURSIVE_PY, SCRIPT_PY)))
     with pytest.raises(PatchError, match="already lists"):
         patch_both(once)
 
 
 def test_patch_keeps_a_list_without_trailing_comma_valid():
-    sources = installed_sources((RECURSIVE, SCRIPT))
-    sources[RECURSIVE] = 'ignored_attributes = [\n    "_version",\n    "_modules"\n]\n'
+    sources = installed_sources((RECURSIVE_PY, SCRIPT_PY))
+    sources[RECURSIVE_PY] = 'ignored_attributes = [\n    "_version",\n    "_modules"\n]\n'
     namespace: dict = {}
-    exec(patch_both(sources)[RECURSIVE], namespace)  # our own generated text, not downloaded code
+    exec(patch_both(sources)[RECURSIVE_PY], namespace)  # our own generated text, not downloaded code
     assert namespace["ignored_attributes"] == ["_version", "_modules", "_is_full_backward_hook"]
 
 
 @pytest.mark.parametrize("style", STYLES)
 def test_workaround_makes_the_full_backward_hook_fire(style):
     calls, eager_calls = [], []
-    model, eager = build_script("flat", style, "later", "cpu"), build_eager("flat", "cpu")
+    model, eager = build_scripted("flat", style, "later", "cpu"), build_eager("flat", "cpu")
     handle = workaround.register_full_backward_hook(model, lambda m, gi, go: calls.append((m, gi[0], go[0])))
     workaround.register_full_backward_hook(eager, lambda m, gi, go: eager_calls.append((m, gi[0], go[0])))
     for net in (model, eager):
@@ -409,7 +409,7 @@ def test_workaround_makes_the_full_backward_hook_fire(style):
 
 
 def test_workaround_keeps_the_mixing_rule():
-    model = build_script("flat", "plain_forward", "later", "cpu")
+    model = build_scripted("flat", "plain_forward", "later", "cpu")
     workaround.register_backward_hook(model, lambda *args: None)
     with pytest.raises(RuntimeError, match="Cannot use both"):
         workaround.register_full_backward_hook(model, lambda *args: None)

@@ -12,16 +12,16 @@ from helpers import run
 from repro.catalogue.fixes import lines_of
 from repro.catalogue.full_backward_hook_flag import FIXES
 from repro.filing.upstream_patch import unified_diff
-from repro.source_checks import RECURSIVE, SCRIPT
+from repro.source_checks import RECURSIVE_PY, SCRIPT_PY
 
 TEST_JIT = FIXES.patch.test.runner
 
 BROKEN = {  # file -> (what it becomes, what the one sentence says)
     "test-jit-latin-1": (TEST_JIT, "# caf\xe9\n".encode("latin-1"), "is not UTF-8 text (byte 5 is 0xe9)"),
-    "script-utf-16": (SCRIPT, "x = 1\n".encode("utf-16"), "is not UTF-8 text"),
-    "recursive-syntax-error": (RECURSIVE, b"ignored_attributes = [\n    '_version',\n", "does not parse as Python"),
-    "script-syntax-error": (SCRIPT, b"class ScriptModule(:\n    pass\n", "does not parse as Python (line 1"),
-    "script-null-byte": (SCRIPT, b"x = 1\x00\n", "does not parse as Python"),
+    "script-py-utf-16": (SCRIPT_PY, "x = 1\n".encode("utf-16"), "is not UTF-8 text"),
+    "recursive-syntax-error": (RECURSIVE_PY, b"ignored_attributes = [\n    '_version',\n", "does not parse as Python"),
+    "script-py-syntax-error": (SCRIPT_PY, b"class ScriptModule(:\n    pass\n", "does not parse as Python (line 1"),
+    "script-py-null-byte": (SCRIPT_PY, b"x = 1\x00\n", "does not parse as Python"),
     "test-jit-a-folder": (TEST_JIT, None, "is not a PyTorch checkout: it lacks test/test_jit.py"),
 }
 
@@ -54,7 +54,7 @@ SEPARATORS = {
 def test_separators_other_than_newline_survive_and_git_apply_accepts_the_diff(checkout, separator):
     # In a comment, and a form feed alone on a line too, as between the sections of PyTorch's own files.
     prefix = f"# section one{separator} still one\n" + ("\x0c\n" if separator == "\x0c" else "") + "# two\n"
-    for path in (TEST_JIT, SCRIPT, RECURSIVE):
+    for path in (TEST_JIT, SCRIPT_PY, RECURSIVE_PY):
         (checkout / path).write_text(prefix + (checkout / path).read_text())
     proc = run(["-m", "repro", "--patch", "--against", str(checkout)])
     assert proc.returncode == 0, proc.stderr
@@ -63,7 +63,7 @@ def test_separators_other_than_newline_survive_and_git_apply_accepts_the_diff(ch
     )
     assert check.returncode == 0, check.stderr
     subprocess.run(["git", "apply", "-"], cwd=checkout, input=proc.stdout, text=True, check=True)
-    for path in (TEST_JIT, SCRIPT, RECURSIVE):
+    for path in (TEST_JIT, SCRIPT_PY, RECURSIVE_PY):
         assert (checkout / path).read_text().startswith(prefix)
 
 

@@ -47,11 +47,11 @@ def test_each_outcome_is_a_code_and_words_naming_the_bug_or_the_source_that_deci
         "refused",
         "types: ... (by design: torch/jit/_script.py:711)",
     )
-    assert outcome_of(replace(designed, script=Side({}, None))) == (
+    assert outcome_of(replace(designed, scripted=Side({}, None))) == (
         "design",
         "differs by design (torch/jit/_script.py:711)",  # nothing was refused
     )
-    unexplained = replace(departed, detail="RuntimeError: something new", script=Side({}, "RuntimeError: new"))
+    unexplained = replace(departed, detail="RuntimeError: something new", scripted=Side({}, "RuntimeError: new"))
     assert outcome_of(unexplained) == ("unexplained", "raises: unexplained")
     absent = ScenarioResult(
         SCENARIO["cuda: moves every parameter and buffer to the CUDA device"],

@@ -23,8 +23,8 @@ from tracker.remote import make_session
 from tracker.sweep import Options, select, static_entry
 
 WHEEL = "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl"
-MODULE = "torch/nn/modules/module.py"
-RECURSIVE = "torch/jit/_recursive.py"
+MODULE_PY = "torch/nn/modules/module.py"
+RECURSIVE_PY = "torch/jit/_recursive.py"
 
 
 def probe(index: IndexServer, data: bytes) -> dict:
@@ -51,19 +51,19 @@ def encoded(**edits: bytes) -> dict[str, bytes]:
 @pytest.mark.parametrize(
     "edit",
     [
-        b"\xef\xbb\xbf" + BUGGY[MODULE].encode(),
-        b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + BUGGY[MODULE].encode(),
+        b"\xef\xbb\xbf" + BUGGY[MODULE_PY].encode(),
+        b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + BUGGY[MODULE_PY].encode(),
     ],
     ids=["utf8-bom", "latin-1-coding-line"],
 )
 def test_sources_are_decoded_as_python_decodes_them(index, edit):
-    entry = probe(index, wheel_of(encoded(**{MODULE: edit})))
+    entry = probe(index, wheel_of(encoded(**{MODULE_PY: edit})))
     assert flag(entry)["static"]["verdict"] == "present" and "error" not in entry
 
 
 def test_bom_and_coding_line_in_the_changed_file_still_show_the_change(index):
-    data = b"\xef\xbb\xbf# coding: utf-8\n" + FIXED_IGNORED[RECURSIVE].encode()
-    entry = probe(index, wheel_of(encoded(**{RECURSIVE: data})))
+    data = b"\xef\xbb\xbf# coding: utf-8\n" + FIXED_IGNORED[RECURSIVE_PY].encode()
+    entry = probe(index, wheel_of(encoded(**{RECURSIVE_PY: data})))
     assert flag(entry)["static"]["verdict"] == "changed"
 
 
@@ -77,10 +77,10 @@ def test_bom_and_coding_line_in_the_changed_file_still_show_the_change(index):
     ids=["unknown-codec", "invalid-utf8", "utf16-python-cannot-read"],
 )
 def test_not_python_source_is_unknown_and_final(index, data, says):
-    entry = probe(index, wheel_of(encoded(**{MODULE: data})))
+    entry = probe(index, wheel_of(encoded(**{MODULE_PY: data})))
     assert flag(entry)["static"]["verdict"] == "unknown" and "error" not in entry
     assert (
-        flag(entry)["static"]["evidence"][0].startswith(f"{MODULE} is not Python source")
+        flag(entry)["static"]["evidence"][0].startswith(f"{MODULE_PY} is not Python source")
         and says in flag(entry)["static"]["evidence"][0]
     )
 
@@ -94,7 +94,7 @@ def test_not_python_source_is_unknown_and_final(index, data, says):
     ids=["recursion", "memory"],
 )
 def test_sources_too_deep_to_parse_are_unknown_and_final(index, source, error):
-    entry = probe(index, build_wheel(shape(**{MODULE: source}), padding=1024))
+    entry = probe(index, build_wheel(shape(**{MODULE_PY: source}), padding=1024))
     assert flag(entry)["static"]["verdict"] == "unknown" and "error" not in entry
     assert flag(entry)["static"]["evidence"] == [f"the sources are too deeply nested or too large to analyse ({error})"]
 
@@ -110,8 +110,8 @@ def corrupt(member: str) -> bytes:
 
 
 def test_a_corrupt_member_is_an_error_retried_next_run(index, tmp_path):
-    entry = probe(index, corrupt(MODULE))
-    assert flag(entry)["static"]["verdict"] == "unknown" and entry["error"].startswith(f"{MODULE} is unreadable: ")
+    entry = probe(index, corrupt(MODULE_PY))
+    assert flag(entry)["static"]["verdict"] == "unknown" and entry["error"].startswith(f"{MODULE_PY} is unreadable: ")
     assert any(word in entry["error"] for word in ("Error -3", "Bad CRC-32", "invalid")), entry["error"]
     release = Release(Version("2.13.0"), ())
     assert select([release], {"2.13.0": entry}, Options(ledger=tmp_path / "ledger.json")) == [release]
@@ -155,9 +155,9 @@ def test_fingerprints_ignore_docstrings_and_layout_but_not_code():
     from repro.source_checks import fingerprint
 
     def prints(source: str) -> dict[str, str]:
-        return fingerprint({MODULE: ast.parse(source)}, ((MODULE, "Module.f"), (MODULE, "Module.g")))
+        return fingerprint({MODULE_PY: ast.parse(source)}, ((MODULE_PY, "Module.f"), (MODULE_PY, "Module.g")))
 
     plain = prints("class Module:\n    def f(self, x):\n        return x\n")
     assert prints('class Module:\n    def f(self, x):\n        """Why."""\n\n        return (x)\n') == plain
     assert prints("class Module:\n    def f(self, x):\n        return x + 1\n") != plain
-    assert plain[f"{MODULE}:Module.g"] == "absent"
+    assert plain[f"{MODULE_PY}:Module.g"] == "absent"
