@@ -186,4 +186,14 @@ def steps(bug: Bug) -> list[str]:
     from repro.source_checks import installed_sources
 
     evidence = bug.static(installed_sources()).evidence
-    return bug.root_cause(evidence) if bug.root_cause else evidence
+    if bug.root_cause is None:
+        return evidence
+    try:
+        return bug.root_cause(evidence)
+    except Exception as err:  # a torch that refuses what the measurement does (a loud upstream patch)
+        said = (str(err).splitlines() or [""])[0].rstrip(".")
+        return [
+            *evidence,
+            f"Measuring the cause raised {type(err).__name__}: {said}. This torch does not behave as the "
+            "bug describes, so its cause is not measured here.",
+        ]

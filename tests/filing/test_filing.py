@@ -501,8 +501,22 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert sorted(progress) == sorted(c.name for c in upstream)  # one progress line per candidate, as each finishes
 
 
-@pytest.mark.needs_bug
-@pytest.mark.parametrize("bug_id", list(BUGS))
+def test_a_cause_this_torch_will_not_measure_is_a_step_not_a_traceback():
+    """A torch with a loud upstream patch refuses what a root cause measures (quantize_dynamic of a
+    ScriptModule, say): --explain says so in a step."""
+    from repro.catalogue import steps
+
+    def refused(evidence: list[str]) -> list[str]:
+        raise RuntimeError("quantize_dynamic quantizes eager modules only.\nsecond line")
+
+    found = steps(replace(BUGS[ORIGINAL], root_cause=refused))
+    assert found[-1] == (
+        "Measuring the cause raised RuntimeError: quantize_dynamic quantizes eager modules only. This torch "
+        "does not behave as the bug describes, so its cause is not measured here."
+    )
+
+
+@pytest.mark.parametrize("bug_id", [pytest.param(b, marks=pytest.mark.needs_bug(ORIGINAL, b)) for b in BUGS])
 def test_explain_gives_each_bugs_cause_as_numbered_steps_with_file_and_line(bug_id):
     """Every catalogued bug: its steps, measured here; each Python piece cited where it is in the
     installed torch, each C++ one by path and upstream commit; the workaround last; no markup."""
