@@ -270,6 +270,7 @@ TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
 SHOWS_ALSO = {
     "copy.deepcopy: keeps its own training mode": ("deepcopy-drops-subclass",),
     "quantize_dynamic(..., inplace=True)": ("attribute-assignment-forwarded",),  # its qconfig is forwarded
+    "torch.compile(model) on a script_method": ("compile-subclass-silent",),  # whose patch refuses it
 }
 
 
