@@ -97,3 +97,15 @@ def reproducer_report(conclusion: str, outcome: str = "present") -> dict:
         "bugs": [{"id": ORIGINAL, "status": outcome, "detail": conclusion}],
         "workarounds": [],
     }
+
+
+def status_change(release: str, before: str, after: str, bug_id: str = ORIGINAL) -> dict[str, Any]:
+    """One status change as ``check_upstream --json`` lists it."""
+    return {"bug_id": bug_id, "kind": "status", "release": release, "before": before, "after": after}
+
+
+def change_lines(report: dict[str, Any]) -> list[str]:
+    """A report's status changes as the check prints them."""
+    from tracker.history import Change
+
+    return [str(Change.from_json(record)) for record in report["changes"]]

@@ -27,6 +27,7 @@ import sysconfig
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as `python tracker/check_upstream.py`
@@ -335,7 +336,7 @@ def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[history.Change]) 
         ],
         "bugs": ledger.get("bugs", {}),
         "status_changed": bool(found),
-        "changes": [str(change) for change in found],
+        "changes": [asdict(change) for change in found],  # bug_id, kind, release, before, after
         "errors": outcome.errors,
         "unmeasurable": outcome.unmeasurable,
         "not_installable": outcome.not_installable,

@@ -49,6 +49,19 @@ class Change:
         """The line the check prints and its pull request shows."""
         return f"{self.bug_id}: {self.what}"
 
+    @classmethod
+    def from_json(cls, record: object) -> Change:
+        """A change as ``check_upstream --json`` lists it (``dataclasses.asdict``), checked field by
+        field: anything else is a ``ValueError`` in one sentence."""
+        fields = ("bug_id", "kind", "release", "before", "after")
+        if not isinstance(record, dict) or sorted(record) != sorted(fields):
+            raise ValueError(f"a change must be an object with exactly {', '.join(fields)}")
+        if not all(isinstance(record[f], str) for f in ("bug_id", "kind")) or not all(
+            record[f] is None or isinstance(record[f], str) for f in ("release", "before", "after")
+        ):
+            raise ValueError("a change's bug_id and kind are strings, its release, before and after strings or null")
+        return cls(**record)
+
 
 def recompute(data: dict[str, Any]) -> None:
     """Per bug, ``fixed_in``: the lowest release confirmed fixed; later confirmed-present ones regressed."""

@@ -39,6 +39,7 @@ if __package__ in (None, ""):  # run as `python tracker/rolling_pr.py`
 
 from repro import atomic
 from repro.sanitise import capped, code_span, one_line, plain
+from tracker import history
 from tracker.summary import markdown
 from tracker.sweep import Outcome
 
@@ -66,9 +67,17 @@ def without_timestamps(value: Any) -> Any:
     return value
 
 
+def changes_of(report: dict[str, Any]) -> list[history.Change]:
+    """The report's status changes, as records (``ValueError``, one sentence, for any other shape)."""
+    listed = report.get("changes") or []
+    if not isinstance(listed, list):
+        raise ValueError("the report's changes must be a list")
+    return [history.Change.from_json(record) for record in listed]
+
+
 def title(report: dict[str, Any]) -> str:
     """One line of at most 256 characters: the first status change, or how many releases were checked."""
-    changes = report.get("changes") or []
+    changes = changes_of(report)
     if changes:
         more = f" and {len(changes) - 1} more" if len(changes) > 1 else ""
         return capped(one_line(f"Upstream check: status changed: {changes[0]}"), TITLE_LIMIT - len(more)) + more
@@ -83,7 +92,7 @@ def body(report: dict[str, Any], ledger: dict[str, Any]) -> str:
         list(report.get("errors") or []),
         list(report.get("unmeasurable") or []),
     )
-    changes = [str(c) for c in report.get("changes") or []]
+    changes = [str(c) for c in changes_of(report)]
     head = []
     if changes:
         shown = [f"- {plain(c, CHANGE_CAP)}" for c in changes[:CHANGES_SHOWN]]

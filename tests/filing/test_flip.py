@@ -18,7 +18,7 @@ import pytest
 import torch
 from fix_shapes import BROKEN, TRUE
 from index_server import build_pure_wheel
-from tracker_helpers import check, packaging_wheel
+from tracker_helpers import change_lines, check, packaging_wheel
 
 from helpers import ROOT, flag, patched_torch_env, run, run_json, write_fixed_ledger, write_ledger
 from repro.catalogue import BUGS
@@ -168,7 +168,7 @@ def test_install_confirms_no_broken_fix_and_a_true_one(index, tmp_path, pairs):
     got = {v: flag(ledger["releases"][v])["dynamic"]["verdict"] for v, _ in pairs}
     assert got == {"9.9.1": "incomplete-fix", "9.9.2": "incomplete-fix", "9.9.3": "present", "9.9.4": "fixed"}, stderr
     assert code == 3 and ledger["bugs"][ORIGINAL]["fixed_in"] == "9.9.4" and not result["errors"]
-    assert f"{ORIGINAL}: 9.9.1: present -> incomplete-fix (needs a look" in "\n".join(result["changes"])
+    assert f"{ORIGINAL}: 9.9.1: present -> incomplete-fix (needs a look" in "\n".join(change_lines(result))
 
 
 @pytest.mark.parametrize("name", list(TRUE))

@@ -18,7 +18,7 @@ from index_server import (
     build_wheel,
     shape,
 )
-from tracker_helpers import check, packaging_wheel, verdicts, wheel_name
+from tracker_helpers import change_lines, check, packaging_wheel, status_change, verdicts, wheel_name
 
 from helpers import ROOT, flag, run, write_ledger
 from repro.catalogue import BUGS
@@ -383,7 +383,8 @@ def test_status_change_is_relative_to_the_ledger(index, tmp_path):
     assert (first, report["changes"]) == (0, [])  # no earlier release to differ from
     index.wheels[wheel_name("2.17.0")] = build_wheel(BUGGY)
     code, report, _, _ = check(index, tmp_path)
-    assert code == 3 and report["changes"] == [f"{ORIGINAL}: 2.17.0: changed -> present"]
+    assert code == 3 and change_lines(report) == [f"{ORIGINAL}: 2.17.0: changed -> present"]
+    assert report["changes"] == [status_change("2.17.0", "changed", "present")]  # a record, not a line
     again, report, _, _ = check(index, tmp_path, "--recheck")
     assert (again, report["changes"]) == (0, [])  # what the ledger already holds is no news
 
@@ -427,7 +428,7 @@ def test_a_fix_the_pieces_cannot_see_is_changed_against_the_release_confirmed_pr
     )
     assert static["2.14.1"]["verdict"] == "present"
     assert static["2.14.1"]["evidence"][0].startswith("unchanged from 2.13.0 (confirmed present): ")
-    assert code == 3 and f"{ORIGINAL}: 2.14.0: present -> changed" in report["changes"]
+    assert code == 3 and f"{ORIGINAL}: 2.14.0: present -> changed" in change_lines(report)
 
 
 def test_a_static_changed_that_confirmation_turns_into_present_is_no_status_change(tmp_path):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from index_server import BUGGY, build_wheel, shape
+from tracker_helpers import status_change
 
 from helpers import ROOT, run
 from repro.catalogue import BUGS
@@ -222,7 +223,7 @@ def test_one_branch_rebuilt_from_main_and_one_pull_request_edited_in_place(repo)
     edit_ledger(repo, new_release("2.16.1"))
     second = rolling_pr(
         repo,
-        {"releases": [{"version": "2.16.1", "bugs": {}}], "changes": [f"{ORIGINAL}: 2.16.1: present -> fixed"]},
+        {"releases": [{"version": "2.16.1", "bugs": {}}], "changes": [status_change("2.16.1", "present", "fixed")]},
         [open_pr(7)],
     )
     assert second.returncode == 0, second.stderr
@@ -281,7 +282,10 @@ def push_to_branch(repo: Repo, tmp_path: Path, identity: list[str], amend: bool 
 
 
 FIRST_REPORT = {"releases": [{"version": "2.16.0", "bugs": {}}], "changes": []}
-NEXT_REPORT = {"releases": [{"version": "2.16.1", "bugs": {}}], "changes": [f"{ORIGINAL}: 2.16.1: present -> fixed"]}
+NEXT_REPORT = {
+    "releases": [{"version": "2.16.1", "bugs": {}}],
+    "changes": [status_change("2.16.1", "present", "fixed")],
+}
 
 
 @pytest.mark.parametrize(
@@ -431,6 +435,24 @@ def many_releases(count: int, detail: str = "x" * 500) -> tuple[dict, dict]:
 
 
 @pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ("fixed", "the report's changes must be a list"),
+        ([f"{ORIGINAL}: 2.16.1: present -> fixed"], "a change must be an object with exactly bug_id, kind"),
+        ([{**status_change("2.16.1", "present", "fixed"), "extra": 1}], "must be an object with exactly"),
+        ([{**status_change("2.16.1", "present", "fixed"), "after": 3}], "before and after strings or null"),
+    ],
+    ids=["not-a-list", "a-printed-line", "an-extra-field", "a-number"],
+)
+def test_a_report_whose_changes_are_not_records_is_one_sentence(changes, said):
+    """The rolling pull request reads changes as records: never recovers a bug id from a printed line."""
+    from tracker.rolling_pr import title
+
+    with pytest.raises(ValueError, match=re.escape(said)):
+        title({"releases": [], "changes": changes})
+
+
+@pytest.mark.parametrize(
     "count, change, errors",
     [
         (1, "u" * 20_000, 0),  # one status change with a 20,000-character URL in it
@@ -444,7 +466,10 @@ def test_the_pull_request_title_and_body_stay_within_githubs_limits(count, chang
     from tracker.rolling_pr import BODY_LIMIT, CLOSING, TITLE_LIMIT, body, title
 
     report, ledger = many_releases(count)
-    report["changes"] = [f"{ORIGINAL}: 3.0.0: {change}", *(f"{ORIGINAL}: 3.{n}.0: present -> fixed" for n in range(70))]
+    report["changes"] = [
+        status_change("3.0.0", "present", change),
+        *(status_change(f"3.{n}.0", "present", "fixed") for n in range(70)),
+    ]
     report["errors"] = [f"3.{n}.0: GET http://x/{'e' * 1000} answered HTTP 500" for n in range(errors)]
     text, made = title(report), body(report, ledger)
     assert len(text) <= TITLE_LIMIT and "\n" not in text and text.endswith(" and 70 more")
