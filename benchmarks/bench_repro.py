@@ -127,12 +127,21 @@ def growth(tier: tuple[str, ...]) -> str:
     )
 
 
+def _bug_id(text: str) -> str:
+    """A catalogued bug's id, or a usage error in one line (argparse's choices would list all 18)."""
+    from repro.catalogue import BUGS  # the catalogue, not torch: imported when an id is given
+
+    if text not in BUGS:
+        raise argparse.ArgumentTypeError(f"unknown bug {text[:24]!r}; see --list-bugs")
+    return text
+
+
 def main() -> int:
     from repro.catalogue import BUGS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="rounds (default 3)")
-    parser.add_argument("--bug", action="append", choices=list(BUGS), help="only these bugs' floors")
+    parser.add_argument("--bug", action="append", type=_bug_id, metavar="ID", help="only these bugs' floors")
     parser.add_argument("--skip-suite", action="store_true", help="leave out the quick suite's floor")
     args = parser.parse_args()
     bug_ids = args.bug or list(BUGS)

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, run
 from repro.catalogue import BUGS
 from repro.cli import main
 from repro.ledger import ORIGINAL
@@ -57,6 +57,20 @@ def test_the_lines_each_upstream_patch_adds_fit(bug_id):
 
     added = [line for line in proposed_diff(BUGS[bug_id]).splitlines() if line.startswith("+")]
     assert added and _wide("\n".join(added)) == []
+
+
+@pytest.mark.parametrize(
+    "argv", [["benchmarks/bench_repro.py", "--help"], ["benchmarks/bench_repro.py", "--bug", "x" * 200]]
+)
+def test_the_benchmarks_usage_fits(argv):
+    """argparse's ``choices`` printed all 18 bug ids on one line, in the usage and in the error."""
+    proc = run(argv)
+    assert proc.returncode in (0, 2) and _wide(proc.stdout) == [] and _wide(proc.stderr) == [], proc.stderr
+
+
+def test_the_suite_under_patch_help_is_its_docstring_and_fits():
+    proc = run([".ci/suite-under-patch", "--help"])
+    assert proc.returncode == 0 and "upstream patch in every process" in proc.stdout and _wide(proc.stdout) == []
 
 
 @pytest.mark.slow  # starts the upstream patch's process, which imports torch
