@@ -236,7 +236,10 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
 
         cause = steps(bug)  # before gather, which ends waiting on other processes
         assert started is not None  # --markdown always has its head start (_head_start)
-        filing = gather(bug, environment.torch_npu, environment.device, progress, started, args.slow)
+        # the report's runs, made here on torch as installed, are the candidates' baseline too
+        filing = gather(
+            bug, environment.torch_npu, environment.device, progress, started, args.slow, report.run.results
+        )
         emit(markdown.render(report, filing, cause))
     else:
         emit(shown(text.render(report)))

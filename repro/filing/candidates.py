@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
@@ -227,10 +227,14 @@ class Unpatched:
     """The refusals TorchScript's design explains on torch as installed, for the scenarios whose runs a
     candidate refused so: measured in this process, with no candidate in force, once per scenario."""
 
-    def __init__(self, bug: Bug, device: str, slow: bool = False) -> None:
+    def __init__(self, bug: Bug, device: str, slow: bool = False, known: Sequence[Any] = ()) -> None:
+        """``known``: scenario results this process already made on torch as installed (an issue
+        body's report), whose scenarios need no second run."""
+        from repro.report import scenario_summary
+
         self.bug, self.device, self.slow = bug, device, slow
-        self.measured: set[tuple[str, str]] = set()  # scenarios, by API and name
-        self.keys: set[Key] = set()
+        self.measured = {(r.scenario.api, r.scenario.name) for r in known}  # scenarios, by API and name
+        self.keys = {run_key(s) for s in map(scenario_summary, known) if _refused_by_design(s)}
 
     def refused(self, runs: list[dict]) -> frozenset[Key]:
         from repro.engine.oracle import run_all
@@ -317,11 +321,13 @@ def judge_all(
     apart: dict[str, subprocess.Popen] | None = None,
     slow: bool = False,
     sides: tuple[str, ...] = ("upstream", "user"),
+    unpatched: Sequence[Any] = (),
 ) -> list[CandidateResult]:
     """Judge each of ``bug``'s candidates of ``sides``, saying through ``progress`` which one finished as
     each does. Those applied in memory run here one after another (torch is imported once); the others
     each run in a process of their own meanwhile (``apart``: already started by ``start_apart``). Each is
-    judged here once all have run: the baseline (``Unpatched``) needs torch with none in force."""
+    judged here once all have run: the baseline (``Unpatched``, seeded with ``unpatched``: results
+    already made here on torch as installed) needs torch with none in force."""
     chosen = [c for c in candidates_of(bug).values() if c.side in sides]
     lock = threading.Lock()
     ran: list[str] = []
@@ -334,12 +340,14 @@ def judge_all(
 
     started = start_apart(bug, device, slow) if apart is None else apart
     everything = candidates_of(bug)
+    baseline = Unpatched(bug, device, slow, unpatched)
     with ThreadPoolExecutor(max_workers=max(1, len(started))) as pool:
         waiting = {
             name: pool.submit(lambda c, p: finished(_collect(c, p)), everything[name], proc)
             for name, proc in started.items()
         }
         here = {c.name: finished(_run_here(bug, c, device, slow)) for c in chosen if c.in_process}
+        for runs in here.values():  # the baseline of these, while the other processes still run
+            baseline.refused(runs.runs)
         made = {**here, **{name: future.result() for name, future in waiting.items()}}
-    unpatched = Unpatched(bug, device, slow)
-    return [_classified(bug, unpatched, made[c.name]) for c in chosen]
+    return [_classified(bug, baseline, made[c.name]) for c in chosen]

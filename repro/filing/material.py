@@ -14,11 +14,11 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from repro.catalogue.bug import Bug
 from repro.filing.candidates import CandidateResult, judge_all, start_apart
@@ -186,14 +186,16 @@ def gather(
     progress: Callable[[str], None],
     started: HeadStart,
     slow: bool = False,
+    unpatched: Sequence[Any] = (),
 ) -> Filing:
     """Everything the issue body shows, from what ``started`` runs and from this process: this process's
-    own work first, then what waits on the others."""
+    own work first, then what waits on the others (``unpatched``: the report's runs, the candidates'
+    baseline)."""
     assert started.script and started.versions, "head_start(bug) and after_torch() come first"
     patch = _patch(bug)
     # an upstream issue weighs upstream fixes; the user-side ones (this project's helper, a declaration in
     # the user's class) are for --candidates
-    candidates = judge_all(bug, device, progress, started.candidates, slow, ("upstream",))
+    candidates = judge_all(bug, device, progress, started.candidates, slow, ("upstream",), unpatched)
     output, exit_code = started.script.result()
     return Filing(
         bug, output, exit_code, shorten(versions(started.versions.result(), torch_npu_status)), patch, candidates

@@ -15,7 +15,7 @@ import torch
 
 from helpers import PASTE_ENDS, ROOT, fake_broken_npu, run, run_json, write_ledger
 from repro import workaround
-from repro.catalogue import BUGS, select
+from repro.catalogue import BUGS, cause_of, select
 from repro.catalogue.fixes import Candidate, PatchError
 from repro.catalogue.full_backward_hook_flag import FIXES, RootCause, explain, patch_both
 from repro.engine.models import INSTANCES, STYLES, build_eager, build_scripted, styles_of
@@ -239,6 +239,21 @@ def test_a_candidate_refusing_some_runs_as_design_would_is_not_a_fix():
     (result,) = judge_all(bug, "cpu", apart={}, sides=("user",))
     assert result.verdict == "incomplete" and 0 < result.own_matches < result.own_total, result
     assert "refused only with the candidate: " in result.detail and "Jitted modules" in result.detail
+
+
+def test_the_baseline_reuses_runs_already_made_on_torch_as_installed(monkeypatch):
+    """An issue body's report ran the same scenarios unpatched: the baseline takes its refusals from
+    it and runs nothing again."""
+    import repro.engine.oracle
+    from repro.engine.oracle import run_all
+    from repro.filing.candidates import Unpatched
+    from repro.report import scenario_summary
+
+    scenario = next(s for s in select([], False).scenarios if s.name == "on a submodule (m.linear)")
+    known = run_all("cpu", [scenario], explains=cause_of).results
+    monkeypatch.setattr(repro.engine.oracle, "run_all", lambda *a, **k: pytest.fail("ran again"))
+    refused = Unpatched(BUGS[ORIGINAL], "cpu", known=known).refused([scenario_summary(r) for r in known])
+    assert refused and refused == {run_key(scenario_summary(r)) for r in known if r.verdict == "refused"}
 
 
 def test_candidate_whose_process_gives_no_report_cannot_be_judged():
