@@ -27,7 +27,7 @@ from repro.environment import Environment
 from repro.ledger import Expectation
 from repro.vocabulary import DEPARTURES, NOT_JUDGED, Outcome, Status, Verdict
 
-SCHEMA = 4
+SCHEMA = 5
 
 
 def scenario_summary(result: ScenarioResult) -> dict[str, Any]:

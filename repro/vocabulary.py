@@ -73,4 +73,4 @@ class FixVerdict(Word):
 class Tier(Word):
     DEFAULT = "default"  # in every run
     VARIANT = "variant"  # --slow, --support-table, or --bug for a bug's own
-    SLOW = "seconds"  # the same; its value is fingerprinted with the scenario table, so it keeps its old word
+    SLOW = "slow"  # the same, and they load dynamo or gloo: seconds each

@@ -77,7 +77,7 @@ def broken_npu(request, tmp_path):
 def test_json_report_shows_each_bug_next_to_working_apis(repro_main, ledger):
     code, out, _ = repro_main(ledger, "--json")
     report = json.loads(out)
-    assert code == 0 and report["schema"] == 4 and report["matches_expectation"] is True
+    assert code == 0 and report["schema"] == 5 and report["matches_expectation"] is True
     assert report["torch_version"] == torch.__version__ and report["device"] == "cpu"
     statuses = {b["id"]: b["status"] for b in report["bugs"]}
     assert statuses == {
@@ -99,7 +99,7 @@ def test_json_report_shows_each_bug_next_to_working_apis(repro_main, ledger):
         if s["cause"] == ORIGINAL and "_is_full_backward_hook" not in s["detail"]
     ] == []
     assert {s["style"] for s in report["scenarios"]} == {"script_method", "plain_forward"}
-    assert len(report["scenarios"]) >= 100 and {s["tier"] for s in report["not_run"]} == {"variant", "seconds"}
+    assert len(report["scenarios"]) >= 100 and {s["tier"] for s in report["not_run"]} == {"variant", "slow"}
 
 
 def test_one_bug_at_a_time_and_the_catalogue_listed(repro_main, ledger):

@@ -79,7 +79,7 @@ def test_the_default_run_leaves_out_only_what_is_not_default_and_says_why():
     assert default.scenarios + default.not_run == [s for s in table if s in default.scenarios] + [
         s for s in table if s not in default.scenarios
     ]
-    assert {s.tier for s in default.not_run} == {"variant", "seconds"}
+    assert {s.tier for s in default.not_run} == {"variant", "slow"}
     slow = {"module-compile-noop", "checkpoint-early-stop", "compile-subclass-silent", "export-scripted-child-crashes"}
     variant = {
         "jit-save-drops-plain-forward",

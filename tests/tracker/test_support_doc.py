@@ -126,3 +126,14 @@ def test_only_columns_measured_with_the_newest_releases_scenario_table_are_compa
     measured = text.split("## What was measured", 1)[1].split("\n## ", 1)[0]
     assert "| 2.14.0 | cpu |" in measured and "| 2.12.0 | cpu |" in measured and "| 2.13.0 | cpu |" not in measured
     assert "- 2.13.0: measured only with an earlier scenario table than the newest release's" in measured
+
+
+def test_the_committed_page_is_what_the_committed_ledger_renders():
+    """Backend teams paste docs/support-table.md: a ledger or catalogue change not regenerated into it
+    (`python -m tracker.support_doc`) leaves them printing stale text."""
+    from repro import ledger as ledger_io
+
+    committed = support_doc.DEFAULT_OUT.read_text()
+    data = ledger_io.load(ledger_io.DEFAULT_PATH)
+    dated = committed.split("Regenerated on ", 1)[1][:10]
+    assert committed == document(data, columns(data), dated)
