@@ -1,6 +1,6 @@
 """The upstream tracker driven from tests: wheel names and wheels to serve from a loopback index, and
-``tracker.check_upstream`` called in this process. Shared by the tracker's test modules, which import
-from here rather than from one another."""
+``tracker.check_upstream`` called in this process or run as a subprocess. Shared by the tracker's test
+modules, which import from here rather than from one another."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ import contextlib
 import io
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 from index_server import IndexServer, build_pure_wheel
 
-from helpers import flag, write_ledger
+from helpers import flag, run, write_ledger
 from repro.ledger import ORIGINAL
 from tracker import check_upstream
 
@@ -66,6 +67,12 @@ def tracker(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, st
         except SystemExit as exit_:
             code = int(exit_.code or 0)
     return code, out.getvalue(), err.getvalue()
+
+
+def check_upstream_cli(index_url: str, *args: str, ledger: Path, **run_kwargs: Any) -> subprocess.CompletedProcess:
+    """``python -m tracker.check_upstream --index-url INDEX_URL ARGS`` in a subprocess, as a user runs it,
+    through ``helpers.run`` (``run_kwargs`` go to it): one place for the argument list those tests share."""
+    return run(["-m", "tracker.check_upstream", "--index-url", index_url, *args], ledger=ledger, **run_kwargs)
 
 
 def packaging_wheel() -> tuple[str, bytes]:

@@ -17,6 +17,7 @@ import urllib3
 from hostile_server import HostileServer, answer, drip, gzip_bomb, ranges, redirect, sequence
 from index_server import BUGGY, Faults, build_wheel, shape
 from packaging.version import Version
+from tracker_helpers import check_upstream_cli
 
 from helpers import flag, run, write_ledger
 from tracker.index import Release, WheelFile, discover
@@ -72,9 +73,7 @@ def test_redirect_loop_stops(server):
 
 def test_refused_redirect_is_one_line_and_exit_1(server, tmp_path):
     server.routes["/pypi/torch/json"] = redirect(f"{server.outside}/elsewhere")
-    proc = run(
-        ["-m", "tracker.check_upstream", "--index-url", server.url], ledger=write_ledger(tmp_path / "ledger.json")
-    )
+    proc = check_upstream_cli(server.url, ledger=write_ledger(tmp_path / "ledger.json"))
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "refusing the redirect" in proc.stderr
 
 
@@ -340,18 +339,8 @@ def test_a_content_type_with_escapes_is_printed_inert(server, tmp_path, program)
 def test_the_upstream_issues_state_is_printed_inert_and_recorded_raw(index, tmp_path):
     index.issues[ISSUE] = {"state": f"closed{ESCAPES}", "state_reason": f"completed\n{ESCAPES}"}
     ledger = write_ledger(tmp_path / "ledger.json")
-    proc = run(
-        [
-            "-m",
-            "tracker.check_upstream",
-            "--index-url",
-            index.url,
-            "--github-api-url",
-            index.url,
-            "--upstream-issue",
-            "pytorch/pytorch#1",
-        ],
-        ledger=ledger,
+    proc = check_upstream_cli(
+        index.url, "--github-api-url", index.url, "--upstream-issue", "pytorch/pytorch#1", ledger=ledger
     )
     assert "\x1b" not in proc.stderr + proc.stdout and "\x9b" not in proc.stderr + proc.stdout
     said = " ".join(line.strip() for line in proc.stderr.splitlines())  # progress lines wrap at 100 columns

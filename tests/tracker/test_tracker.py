@@ -18,7 +18,15 @@ from index_server import (
     build_wheel,
     shape,
 )
-from tracker_helpers import change_lines, check, packaging_wheel, status_change, verdicts, wheel_name
+from tracker_helpers import (
+    change_lines,
+    check,
+    check_upstream_cli,
+    packaging_wheel,
+    status_change,
+    verdicts,
+    wheel_name,
+)
 
 from helpers import ROOT, flag, run, write_ledger
 from repro.catalogue import BUGS
@@ -217,7 +225,7 @@ def test_malformed_index_answer_is_one_sentence_exit_1(index, tmp_path, api, bod
 
 def test_non_loopback_http_is_refused(tmp_path):
     write_ledger(tmp_path / "ledger.json")
-    proc = run(["-m", "tracker.check_upstream", "--index-url", "http://example.com"], ledger=tmp_path / "ledger.json")
+    proc = check_upstream_cli("http://example.com", ledger=tmp_path / "ledger.json")
     assert proc.returncode == 2 and "only https" in proc.stderr
 
 
@@ -339,18 +347,8 @@ def test_jobs_must_be_a_positive_number(index, tmp_path, jobs):
 
 def test_unknown_upstream_issue_state_says_why_in_the_text_output(index, tmp_path):
     ledger = write_ledger(tmp_path / "ledger.json")
-    proc = run(
-        [
-            "-m",
-            "tracker.check_upstream",
-            "--index-url",
-            index.url,
-            "--upstream-issue",
-            "pytorch/pytorch#1",
-            "--github-api-url",
-            index.url,
-        ],
-        ledger=ledger,
+    proc = check_upstream_cli(
+        index.url, "--upstream-issue", "pytorch/pytorch#1", "--github-api-url", index.url, ledger=ledger
     )
     said = " ".join(line.strip() for line in proc.stderr.splitlines())  # progress wraps at 100 columns
     assert proc.returncode == 0 and max(len(line) for line in proc.stderr.splitlines()) <= 100

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel
-from tracker_helpers import tracker, wheel_name
+from tracker_helpers import check_upstream_cli, tracker, wheel_name
 
-from helpers import run, write_ledger
+from helpers import write_ledger
 
 
 @pytest.fixture
@@ -86,12 +86,7 @@ def test_a_summary_nobody_reads_is_a_warning_and_the_change_still_exits_3(index,
     os.mkfifo(fifo)
     for summary in (fifo, Path("/dev/full")):
         ledger = write_ledger(tmp_path / "ledger.json")
-        proc = run(
-            ["-m", "tracker.check_upstream", "--index-url", index.url],
-            ledger=ledger,
-            env={"GITHUB_STEP_SUMMARY": str(summary)},
-            timeout=60,
-        )
+        proc = check_upstream_cli(index.url, ledger=ledger, env={"GITHUB_STEP_SUMMARY": str(summary)}, timeout=60)
         assert proc.returncode == 3, proc.stderr
         warnings = [line for line in proc.stderr.splitlines() if "GITHUB_STEP_SUMMARY" in line]
         assert len(warnings) == 1 and warnings[0].startswith("check_upstream: warning: "), proc.stderr

@@ -10,9 +10,9 @@ import json
 
 import pytest
 from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel
-from tracker_helpers import check, verdicts, wheel_name
+from tracker_helpers import check, check_upstream_cli, verdicts, wheel_name
 
-from helpers import run, write_ledger
+from helpers import write_ledger
 from tracker.remote import make_session
 from tracker.upstream_issue import issue_state
 
@@ -141,7 +141,7 @@ def test_a_status_change_is_exit_3_even_when_another_release_fails(index, tmp_pa
     assert code == 3 and report["status_changed"] is True
     assert verdicts(report) == {"2.12.0": "present", "2.13.0": "changed", "2.14.0": "unknown"}
     assert [e.split(":")[0] for e in report["errors"]] == ["2.14.0"] and "error" in ledger["releases"]["2.14.0"]
-    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url], ledger=tmp_path / "ledger.json")
+    proc = check_upstream_cli(index.url, ledger=tmp_path / "ledger.json")
     assert proc.returncode == 1 and "error: 2.14.0: " in proc.stdout  # the change is recorded: only the error
 
 
@@ -159,10 +159,8 @@ def test_unwritable_step_summary_warns_and_keeps_the_exit_code(index, tmp_path, 
     index.wheels[wheel_name("2.12.0")] = build_wheel(BUGGY, padding=1024)
     index.wheels[WHEEL] = build_wheel(FIXED_IGNORED, padding=1024)
     summary = tmp_path if where == "directory" else tmp_path / "missing" / "summary.md"
-    proc = run(
-        ["-m", "tracker.check_upstream", "--index-url", index.url],
-        ledger=write_ledger(tmp_path / "ledger.json"),
-        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    proc = check_upstream_cli(
+        index.url, ledger=write_ledger(tmp_path / "ledger.json"), env={"GITHUB_STEP_SUMMARY": str(summary)}
     )
     assert proc.returncode == 3 and "changed: full-backward-hook-flag: 2.13.0: present -> changed" in proc.stdout
     assert "Traceback" not in proc.stderr

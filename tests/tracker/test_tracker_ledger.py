@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from index_server import BUGGY, IndexServer, build_wheel
 from packaging.version import Version
-from tracker_helpers import check, packaging_wheel, reproducer_report, spy_torch
+from tracker_helpers import check, check_upstream_cli, packaging_wheel, reproducer_report, spy_torch
 
 from helpers import read_only, run, write_ledger
 from repro import ledger as ledger_io
@@ -38,17 +38,12 @@ def _refused_before_any_request(proc: subprocess.CompletedProcess, index: IndexS
 
 
 def test_a_ledger_in_a_missing_directory_is_refused_before_any_request(index, tmp_path):
-    proc = run(
-        [
-            "-m",
-            "tracker.check_upstream",
-            "--index-url",
-            index.url,
-            "--upstream-issue",
-            "pytorch/pytorch#1",
-            "--github-api-url",
-            index.url,
-        ],
+    proc = check_upstream_cli(
+        index.url,
+        "--upstream-issue",
+        "pytorch/pytorch#1",
+        "--github-api-url",
+        index.url,
         ledger=tmp_path / "missing" / "ledger.json",
     )
     _refused_before_any_request(proc, index, f"its directory {tmp_path / 'missing'} does not exist")
@@ -57,7 +52,7 @@ def test_a_ledger_in_a_missing_directory_is_refused_before_any_request(index, tm
 def test_a_ledger_in_a_read_only_directory_is_refused_before_any_request(index, tmp_path):
     ledger = write_ledger(tmp_path / "ledger.json")
     with read_only(tmp_path):
-        proc = run(["-m", "tracker.check_upstream", "--index-url", index.url], ledger=ledger)
+        proc = check_upstream_cli(index.url, ledger=ledger)
     _refused_before_any_request(proc, index, f"its directory {tmp_path} is read-only")
 
 
@@ -182,7 +177,7 @@ def test_local_builds_are_one_release_under_its_public_key(index, tmp_path, api)
         index.wheels[f"torch-2.13.0{local}-cp311-cp311-manylinux_2_28_x86_64.whl"] = build_wheel(BUGGY, padding=1024)
     index.wheels["torch-2.14.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"] = build_wheel(BUGGY, padding=1024)
     ledger = write_ledger(tmp_path / "ledger.json")
-    proc = run(["-m", "tracker.check_upstream", "--index-url", index.url + api, "--json"], ledger=ledger)
+    proc = check_upstream_cli(index.url + api, "--json", ledger=ledger)
     report, data = json.loads(proc.stdout), load(ledger)
     assert proc.returncode == 0, proc.stderr
     assert [r["version"] for r in report["releases"]] == ["2.13.0", "2.14.0"] and list(data["releases"]) == [
@@ -190,7 +185,7 @@ def test_local_builds_are_one_release_under_its_public_key(index, tmp_path, api)
         ledger_release_key("2.14.0+cpu"),
     ]
     assert "2 releases listed, 2 to check" in proc.stderr
-    again = run(["-m", "tracker.check_upstream", "--index-url", index.url + api], ledger=ledger)
+    again = check_upstream_cli(index.url + api, ledger=ledger)
     assert again.returncode == 0 and "2 releases listed, 0 to check" in again.stderr  # known under that key
 
 
@@ -201,19 +196,8 @@ def test_versions_named_short_install_a_local_build_recorded_under_its_public_ke
     for name, data in (packaging_wheel(), spy_torch("9.9.0+cpu", reproducer_report("a local build"))):
         index.wheels[name] = data
     ledger = write_ledger(tmp_path / "ledger.json")
-    proc = run(
-        [
-            "-m",
-            "tracker.check_upstream",
-            "--index-url",
-            index.url,
-            "--versions",
-            "9.9",
-            "--json",
-            "--install-index-url",
-            f"{index.url}/simple/",
-        ],
-        ledger=ledger,
+    proc = check_upstream_cli(
+        index.url, "--versions", "9.9", "--json", "--install-index-url", f"{index.url}/simple/", ledger=ledger
     )
     report, stored = json.loads(proc.stdout), load(ledger)
     assert proc.returncode == 0, proc.stderr
