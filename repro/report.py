@@ -6,7 +6,8 @@ judged only by the scenario runs in its scope (its APIs, its subclass styles): `
 one of them departs from eager in the way its recogniser knows; ``fixed`` only when every one
 matches eager or is refused by design (a run that departs through another catalogued bug is that
 bug's and counts neither way); ``incomplete-fix`` when its own symptom is gone but a run in its scope
-departs in a way no catalogued bug explains (a broken fix must never read ``fixed``);
+departs in a way no catalogued bug explains (a broken fix must never read ``fixed``), or raises its
+own loud upstream patch's refusal (a torch that merged that patch: clearer, still not eager);
 ``not-applicable`` when this torch lacks every API it needs, ``skipped`` when its scenarios were
 not run (the default run leaves some out for speed), ``cannot-test`` when TorchScript itself is unusable.
 A departure that no catalogued bug explains makes the outcome ``different``.
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from repro.catalogue import BUGS, cause_of, covering
+from repro.catalogue import BUGS, cause_of, covering, refused_by_patch
 from repro.catalogue.bug import Bug
 from repro.engine.oracle import OracleRun, ScenarioResult
 from repro.engine.scenarios import Scenario
@@ -88,10 +89,17 @@ class Report:
 
 def unexplained(run: OracleRun) -> list[ScenarioResult]:
     """Departures no catalogued bug explains: each is drift, and makes the outcome ``different``."""
-    return [r for r in run.results if r.verdict in DEPARTURES and cause_of(r) is None]
+    return [r for r in run.results if r.verdict in DEPARTURES and explained_by(r) is None]
+
+
+def explained_by(result: ScenarioResult) -> str | None:
+    """The bug that answers for a departure: the one whose symptom it shows, or whose loud upstream
+    patch refused it."""
+    return cause_of(result) or refused_by_patch(result)
 
 
 INCOMPLETE = "its error is gone, but its APIs still depart from nn.Module: look before flipping"
+LOUD = "its upstream patch is in this torch: a clear error where it departed silently, still not eager"
 
 
 def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[Status, str]:
@@ -112,13 +120,15 @@ def status_of(bug: Bug, run: OracleRun, skipped: str | None) -> tuple[Status, st
     shown = [r for r in judged if cause_of(r) == bug.id]
     if shown:
         return Status.PRESENT, f"{len(shown)} of {len(judged)} scenario runs in its scope show it"
-    departing = [r for r in judged if r.verdict not in (Verdict.MATCH, Verdict.REFUSED) and cause_of(r) is None]
-    if departing:
-        first = departing[0]
-        return Status.INCOMPLETE_FIX, (
-            f"{INCOMPLETE} ({len(departing)} of {len(judged)} scenario runs in its "
-            f"scope, e.g. {first.scenario.key} [{first.style}]: {first.detail})"
-        )
+    departing = [r for r in judged if r.verdict not in (Verdict.MATCH, Verdict.REFUSED) and explained_by(r) is None]
+    refused = [r for r in judged if cause_of(r) is None and refused_by_patch(r) == bug.id]
+    for runs, why in ((departing, INCOMPLETE), (refused, LOUD)):
+        if runs:
+            first = runs[0]
+            return Status.INCOMPLETE_FIX, (
+                f"{why} ({len(runs)} of {len(judged)} scenario runs in its "
+                f"scope, e.g. {first.scenario.key} [{first.style}]: {first.detail})"
+            )
     return Status.FIXED, f"none of its {len(judged)} scenario runs shows it or departs from eager"
 
 
@@ -156,14 +166,20 @@ def drift_of(run: OracleRun, bugs: list[BugStatus], expected: dict[str, Expectat
     for r in run.results:
         if r.verdict in (*NOT_JUDGED, Verdict.REFUSED):  # a refusal by design is no bug's departure
             continue
-        want, cause = _expected_causes(r, expected), cause_of(r)
-        if cause and cause not in judged:
-            continue
+        want, cause, refuser = _expected_causes(r, expected), cause_of(r), refused_by_patch(r)
+        if (cause and cause not in judged) or (refuser and expected[refuser].outcome == Status.INCOMPLETE_FIX):
+            continue  # a bug not judged here, or a loud patch the ledger knows is in this torch
         run_of = f"{r.scenario.key} [{r.style}, {r.instance} instance]"  # identical lines print once, counted
         if want and cause not in want:
             drift.append(f"{run_of}: expected {' or '.join(want)} to show, got {r.verdict}: {r.detail}")
         elif not want and r.verdict in DEPARTURES:
-            why = f"explained by {cause}" if cause else "a departure no catalogued bug explains"
+            why = (
+                f"explained by {cause}"
+                if cause
+                else f"refused by {refuser}'s upstream patch"
+                if refuser
+                else "a departure no catalogued bug explains"
+            )
             drift.append(f"{run_of}: expected match, got {r.verdict} ({why}): {r.detail}")
     return drift
 
@@ -244,7 +260,7 @@ def headline(report: Report) -> str:
         else f"None of the {len(checked)} catalogued bugs checked is present"
     )
     if incomplete:
-        head += f"; an incomplete fix (error gone, APIs still depart): {', '.join(incomplete)}"
+        head += f"; an incomplete fix (its error gone or refused, its APIs still depart): {', '.join(incomplete)}"
     if report.outcome == Outcome.DIFFERENT:
         head += f"; {len(report.unexplained())} scenario runs show a departure no catalogued bug explains"
     return f"{head}; {tally} across {len(run.results)} scenario runs."

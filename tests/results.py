@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from repro.catalogue import BUGS
+from repro.catalogue import BUGS, cause_of, select
+from repro.engine.models import styles_of
 from repro.engine.oracle import OracleRun, ScenarioResult, Side
-from repro.engine.scenarios import SCENARIOS
+from repro.engine.scenarios import SCENARIOS, Scenario
 from repro.environment import Environment
 from repro.ledger import Expectation
 from repro.report import Report, build_report
@@ -20,11 +21,11 @@ CHILD = "<another module: Linear>"
 
 
 def result(
-    key: str, style: str, verdict: str, detail: str = "", scripted: Iterable = (), eager: Iterable = ()
+    key: str | Scenario, style: str, verdict: str, detail: str = "", scripted: Iterable = (), eager: Iterable = ()
 ) -> ScenarioResult:
-    """One scenario run as the oracle records it: its verdict and each twin's hook calls."""
+    """One scenario run (a scenario or its key) as the oracle records it: its verdict and each twin's hook calls."""
     return ScenarioResult(
-        SCENARIO[key],
+        key if isinstance(key, Scenario) else SCENARIO[key],
         style,
         Verdict(verdict),
         detail,
@@ -195,3 +196,19 @@ def report_of(
 ) -> Report:
     """The report of a run on ``ENV`` that recorded ``results``, against ``expected`` (every bug present)."""
     return build_report(ENV, OracleRun(results, [], cannot_test), expected or expectations(), skipped)
+
+
+LOUD_BUGS = [bug.id for bug in BUGS.values() if bug.fixes.patch.refusal]  # those whose upstream patch refuses
+
+
+def unclaimed(bug_id: str, verdict: str, detail: str, in_scope: bool = True) -> ScenarioResult:
+    """A run in ``bug_id``'s scope (or, ``in_scope=False``, outside it) that no bug's recogniser claims."""
+    pool = select([bug_id], slow=True).scenarios if in_scope else SCENARIOS  # the bug's, on every shape of it
+    runs = (result(s, style, verdict, detail) for s in pool for style in styles_of(s.model))
+    return next(r for r in runs if BUGS[bug_id].covers(r) == in_scope and cause_of(r) is None)
+
+
+def refusal(bug_id: str, in_scope: bool = True) -> ScenarioResult:
+    """A run raising ``bug_id``'s loud upstream patch's refusal, as on a torch that merged that patch."""
+    detail = f"RuntimeError: this model: {BUGS[bug_id].fixes.patch.refusal} (the patch's words, mid-sentence)"
+    return unclaimed(bug_id, "raises", detail, in_scope)

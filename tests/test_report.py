@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from results import DEPARTURES, ENV, expectations, report_of, result
+from results import DEPARTURES, ENV, LOUD_BUGS, expectations, refusal, report_of, result, unclaimed
 
 from repro.catalogue import BUGS
 from repro.engine.oracle import OracleRun
 from repro.engine.scenarios import SCENARIOS
-from repro.formats.text import completed_line
-from repro.report import conclude, conclusion
+from repro.formats.text import completed_line, render
+from repro.report import LOUD, conclude, conclusion
 
 FLAG_KEY = "register_full_backward_hook: called with grad_input and grad_output"
 FLAG_MATCH = result(FLAG_KEY, "plain_forward", "match")
@@ -98,6 +98,43 @@ def test_a_bug_whose_error_is_gone_while_its_scope_departs_is_an_incomplete_fix_
         )
         == "incomplete-fix"
     )
+
+
+@pytest.mark.parametrize("bug_id", LOUD_BUGS)
+def test_a_run_its_loud_patch_refuses_is_that_bugs_incomplete_fix_never_fixed_nor_unexplained(bug_id):
+    """A torch that merged a loud upstream patch: the bug's departure is now the patch's clear error."""
+    report = report_of([refusal(bug_id)])
+    status = next(b for b in report.bugs if b.bug.id == bug_id)
+    assert (status.status, status.detail.split(" (")[0]) == ("incomplete-fix", LOUD)
+    assert report.unexplained() == [] and report.outcome != "different"
+    assert f"refused by {bug_id}'s upstream patch" in " ".join(render(report).split())
+
+
+@pytest.mark.parametrize("bug_id", LOUD_BUGS)
+def test_a_loud_patch_arriving_is_drift_until_the_ledger_records_the_incomplete_fix(bug_id):
+    arrived = report_of([refusal(bug_id)])  # the ledger still expects every bug present
+    assert f"{bug_id}: expected present (test), observed incomplete-fix" in arrived.drift
+    assert any(f"expected {bug_id} to show, got raises" in d for d in arrived.drift), arrived.drift
+    recorded = report_of([refusal(bug_id)], expectations(**{bug_id.replace("-", "_"): "incomplete-fix"}))
+    assert recorded.drift == []
+
+
+@pytest.mark.parametrize("bug_id", LOUD_BUGS)
+def test_a_loud_patchs_words_outside_its_bugs_scope_explain_nothing(bug_id):
+    stray = refusal(bug_id, in_scope=False)
+    report = report_of([FLAG_RAISES, stray], expectations(**{bug_id.replace("-", "_"): "incomplete-fix"}))
+    assert report.unexplained() == [stray] and report.outcome == "different"
+
+
+@pytest.mark.parametrize("bug_id", LOUD_BUGS)
+def test_a_loud_patch_that_lets_another_run_depart_silently_is_incomplete_and_unexplained(bug_id):
+    """A broken loud patch: it refuses one run and leaves another departing silently, which is drift
+    even where the ledger records the incomplete fix."""
+    silent = unclaimed(bug_id, "raises", "ValueError: a departure no bug knows")
+    report = report_of([refusal(bug_id), silent], expectations(**{bug_id.replace("-", "_"): "incomplete-fix"}))
+    status = next(b for b in report.bugs if b.bug.id == bug_id)
+    assert status.status == "incomplete-fix" and "look before flipping" in status.detail
+    assert report.unexplained() == [silent] and report.outcome == "different" and report.drift
 
 
 def test_a_bug_whose_eager_twin_fails_in_its_whole_scope_cannot_be_judged_never_an_incomplete_fix():

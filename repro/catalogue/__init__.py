@@ -88,6 +88,12 @@ def cause_of(result: ScenarioResult) -> str | None:
     return next((bug.id for bug in BUGS.values() if bug.covers(result) and bug.recognise(result)), None)
 
 
+def refused_by_patch(result: ScenarioResult) -> str | None:
+    """The id of the bug whose loud upstream patch raised this run's refusal, if one did (``Bug.refuses``):
+    that bug's departure, made clear, which its status reports and no other bug answers for."""
+    return next((bug.id for bug in BUGS.values() if bug.refuses(result)), None)
+
+
 def covering(result: ScenarioResult) -> list[str]:
     """The ids of the bugs whose scope holds this scenario run."""
     return [bug.id for bug in BUGS.values() if bug.covers(result)]

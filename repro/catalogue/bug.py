@@ -154,6 +154,12 @@ class Bug:
             and (not self.cases or name in self.cases)
         )
 
+    def refuses(self, result: ScenarioResult) -> bool:
+        """Does this run in the bug's scope raise its upstream patch's refusal? On a torch that merged a
+        loud patch, the bug's silent departure has become that clear error: still not eager's behaviour."""
+        refusal = self.fixes.patch.refusal
+        return bool(refusal) and result.verdict == Verdict.RAISES and refusal in result.detail and self.covers(result)
+
     def static(self, sources: Mapping[str, str | None], reference: Reference | None = None) -> StaticVerdict:
         if not self.pieces:  # nothing in the probed files decides it: "unknown" is never a status change
             return StaticVerdict("unknown", [f"no static signature: {self.no_static}"])

@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from repro.catalogue import BUGS, cause_of
+from repro.catalogue import BUGS, cause_of, refused_by_patch
 from repro.engine.by_design import DESIGNED
 from repro.engine.oracle import ScenarioResult
 from repro.engine.scenarios.table import find_api
@@ -79,7 +79,12 @@ def outcome_of(result: ScenarioResult) -> tuple[str, str]:
         )
     if result.verdict in (Verdict.RAISES, Verdict.DIFFERS):
         cause = cause_of(result)
-        return (cause, f"{result.verdict}: {cause}") if cause else ("unexplained", f"{result.verdict}: unexplained")
+        if cause:
+            return cause, f"{result.verdict}: {cause}"
+        refuser = refused_by_patch(result)
+        return (
+            (refuser, f"refused: {refuser}'s patch") if refuser else ("unexplained", f"{result.verdict}: unexplained")
+        )
     if result.verdict == Verdict.NOT_RUN:
         return "not-run", result.detail
     return {Verdict.UNAVAILABLE: ("absent", "absent"), Verdict.ERROR: ("eager-fails", "eager fails")}.get(

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
-from repro.catalogue import cause_of
+from repro.catalogue import cause_of, refused_by_patch
 from repro.catalogue.bug import Bug
 from repro.engine.by_design import (
     BY_DESIGN,
@@ -185,7 +185,8 @@ def _attribution(result: ScenarioResult, not_judged: Collection[str] = ()) -> st
     cause = cause_of(result)
     if cause in not_judged:
         return f"explained by {cause} (not judged here)"
-    return cause or "a departure no catalogued bug explains"
+    refuser = refused_by_patch(result)
+    return cause or (f"refused by {refuser}'s upstream patch" if refuser else "a departure no catalogued bug explains")
 
 
 def _bug_lines(report: Report) -> list[str]:

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from results import DEPARTURES, SCENARIO, result
+from results import DEPARTURES, LOUD_BUGS, SCENARIO, refusal, result
 
 from helpers import expected
 from repro.catalogue import BUGS
@@ -26,6 +26,12 @@ def test_every_public_module_method_of_this_torch_has_a_scenario():
 def test_a_method_torch_adds_is_reported_uncovered(monkeypatch):
     monkeypatch.setattr(torch.nn.Module, "a_new_public_method", lambda self: None, raising=False)
     assert uncovered_module_methods() == ["a_new_public_method"]
+
+
+@pytest.mark.parametrize("bug_id", LOUD_BUGS)
+def test_a_run_a_loud_patch_refuses_is_that_bugs_code_never_works_nor_unexplained(bug_id):
+    assert outcome_of(refusal(bug_id)) == (bug_id, f"refused: {bug_id}'s patch")
+    assert outcome_of(refusal(bug_id, in_scope=False))[0] == "unexplained"
 
 
 def test_each_outcome_is_a_code_and_words_naming_the_bug_or_the_source_that_decides_it():
