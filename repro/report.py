@@ -40,7 +40,7 @@ def scenario_summary(result: ScenarioResult) -> dict[str, Any]:
         "style": result.style,
         "instance": result.instance,
         "covered_by": covering(result),
-        "cause": cause_of(result),
+        "cause": explained_by(result),
         "verdict": result.verdict,
         "detail": result.detail,
         # a refusal raised, or a designed difference
