@@ -1,6 +1,7 @@
 """``python -m repro.bisect ID``: run a catalogued bug's paste-ready script with `git bisect run`'s exit codes.
 
-Exit 1: the bug is present (the script ends in its failing ``assert`` or in the bug's own error);
+Exit 1: the bug is present (the script ends in its failing ``assert`` or in the bug's own error, or
+in its loud upstream patch's refusal: a clear error, still not ``nn.Module``'s behaviour);
 0: the script ran to its end, as on ``nn.Module``; 125: cannot test (torch does not import,
 TorchScript is off or unusable, this torch lacks an API the bug needs, or the script stopped on
 an error that is not the bug's); 128: an id the catalogue does not hold, which aborts a bisection.
@@ -70,6 +71,8 @@ def judge(bug: Bug) -> tuple[int, str]:
             text = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
             if any(fragment in str(err) for fragment in bug.errors):
                 return PRESENT, f"BUG: {text}"
+            if bug.fixes.patch.refusal and bug.fixes.patch.refusal in str(err):
+                return PRESENT, f"BUG, refused by its upstream patch (loud, not fixed): {text}"
             trace = "".join(traceback.format_exception(type(err), err, err.__traceback__))
             print(trace, file=sys.stderr)
             return CANNOT_TEST, f"cannot test: the script stopped on an error that is not the bug's: {text}"

@@ -61,6 +61,16 @@ def test_how_the_script_ends_decides_the_exit_code(tail, code, says):
     assert got == code and says in message, message
 
 
+@pytest.mark.parametrize("bug_id", [b.id for b in BUGS.values() if b.fixes.patch.refusal])
+def test_a_torch_with_the_bugs_loud_patch_is_still_bad_never_skipped(bug_id):
+    """After a loud patch is merged, every commit would otherwise be skipped (125) and a bisection for
+    the fix could not end; the patch's refusal is the bug, made clear."""
+    words = BUGS[bug_id].fixes.patch.refusal
+    bug = dataclasses.replace(BUGS[bug_id], paste=f"import torch\nraise RuntimeError('this Net: {words}.')\n")
+    got, message = bisect.judge(bug)
+    assert (got, message.split(":")[0]) == (1, "BUG, refused by its upstream patch (loud, not fixed)")
+
+
 def test_torchscript_switched_off_cannot_test(monkeypatch):
     monkeypatch.setattr(torch.jit, "ScriptModule", torch.nn.Module)
     monkeypatch.setattr(torch.jit, "script_method", lambda fn: fn)

@@ -120,10 +120,14 @@ def test_a_loud_patch_arriving_is_drift_until_the_ledger_records_the_incomplete_
 
 
 @pytest.mark.parametrize("bug_id", LOUD_BUGS)
-def test_a_loud_patchs_words_outside_its_bugs_scope_explain_nothing(bug_id):
+def test_a_loud_patchs_refusal_outside_its_bugs_scope_is_the_patchs_and_leaves_the_bugs_status(bug_id):
+    """addition-refused-misleadingly's patch words every addition's refusal alike, in its scope or not."""
     stray = refusal(bug_id, in_scope=False)
     report = report_of([FLAG_RAISES, stray], expectations(**{bug_id.replace("-", "_"): "incomplete-fix"}))
-    assert report.unexplained() == [stray] and report.outcome == "different"
+    assert report.unexplained() == [] and report.outcome == "present"
+    assert [d for d in report.drift if stray.scenario.key in d] == []  # the ledger knows the patch is in
+    assert _status(report, bug_id) != "incomplete-fix"  # only runs in its scope judge the bug
+    assert any(stray.scenario.key in d for d in report_of([FLAG_RAISES, stray]).drift)  # until it knows
 
 
 @pytest.mark.parametrize("bug_id", LOUD_BUGS)

@@ -155,10 +155,12 @@ class Bug:
         )
 
     def refuses(self, result: ScenarioResult) -> bool:
-        """Does this run in the bug's scope raise its upstream patch's refusal? On a torch that merged a
-        loud patch, the bug's silent departure has become that clear error: still not eager's behaviour."""
+        """Does this run raise the bug's loud upstream patch's refusal? On a torch that merged the patch,
+        the bug's silent departure has become that clear error, still not eager's behaviour; outside its
+        scope the patch's words replace another refusal's (``addition-refused-misleadingly``'s patch
+        words every addition's refusal alike). Only the runs in its scope decide the bug's status."""
         refusal = self.fixes.patch.refusal
-        return bool(refusal) and result.verdict == Verdict.RAISES and refusal in result.detail and self.covers(result)
+        return bool(refusal) and result.verdict == Verdict.RAISES and refusal in result.detail
 
     def static(self, sources: Mapping[str, str | None], reference: Reference | None = None) -> StaticVerdict:
         if not self.pieces:  # nothing in the probed files decides it: "unknown" is never a status change

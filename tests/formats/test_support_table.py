@@ -29,9 +29,10 @@ def test_a_method_torch_adds_is_reported_uncovered(monkeypatch):
 
 
 @pytest.mark.parametrize("bug_id", LOUD_BUGS)
-def test_a_run_a_loud_patch_refuses_is_that_bugs_code_never_works_nor_unexplained(bug_id):
+def test_a_run_a_loud_patch_refuses_is_that_bugs_code_in_its_scope_or_not_never_works_nor_unexplained(bug_id):
     assert outcome_of(refusal(bug_id)) == (bug_id, f"refused: {bug_id}'s patch")
-    assert outcome_of(refusal(bug_id, in_scope=False))[0] == "unexplained"
+    assert outcome_of(refusal(bug_id, in_scope=False)) == (bug_id, f"refused: {bug_id}'s patch")
+    assert outcome_of(refusal(bug_id, in_scope=False)) == outcome_of(refusal(bug_id))
 
 
 def test_each_outcome_is_a_code_and_words_naming_the_bug_or_the_source_that_decides_it():
