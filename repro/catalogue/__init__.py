@@ -90,7 +90,7 @@ def cause_of(result: ScenarioResult) -> str | None:
 
 def refused_by_patch(result: ScenarioResult) -> str | None:
     """The id of the bug whose loud upstream patch raised this run's refusal, if one did (``Bug.refuses``):
-    that bug's departure, made clear, which its status reports and no other bug answers for."""
+    that patch answers for the run, and where the run is in the bug's scope, the bug's status says so."""
     return next((bug.id for bug in BUGS.values() if bug.refuses(result)), None)
 
 
