@@ -18,7 +18,7 @@ from repro.catalogue import cause_of, scope_runs
 from repro.catalogue.bug import Bug
 from repro.engine.by_design import DESIGNED, UNDOCUMENTED
 from repro.engine.models import INSTANCES, STYLES
-from repro.engine.oracle import ScenarioResult, run_scenario
+from repro.engine.oracle import ScenarioResult, eager_twin, run_scenario
 from repro.vocabulary import ProofStatus, Verdict
 
 NEUTRAL = (Verdict.MATCH, Verdict.REFUSED, Verdict.UNAVAILABLE, Verdict.NOT_RUN)
@@ -130,8 +130,11 @@ def prove(bug: Bug, device: str = "cpu") -> Proof:
     runs = [(scenario, style, instance) for scenario, style in scope_runs(bug) for instance in INSTANCES]
     with warnings.catch_warnings(), in_force:  # every run builds its classes anew, under the workaround
         warnings.simplefilter("ignore")  # TorchScript's deprecation warnings: the report shows them
+        scenarios = {s.key: s for s, _, _ in runs}
+        twins = {key: eager_twin(s, device) for key, s in scenarios.items()}  # once each, as the report does
         results = [
-            run_scenario(s, _style(bug, style), device, instance, explains=cause_of) for s, style, instance in runs
+            run_scenario(s, _style(bug, style), device, instance, twins[s.key], explains=cause_of)
+            for s, style, instance in runs
         ]
     return Proof(bug, results)
 

@@ -4,6 +4,7 @@ tests that only mean something while the ledger expects the bug; and the fixture
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -83,17 +84,37 @@ _MEASURED: dict = {}
 
 
 @pytest.fixture
-def measured_once(monkeypatch):
-    """The CLI's runs in this test measure each scenario list once per worker: the support table's text
-    and JSON renderings, and another module's test of the same table, read one measurement."""
+def measured_once(monkeypatch, tmp_path_factory):
+    """The CLI's runs in this test measure each scenario list once per test session: the support
+    table's text and JSON renderings, and another module's test of the same table (often on another
+    xdist worker, which reads the first measurement from this session's temporary folder), read one."""
+    import hashlib
+    import pickle
+
     from repro.engine import oracle
 
     run_all = oracle.run_all
+    root = tmp_path_factory.getbasetemp()
+    shared = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # xdist: gw0, gw1 ... in one
 
     def once(device, scenarios, processes=1, *, explains):
         key = (device, tuple(s.key for s in scenarios))
+        path = shared / f"measured-{hashlib.sha256(repr(key).encode()).hexdigest()[:16]}.pickle"
+        if key not in _MEASURED and path.exists():
+            by_key = {s.key: s for s in scenarios}
+            runs, said, reason = pickle.loads(path.read_bytes())
+            _MEASURED[key] = oracle.OracleRun(
+                [oracle.ScenarioResult(by_key[k], *rest) for k, *rest in runs], said, reason
+            )
         if key not in _MEASURED:
-            _MEASURED[key] = run_all(device, scenarios, processes, explains=explains)
+            measured = _MEASURED[key] = run_all(device, scenarios, processes, explains=explains)
+            runs = [
+                (r.scenario.key, r.style, r.verdict, r.detail, r.scripted, r.eager, r.instance)
+                for r in measured.results
+            ]
+            written = path.with_suffix(f".{os.getpid()}")
+            written.write_bytes(pickle.dumps((runs, measured.warnings, measured.cannot_test)))
+            os.replace(written, path)  # whole or absent for a worker reading it
         return _MEASURED[key]
 
     monkeypatch.setattr(oracle, "run_all", once)

@@ -112,6 +112,12 @@ def observe_eager(scenario: Scenario, device: str) -> Side:
     return observe(lambda: build_eager(scenario.model, device), scenario, device)
 
 
+def eager_twin(scenario: Scenario, device: str) -> Side | None:
+    """The eager twin's observation, made once for all of a scenario's runs; None where the scenario
+    cannot run here (``run_scenario`` says why)."""
+    return None if missing_needs(scenario) or absent_device(scenario) else observe_eager(scenario, device)
+
+
 # The catalogued bug that explains a departure, if one does (``repro.catalogue.cause_of``): such a
 # departure is that bug's, never TorchScript's design. The catalogue sits above the engine, so its
 # callers hand it in.
@@ -193,7 +199,7 @@ def _runs_of(s: Scenario, device: str, explains: Explains) -> _Runs:
     """One scenario in each of its styles and instances, as plain data a forked copy can send back."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        eager = None if missing_needs(s) or absent_device(s) else observe_eager(s, device)
+        eager = eager_twin(s, device)
         runs = [
             run_scenario(s, style, device, instance, eager, explains=explains)
             for style in styles_of(s.model)

@@ -95,6 +95,16 @@ def _proofs_report(capsys, *bug_ids: str) -> str:
     return out
 
 
+def test_a_proof_observes_each_scenarios_eager_twin_once_for_all_its_runs(monkeypatch):
+    """As the report does: the twin is plain ``nn.Module`` code, its observation the same for each run."""
+    observed: list[str] = []
+    observe_eager = oracle.observe_eager
+    monkeypatch.setattr(oracle, "observe_eager", lambda s, device: observed.append(s.key) or observe_eager(s, device))
+    proof = prove(BUGS["full-backward-hook-flag"])
+    runs = [r.scenario.key for r in proof.results if r.verdict not in (Verdict.UNAVAILABLE, Verdict.NOT_RUN)]
+    assert proof.works and sorted(observed) == sorted(set(runs)) and len(runs) > len(observed)
+
+
 def test_the_tracker_records_each_proof_with_its_scenario_table_and_device(capsys, tmp_path):
     stdout = _proofs_report(capsys, "copy-shares-training", "attribute-assignment-forwarded")
     proofs = read_workarounds(stdout, "")
@@ -206,32 +216,6 @@ def test_the_table_names_each_bugs_workaround_as_the_ledger_proved_it(entry, dev
     )
     assert annotated(row, found) == f"works (on flat); differs: copy-shares-training [{words}] (on child)"
     assert row.cell == "works (on flat); differs: copy-shares-training (on child)"  # what the ledger stores
-
-
-@pytest.mark.usefixtures("measured_once")
-def test_the_cli_table_says_what_the_ledger_proved_without_proving_it(capsys, tmp_path, monkeypatch):
-    import torch
-
-    stored = {k: GOOD[k] for k in PROOF_KEYS} | {"table": fingerprint(), "device": "cpu"}
-    ledger = load(ledger_io.ledger_path())
-    key = ledger_io.release_key(torch.__version__)
-    entry = ledger["releases"].setdefault(key, {"bugs": {}})
-    for bug_id in BUGS:
-        entry["bugs"].setdefault(bug_id, {})["workaround"] = stored | {"status": "does-not-work"}
-    path = tmp_path / "ledger.json"
-    path.write_text(json.dumps(ledger))
-    monkeypatch.setenv("REPRO_LEDGER", str(path))
-    monkeypatch.setattr("repro.proof.prove", lambda *a: pytest.fail("--support-table proved a workaround"))
-    assert main(["--support-table", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)["rows"]
-    bugs = [o for row in rows for o in row["outcomes"] if o["code"] in BUGS]
-    assert bugs
-    assert [o for o in bugs if o["workaround"]["status"] != "does-not-work"] == []
-    # the measured cell, as the ledger stores it
-    assert [(row["api"], row["cell"]) for row in rows if "workaround" in row["cell"]] == []
-    assert [
-        (row["api"], o["code"]) for row in rows for o in row["outcomes"] if o["code"] not in BUGS and "workaround" in o
-    ] == []
 
 
 def test_the_rendered_table_fits_100_columns_with_every_workaround_named():

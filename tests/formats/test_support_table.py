@@ -1,5 +1,5 @@
 """The support table: every public nn.Module method covered, each API's outcomes with their conditions,
-and the CLI's table within 100 columns, one concern per test."""
+and the CLI's table within 100 columns, its workarounds as the ledger proved them, one concern per test."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ import torch
 from results import DEPARTURES, LOUD_BUGS, SCENARIO, refusal, result
 
 from helpers import expected
+from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from repro.cli import main
 from repro.engine.oracle import ScenarioResult, Side
-from repro.engine.scenarios import SCENARIOS, public_module_methods, uncovered_module_methods
+from repro.engine.scenarios import SCENARIOS, fingerprint, public_module_methods, uncovered_module_methods
 from repro.formats.support_table import WIDTH, outcome_of, support_rows
+from repro.ledger import PROOF_KEYS, load
 from repro.vocabulary import Verdict
 
 
@@ -98,6 +100,9 @@ def test_a_condition_names_exactly_what_ran_and_narrows_when_a_shape_is_added():
     assert alone.cell == "works (with a plain forward); differs: child-hooks-bypassed (with @script_method)"
 
 
+PROOF = {"id": "copy-shares-training", "status": "works", "workaround": "w", "runs": 2, "matched": 2, "summary": "s"}
+
+
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:
     """``python -m repro ARGS`` in this process: (exit code, stdout, stderr)."""
     code = main(list(argv))
@@ -118,6 +123,32 @@ def test_the_cli_table_covers_every_api_within_100_columns(capsys):
     assert "unexplained" not in cells and "eager fails" not in cells  # every departure attributed
     for bug_id in BUGS:  # each bug the ledger expects on this torch shows in some row
         assert bug_id in cells or expected(bug_id).outcome != "present"
+
+
+@pytest.mark.usefixtures("measured_once")
+def test_the_cli_table_says_what_the_ledger_proved_without_proving_it(capsys, tmp_path, monkeypatch):
+    import torch
+
+    stored = {k: PROOF[k] for k in PROOF_KEYS} | {"table": fingerprint(), "device": "cpu"}
+    ledger = load(ledger_io.ledger_path())
+    key = ledger_io.release_key(torch.__version__)
+    entry = ledger["releases"].setdefault(key, {"bugs": {}})
+    for bug_id in BUGS:
+        entry["bugs"].setdefault(bug_id, {})["workaround"] = stored | {"status": "does-not-work"}
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps(ledger))
+    monkeypatch.setenv("REPRO_LEDGER", str(path))
+    monkeypatch.setattr("repro.proof.prove", lambda *a: pytest.fail("--support-table proved a workaround"))
+    assert main(["--support-table", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    bugs = [o for row in rows for o in row["outcomes"] if o["code"] in BUGS]
+    assert bugs
+    assert [o for o in bugs if o["workaround"]["status"] != "does-not-work"] == []
+    # the measured cell, as the ledger stores it
+    assert [(row["api"], row["cell"]) for row in rows if "workaround" in row["cell"]] == []
+    assert [
+        (row["api"], o["code"]) for row in rows for o in row["outcomes"] if o["code"] not in BUGS and "workaround" in o
+    ] == []
 
 
 def test_the_support_table_takes_no_other_mode(capsys):
