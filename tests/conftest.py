@@ -16,6 +16,9 @@ from repro.ledger import ORIGINAL
 from repro.source_checks import RECURSIVE_PY, SCRIPT_PY, installed_torch_root
 
 SETUP = "activate the project's environment (. .venv/bin/activate) or create it with the README's set-up command"
+# The tracker's retries wait almost nothing in the tests, their processes and those they start: a refused
+# connection cost 1.2 s of sleeps (tests/tracker/test_remote.py checks the 0.2 default's waits).
+os.environ.setdefault("REPRO_TRACKER_RETRY_BACKOFF", "0.001")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

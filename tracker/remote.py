@@ -74,6 +74,9 @@ class Limits:
     max_retry_after: float = _limit(
         60.0, "REPRO_TRACKER_MAX_RETRY_AFTER", "longest Retry-After wait obeyed; a longer one fails the request"
     )
+    retry_backoff: float = _limit(
+        0.2, "REPRO_TRACKER_RETRY_BACKOFF", "urllib3's backoff factor: 2 and 4 times it before the 2nd and 3rd retry"
+    )
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -198,7 +201,7 @@ def check_url(url: str) -> None:
 
 class _BoundedRetry(Retry):
     """urllib3's Retry, except that a Retry-After longer than ``Limits.max_retry_after`` fails the
-    request at once: urllib3 would sleep up to six hours."""
+    request at once (urllib3 would sleep up to six hours), and its backoff is ``Limits.retry_backoff``."""
 
     def sleep_for_retry(self, response: urllib3.BaseHTTPResponse) -> bool:
         wait, cap = self.get_retry_after(response), Limits.from_env().max_retry_after
@@ -208,15 +211,18 @@ class _BoundedRetry(Retry):
             )
         return super().sleep_for_retry(response)
 
+    def get_backoff_time(self) -> float:
+        self.backoff_factor = Limits.from_env().retry_backoff  # read when a retry waits, as every limit
+        return super().get_backoff_time()
 
-def make_session(retries: int = 3, backoff: float = 0.2) -> requests.Session:
+
+def make_session(retries: int = 3) -> requests.Session:
     """A session whose 5xx answers, timeouts and resets are retried with backoff by urllib3."""
     retry = _BoundedRetry(
         total=retries,
         connect=retries,
         read=retries,
         status=retries,
-        backoff_factor=backoff,
         status_forcelist=(500, 502, 503, 504),
         allowed_methods=frozenset({"GET"}),
         raise_on_status=False,

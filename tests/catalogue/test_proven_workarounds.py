@@ -99,7 +99,12 @@ def test_a_proof_observes_each_scenarios_eager_twin_once_for_all_its_runs(monkey
     """As the report does: the twin is plain ``nn.Module`` code, its observation the same for each run."""
     observed: list[str] = []
     observe_eager = oracle.observe_eager
-    monkeypatch.setattr(oracle, "observe_eager", lambda s, device: observed.append(s.key) or observe_eager(s, device))
+
+    def counted(scenario: Any, device: str) -> Any:
+        observed.append(scenario.key)
+        return observe_eager(scenario, device)
+
+    monkeypatch.setattr(oracle, "observe_eager", counted)
     proof = prove(BUGS["full-backward-hook-flag"])
     runs = [r.scenario.key for r in proof.results if r.verdict not in (Verdict.UNAVAILABLE, Verdict.NOT_RUN)]
     assert proof.works and sorted(observed) == sorted(set(runs)) and len(runs) > len(observed)

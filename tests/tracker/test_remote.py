@@ -206,6 +206,7 @@ def test_invalid_limit_is_one_sentence(index, monkeypatch, value):
 
 
 def test_limits_default_and_read_at_call_time(monkeypatch):
+    monkeypatch.delenv("REPRO_TRACKER_RETRY_BACKOFF", raising=False)  # tests/conftest.py sets it
     assert Limits.from_env() == Limits()
     monkeypatch.setenv("REPRO_TRACKER_MAX_MEMBER_BYTES", "123")
     assert Limits.from_env().max_member_bytes == 123
@@ -316,6 +317,17 @@ def test_short_retry_after_is_obeyed(server, monkeypatch, sleeps):
         answer(503, b"busy", Retry_After="1"), answer(200, b'{"releases": {}}')
     )
     assert listing(server.url) == [] and sleeps == [1]
+
+
+@pytest.mark.parametrize(("factor", "waits"), [(None, [0.4, 0.8]), ("0.5", [1.0, 2.0])], ids=["default", "set"])
+def test_the_waits_between_retries_follow_the_backoff_limit(server, monkeypatch, sleeps, factor, waits):
+    """The suite sets a tiny backoff for its own speed (tests/conftest.py); the default is 0.2."""
+    monkeypatch.delenv("REPRO_TRACKER_RETRY_BACKOFF", raising=False)
+    if factor:
+        monkeypatch.setenv("REPRO_TRACKER_RETRY_BACKOFF", factor)
+    busy = answer(503, b"busy")
+    server.routes["/pypi/torch/json"] = sequence(busy, busy, busy, answer(200, b'{"releases": {}}'))
+    assert listing(server.url) == [] and sleeps == waits and server.hits["/pypi/torch/json"] == 4
 
 
 # 10. Text a server sends is printed with its control characters shown as escapes (issue 20).
