@@ -105,7 +105,7 @@ def test_a_proof_observes_each_scenarios_eager_twin_once_for_all_its_runs(monkey
         return observe_eager(scenario, device)
 
     monkeypatch.setattr(oracle, "observe_eager", counted)
-    proof = prove(BUGS["full-backward-hook-flag"])
+    proof = prove(BUGS["copy-shares-training"])
     runs = [r.scenario.key for r in proof.results if r.verdict not in (Verdict.UNAVAILABLE, Verdict.NOT_RUN)]
     assert proof.works and sorted(observed) == sorted(set(runs)) and len(runs) > len(observed)
 
