@@ -71,7 +71,7 @@ def judge(bug: Bug) -> tuple[int, str]:
             text = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
             if any(fragment in str(err) for fragment in bug.errors):
                 return PRESENT, f"BUG: {text}"
-            if bug.fixes.patch.refusal and bug.fixes.patch.refusal in str(err):
+            if bug.patch_refused(str(err)):
                 return PRESENT, f"BUG, refused by its upstream patch (loud, not fixed): {text}"
             trace = "".join(traceback.format_exception(type(err), err, err.__traceback__))
             print(trace, file=sys.stderr)

@@ -159,8 +159,12 @@ class Bug:
         the bug's silent departure has become that clear error, still not eager's behaviour; outside its
         scope the patch's words replace another refusal's (``addition-refused-misleadingly``'s patch
         words every addition's refusal alike). Only the runs in its scope decide the bug's status."""
+        return result.verdict == Verdict.RAISES and self.patch_refused(result.detail)
+
+    def patch_refused(self, text: str) -> bool:
+        """Does ``text`` (a run's detail, an exception's message) carry its loud upstream patch's refusal?"""
         refusal = self.fixes.patch.refusal
-        return bool(refusal) and result.verdict == Verdict.RAISES and refusal in result.detail
+        return bool(refusal) and refusal in text
 
     def static(self, sources: Mapping[str, str | None], reference: Reference | None = None) -> StaticVerdict:
         if not self.pieces:  # nothing in the probed files decides it: "unknown" is never a status change
