@@ -31,7 +31,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from repro import atomic
-from repro.vocabulary import Outcome, ProofStatus, Status
+from repro.vocabulary import Outcome, ProofStatus, Status, WorkaroundVerdict
 
 DEFAULT_PATH = Path(__file__).with_name("ledger.json")
 SCHEMA = 3
@@ -48,6 +48,7 @@ EXPECTABLE = ("present", "fixed", "incomplete-fix", "cannot-test")  # what a con
 # its scope matched (this torch lacks its APIs); none declared.
 WORKAROUND_STATUSES = tuple(s.value for s in ProofStatus)
 PROOF_KEYS = ("status", "workaround", "runs", "matched", "summary")  # of a proof the ledger records per bug
+WORKAROUND_VERDICTS = ("", *(v.value for v in WorkaroundVerdict))  # "": no workaround, or nothing observed
 STATIC_VERDICTS = ("present", "changed", "removed", "unknown", "not-applicable")  # source_checks.StaticVerdict
 TEXT_CAP = 500  # characters of one string from outside (URL, evidence, error, pip's last line) the ledger keeps
 CUT = "…[cut]"
@@ -297,11 +298,12 @@ def valid_column(column: Any) -> bool:
 def valid_proof(proof: Any) -> bool:
     """One bug's workaround proof on a release (``repro.proof.Proof.as_dict``, and the scenario table's
     hash and the device where the run gave them): a known status, the workaround's name, run counts, a
-    summary line."""
+    summary line, and (since 2026-12-05) its verdict: holds, loud or silently wrong."""
     return (
         isinstance(proof, dict)
-        and set(PROOF_KEYS) <= set(proof) <= {*PROOF_KEYS, "table", "device"}
+        and set(PROOF_KEYS) <= set(proof) <= {*PROOF_KEYS, "verdict", "table", "device"}
         and proof["status"] in WORKAROUND_STATUSES
+        and proof.get("verdict", "") in WORKAROUND_VERDICTS
         and all(isinstance(proof[k], str) and len(proof[k]) <= TEXT_CAP for k in ("workaround", "summary"))
         and all(type(proof[k]) is int and 0 <= proof[k] <= 100_000 for k in ("runs", "matched"))
         and proof["matched"] <= proof["runs"]

@@ -60,6 +60,14 @@ class ProofStatus(Word):
     NONE = "none"  # the bug has no workaround to prove
 
 
+class WorkaroundVerdict(Word):
+    """What a workaround does, judged as a fix is: every call of every run against the eager twin."""
+
+    HOLDS = "holds"  # every judged call matches eager (or departs only by TorchScript's design)
+    LOUD = "loud"  # some call still raises where eager does not, and none departs silently
+    SILENTLY_WRONG = "silently wrong"  # some value, gradient, dtype or hook call differs without an error
+
+
 class FixVerdict(Word):
     """What a candidate fix does to a bug, judged by the scenario runs made with it in force."""
 

@@ -124,16 +124,58 @@ def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> tor
 
 
 def shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
-    """``copy.copy(module)`` whose training mode is its own, as ``nn.Module``'s copy's is: the wrapper's
-    attributes are shared as a shallow copy shares them, the compiled module (which holds ``training``)
-    is copied shallowly by its own ``__copy__``. As a class attribute it is the class's ``__copy__``:
-    ``__copy__ = repro.workaround.shallow_copy``."""
+    """``copy.copy(module)`` whose training mode is its own, as ``nn.Module``'s copy's is. As ``nn.Module``'s
+    copy does, it shares everything else with the original: hooks, parameters, buffers and children, a
+    parameter re-assigned on either included (both hold the one compiled module). Its class is a subclass
+    of the original's, of the same name, made once per class: it keeps ``training`` on the copy and
+    puts it on the compiled module for the length of each call of the copy. As a class attribute it is
+    the class's ``__copy__``: ``__copy__ = repro.workaround.shallow_copy``. Call the copy, not its
+    ``forward``; and not while the original runs in another thread."""
     if not _is_scripted_subclass(module):
         return copy.copy(module)
-    clone = type(module).__new__(type(module))
+    own = _own_training_class(type(module))
+    clone = own.__new__(own)
     clone.__dict__.update(module.__dict__)
-    clone.__dict__["_actual_script_module"] = copy.copy(module.__dict__["_actual_script_module"])
+    clone.__dict__["training"] = module.training
     return clone
+
+
+_OWN_TRAINING: dict[type, type[torch.nn.Module]] = {}
+
+
+def _own_training_class(cls: type[torch.nn.Module]) -> type[torch.nn.Module]:
+    """``cls``'s subclass whose instances keep their own ``training`` (once per class; a copy's copy
+    shares its class)."""
+    base = cls.__dict__.get("_training_kept_for", cls)
+    if base not in _OWN_TRAINING:
+        namespace = {
+            "__setattr__": _set_own_training,
+            "__call__": _call_in_own_mode,
+            "_training_kept_for": base,
+            "__module__": base.__module__,
+            "__qualname__": base.__qualname__,
+        }
+        _OWN_TRAINING[base] = type(base)(base.__name__, (base,), namespace)
+    return _OWN_TRAINING[base]
+
+
+def _set_own_training(self: Any, name: str, value: Any) -> None:
+    """The copy's ``__setattr__``: ``training`` on the copy, anything else as its class sets it."""
+    if name == "training":
+        object.__setattr__(self, name, value)
+    else:
+        super(type(self), self).__setattr__(name, value)
+
+
+def _call_in_own_mode(self: Any, *args: Any, **kwargs: Any) -> Any:
+    """The copy's ``__call__``: the compiled module (shared with the original) in the copy's mode."""
+    compiled = self.__dict__["_actual_script_module"]
+    before = compiled.training
+    compiled.training = self.training
+    try:
+        return super(type(self), self).__call__(*args, **kwargs)
+    finally:
+        compiled.training = before
 
 
 @contextmanager

@@ -143,7 +143,8 @@ def read_workarounds(stdout: str, stderr: str, returncode: int = 0) -> dict[str,
     kept = {}
     for entry in entries:
         if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-            proof = {k: entry.get(k) for k in PROOF_KEYS} | where
+            verdict = {"verdict": entry["verdict"]} if "verdict" in entry else {}
+            proof = {k: entry.get(k) for k in PROOF_KEYS} | verdict | where
             if ledger_io.valid_proof(proof):
                 kept[entry["id"]] = proof
     return kept

@@ -156,6 +156,23 @@ def scope_runs(bug: Bug) -> list[tuple[Scenario, str]]:
     ]
 
 
+def proof_runs(bug: Bug) -> list[tuple[Scenario, str]]:
+    """Where the bug's workaround is proven: every scenario of its APIs, its ``cases`` or not (a
+    workaround changes more than the case it is for), on each (shape, style) of its scope."""
+    from repro.engine.models import styles_of
+    from repro.engine.scenarios import SCENARIOS
+
+    pairs = {(shape, style) for shape, style, _ in bug.scope}
+    return [
+        (scenario.on(shape), style)
+        for scenario in SCENARIOS
+        if scenario.apis & set(bug.apis)
+        for shape in scenario.shapes
+        for style in styles_of(shape)
+        if (shape, style) in pairs
+    ]
+
+
 def across_scope(bugs: list[Bug]) -> list[Scenario]:
     """One scenario of each bug built on each other shape of its scope, so that a run judges a bug on
     the shapes exploration found it on, not only where its scenarios are built by default."""

@@ -8,15 +8,22 @@ later one. A forward that ends with the child (``linear(x * 2 - 1)``) is bfloat1
 autocast switched off (``torch._C._jit_set_autocast_mode(False)``) the compiled forward follows the
 eager autocast state and matches; a plain Python forward matches too. The cause is C++
 (torch/csrc/jit/passes/autocast.cpp), which wheels do not ship as source.
+
+Training shows a second face of it (found 2026-12-05 by the scenario that runs backward after an
+autocast forward): on ``child between`` (``tanh(linear(x * 0.5)) + 1``) the gradients of the input
+and of the child's parameters differ from eager's in the last bfloat16 digit from the second call
+on, when TorchScript runs its optimized graph and that graph's own backward, with JIT autocast on or
+off. The dtypes agree; only values differ. Switching JIT autocast off makes training worse, not
+better: the backward of ``child first`` and ``child between`` then raises "expected m1 and m2 to
+have the same dtype" (measured by the proof, ``python -m repro --workarounds``); a plain ``forward``
+matches eager in both scenarios on every call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, Workaround, scope
+from repro.catalogue.bug import Bug, Workaround, scope, unchanged
 from repro.catalogue.fixes import (
     TEST_JIT,
     Fixes,
@@ -40,19 +47,8 @@ PASS = (
     "(castInputsToWidestType)"
 )
 CASE = "autocast to bfloat16 on CPU: output dtype and values"
+TRAINING = "training under autocast to bfloat16 on CPU: gradients and their dtypes"
 OUTPUT = "first call: output"
-
-
-@contextmanager
-def jit_autocast_off() -> Iterator[None]:
-    """``Workaround.apply``: TorchScript's own switch for its autocast pass, restored afterwards."""
-    import torch
-
-    before = torch._C._jit_set_autocast_mode(False)
-    try:
-        yield
-    finally:
-        torch._C._jit_set_autocast_mode(before)
 
 
 def root_cause(evidence: list[str]) -> list[str]:
@@ -90,13 +86,33 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 
 def recognise(result: ScenarioResult) -> bool:
-    """Under autocast the compiled side's output has another dtype than eager's."""
+    """Under autocast the compiled side's output has another dtype than eager's; in training, its
+    gradients other values of the same dtypes and shapes."""
     if result.verdict != Verdict.DIFFERS or "torch.autocast" not in result.scenario.apis:
         return False
+    if result.scenario.name == TRAINING:
+        return _only_gradient_values_differ(result)
     scripted = result.scripted.observation.get(OUTPUT) if result.scripted else None
     eager = result.eager.observation.get(OUTPUT) if result.eager else None
     dtypes = [side.get("dtype") if isinstance(side, dict) else None for side in (scripted, eager)]
     return dtypes == ["torch.float32", "torch.bfloat16"]
+
+
+def _only_gradient_values_differ(result: ScenarioResult) -> bool:
+    """Every observation that differs is a gradient, each tensor in it of the same dtype and shape."""
+    mine = result.scripted.observation if result.scripted else {}
+    theirs = result.eager.observation if result.eager else {}
+    differing = [key for key in set(mine) | set(theirs) if mine.get(key) != theirs.get(key)]
+    return bool(differing) and all("grad" in key and _same_tensors(mine.get(key), theirs.get(key)) for key in differing)
+
+
+def _same_tensors(mine: object, theirs: object) -> bool:
+    """Two recorded tensors, or mappings of them, alike but for their values."""
+    if isinstance(mine, dict) and isinstance(theirs, dict) and "dtype" not in mine:
+        return mine.keys() == theirs.keys() and all(_same_tensors(mine[k], theirs[k]) for k in mine)
+    if not (isinstance(mine, dict) and isinstance(theirs, dict)):
+        return False
+    return all(mine.get(k) == theirs.get(k) for k in ("class", "dtype", "shape"))
 
 
 PASTE = """import torch
@@ -202,7 +218,8 @@ BUG = Bug(
     title="Under torch.autocast, a script_method forward's ops after a child come out float32",
     upstream="not reported yet (related: pytorch/pytorch#63939)",
     apis=("torch.autocast",),
-    scope=scope(("child first", "child between"), ("script_method",)),
+    scope=scope(("child first", "child between"), ("script_method",), CASE)
+    + scope(("child between",), ("script_method",), TRAINING),
     symptom="the output is float32 where eager's is bfloat16: JIT autocast's policy, not eager's",
     recognise=recognise,
     script="repro/autocast_bug.py",
@@ -212,12 +229,19 @@ BUG = Bug(
     root_cause=root_cause,
     fixes=FIXES,
     workaround=Workaround(
-        name="JIT autocast off",
-        summary="torch._C._jit_set_autocast_mode(False): compiled forwards follow eager autocast",
-        usage="torch._C._jit_set_autocast_mode(False)  # once, before the model runs under autocast\n"
-        "or drop @torch.jit.script_method from forward",
-        apply=jit_autocast_off,
-        in_torch_terms="torch._C._jit_set_autocast_mode(False) (TorchScript's switch for its autocast pass)",
+        name="a plain forward",
+        summary="drop @torch.jit.script_method from forward: a plain Python forward follows eager autocast",
+        usage="class Net(torch.jit.ScriptModule):\n    def forward(self, x):  # no @torch.jit.script_method",
+        apply=unchanged,
+        style="plain_forward",
+        in_torch_terms="a plain Python forward (no @torch.jit.script_method) on the ScriptModule subclass",
+        tried=(
+            "torch._C._jit_set_autocast_mode(False) (this project's workaround until 2026-12-05): the output is "
+            "bfloat16 as eager's, but it breaks training: with backward after the autocast forward, as torch's "
+            "AMP recipe runs it, backward raises 'expected m1 and m2 to have the same dtype' on child first and "
+            "child between, and on a model with a parameter and a buffer (not in this scope) gradients differ "
+            "from eager's from the second call on without an error; do not use it",
+        ),
     ),
-    cases=(CASE,),
+    cases=(CASE, TRAINING),
 )

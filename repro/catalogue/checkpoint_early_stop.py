@@ -22,8 +22,9 @@ static signature, and the tracker confirms it dynamically only.
 from __future__ import annotations
 
 import ast
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import (
     NESTED,
@@ -32,7 +33,6 @@ from repro.catalogue.bug import (
     Workaround,
     raised,
     scope,
-    scope_pairs,
 )
 from repro.catalogue.fixes import (
     TEST_JIT,
@@ -55,11 +55,17 @@ SIGNATURE = "The following operation failed in the TorchScript interpreter"
 EARLY_STOP = "non-reentrant, with early stop: same gradients"
 
 
-def early_stop_off() -> AbstractContextManager[Any]:
-    """``Workaround.apply``: torch's own switch, around the forward and the backward."""
+@contextmanager
+def early_stop_and_optimization_off() -> Iterator[None]:
+    """``Workaround.apply``: torch's own two switches, around the forward and the backward. Without
+    early stop the stop's exception is never raised; without the executor's optimization the
+    recomputation runs the graph the forward ran (a freshly compiled forward's first run is profiled
+    and the recomputation, its second, would run the optimized graph, which saves other tensors)."""
+    import torch
     from torch.utils.checkpoint import set_checkpoint_early_stop  # imports torch: only when a proof runs
 
-    return set_checkpoint_early_stop(False)
+    with set_checkpoint_early_stop(False), torch.jit.optimized_execution(False):
+        yield
 
 
 def root_cause(evidence: list[str]) -> list[str]:
@@ -257,19 +263,22 @@ BUG = Bug(
     root_cause=root_cause,
     fixes=FIXES,
     workaround=Workaround(
-        name="early stop off",
-        summary="early stop off: torch.utils.checkpoint.set_checkpoint_early_stop(False) around forward and backward",
-        usage="with torch.utils.checkpoint.set_checkpoint_early_stop(False):\n"
-        "    checkpoint(model, x, use_reentrant=False).sum().backward()",
-        apply=early_stop_off,
-        in_torch_terms=("torch.utils.checkpoint.set_checkpoint_early_stop(False) around forward and backward"),
-        limits=scope_pairs(
-            ("child first", "child between", "child last", "several children", "buffers only"),
-            ("script_method",),
+        name="early stop and JIT optimization off",
+        summary="torch.utils.checkpoint.set_checkpoint_early_stop(False) and torch.jit.optimized_execution(False), "
+        "both around forward and backward",
+        usage="with set_checkpoint_early_stop(False), torch.jit.optimized_execution(False):\n"
+        "    checkpoint(model, x, use_reentrant=False).sum().backward()  # backward inside the block too",
+        apply=early_stop_and_optimization_off,
+        in_torch_terms=(
+            "torch.utils.checkpoint.set_checkpoint_early_stop(False) and torch.jit.optimized_execution(False) "
+            "around forward and backward"
         ),
-        limits_why=(
-            "without early stop the first checkpointed call of a freshly compiled script_method forward on these "
-            "shapes still fails (measured); a plain forward works there"
+        tried=(
+            "set_checkpoint_early_stop(False) alone (this project's workaround until 2026-12-05): on the first "
+            "checkpointed call of a freshly compiled script_method forward it raises on child first, child "
+            "between, child last, several children and buffers only; on a forward computing eager ops with a "
+            "buffer after F.linear (tanh(F.linear(x * 0.5, w) * scale) + 1) it returns wrong gradients without "
+            "an error where batch equals features, and a CheckpointError where they differ",
         ),
     ),
     cases=(EARLY_STOP,),  # a torch without early stop cannot have it

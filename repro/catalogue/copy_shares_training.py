@@ -161,10 +161,14 @@ BUG = Bug(
         usage="class Net(torch.jit.ScriptModule):\n    __copy__ = repro.workaround.shallow_copy",
         apply=routed("__copy__"),
         in_torch_terms=(
-            "a __copy__ on the class that copies the wrapper's __dict__ and replaces _actual_script_module "
-            "with copy.copy of it (the compiled module's own shallow copy)"
+            "a __copy__ on the class returning an instance of a subclass that shares the wrapper's __dict__ (the "
+            "compiled module included), keeps training on itself and sets it on the compiled module for each call"
         ),
-        tried=("copy.deepcopy: keeps its own training mode, but returns a RecursiveScriptModule without hooks",),
+        tried=(
+            "copy.deepcopy: keeps its own training mode, but returns a RecursiveScriptModule without hooks",
+            "copying the compiled module shallowly (this project's workaround until 2026-12-05): a parameter "
+            "re-assigned on the copy or the original then reaches only that one, silently",
+        ),
     ),
     cases=("eval() on the copy leaves the original in training mode",),
 )

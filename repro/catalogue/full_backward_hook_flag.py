@@ -333,13 +333,17 @@ BUG = Bug(
             "__jit_ignored_attributes__ = ['_is_full_backward_hook'] on the class: registration succeeds, but "
             "the flag the wrapper reads stays None and no backward hook runs (python -m repro --candidates)",
         ),
-        limits=scope_pairs(("child first", "child between", "non-tensor input"), ("script_method",)),
+        limits=scope_pairs(
+            ("child first", "child between", "child last", "several children", "buffers only", "two inputs")
+            + ("non-tensor input",),
+            ("script_method",),
+        ),
         limits_why=(
-            "register_backward_hook only: its grad_input is the gradient of the last autograd node's "
-            "inputs (torch warns that a non-full hook misses some: "
-            "Module._maybe_warn_non_full_backward_hook); where a forward ends in an op with a number "
-            "operand (x * 2.0 + 1.0, tanh(...) + 1.0, * scale), eager's holds None for the number and a "
-            "script_method forward's one node has the tensor alone; the full hook, and a plain forward, match"
+            "register_backward_hook only (the full hook, and a plain forward, match): its grad_input is the "
+            "gradient of the last autograd node's inputs (torch warns that a non-full hook misses some: "
+            "Module._maybe_warn_non_full_backward_hook); a script_method forward of more than one op is one "
+            "node, whose inputs are not those of eager's last node on the first call or, once TorchScript "
+            "optimizes the forward, on later ones: grad_input differs from eager's without an error"
         ),
     ),
 )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import cycle, islice
 
 import torch
 import torch.nn.functional as F
@@ -28,33 +29,72 @@ SCRIPTED = "torch.jit.script"  # the only style of a scripted child: torch.jit.s
 INSTANCES = ("first", "later")  # a fresh class's first instance, and an instance of a class already built
 
 
-def _own_layer(module: nn.Module) -> None:
+@dataclass(frozen=True)
+class Size:
+    """The input's batch and the model's features. Scenarios run at 2 x 2; a workaround's proof also
+    runs where the two differ and where both are 1, since a wrong gradient can pass checkpoint's
+    shape checks only where shapes happen to agree."""
+
+    batch: int = 2
+    features: int = 2
+
+    def __str__(self) -> str:
+        return f"{self.batch}x{self.features}"
+
+
+SIZE = Size()
+# Where a workaround is proven: batch and features equal, different, and both 1 (repro.proof).
+SIZES = (SIZE, Size(3, 2), Size(1, 1))
+
+
+def _values(pool: list[float], rows: int, columns: int) -> list[list[float]]:
+    """``rows`` x ``columns`` exactly representable numbers taken in turn from ``pool``: at 2 x 2 the
+    weights, bias and input every scenario was written with."""
+    flat = list(islice(cycle(pool), rows * columns))
+    return [flat[r * columns : (r + 1) * columns] for r in range(rows)]
+
+
+def weight(features: int) -> list[list[float]]:
+    return _values([1.0, -2.0, 0.5, 3.0, -1.5, 0.25, 2.0, -0.5, 1.5], features, features)
+
+
+def bias(features: int) -> list[float]:
+    return _values([0.25, -1.0, 0.5], 1, features)[0]
+
+
+def inputs(size: Size) -> list[list[float]]:
+    """The input ``Recorder.input`` makes at ``size`` (``INPUT`` at 2 x 2)."""
+    return _values([1.0, 2.0, -3.0, 0.5, -1.5, 2.5, 0.75, -0.25, 1.25], size.batch, size.features)
+
+
+def _own_layer(module: nn.Module, features: int) -> None:
     """The layer's parameters on the module itself: the cheapest model TorchScript compiles."""
-    module.weight = nn.Parameter(torch.tensor(WEIGHT))
-    module.bias = nn.Parameter(torch.tensor(BIAS))
+    module.weight = nn.Parameter(torch.tensor(weight(features)))
+    module.bias = nn.Parameter(torch.tensor(bias(features)))
     module.register_buffer("steps", torch.zeros(1))  # a buffer, for the buffer-registration hook
 
 
-def _child_layer(module: nn.Module) -> None:
+def _child_layer(module: nn.Module, features: int) -> None:
     """The layer as an ``nn.Linear`` child: what global hooks and submodule hooks need."""
-    module.linear = nn.Linear(2, 2)
+    module.linear = nn.Linear(features, features)
     with torch.no_grad():
-        module.linear.weight.copy_(torch.tensor(WEIGHT))
-        module.linear.bias.copy_(torch.tensor(BIAS))
+        module.linear.weight.copy_(torch.tensor(weight(features)))
+        module.linear.bias.copy_(torch.tensor(bias(features)))
     module.register_buffer("steps", torch.zeros(1))
 
 
 class _Built(nn.Module):
-    """An eager model made by its ``parts`` function (a ``Callable[[nn.Module], None]``), which the
+    """An eager model made by its ``parts`` function (a ``Callable[[nn.Module, int], None]``: the module
+    and its features), which the
     ScriptModule side's ``__init__`` calls too. No class annotation says so, nor types the attributes
     ``parts`` sets: ``torch.jit.script`` reads a class's annotations, and torch 1.13.1 fails on a string
     one (``from __future__ import annotations``). Nor can a ``# type: ignore`` comment be put in a
     ``forward``: TorchScript reads ``# type:`` comments as signatures (pyproject.toml's mypy section
     names the error codes this module's forwards raise instead)."""
 
-    def __init__(self) -> None:
+    def __init__(self, features: int = SIZE.features) -> None:
         super().__init__()
-        self.parts(self)
+        self.parts(self, features)
 
 
 class Flat(_Built):
@@ -90,22 +130,22 @@ class Raising(Flat):
         return F.linear(x, self.weight, self.bias)
 
 
-def _scripted_if(module: nn.Module, shape: str) -> nn.Module:
+def _scripted_if(module: nn.Module, shape: str, features: int) -> nn.Module:
     """A ``shape`` model as a child of ``module``: on the ScriptModule side itself a ScriptModule
     subclass (``script_method`` style), made before the parent is compiled, as users nest their own
     ScriptModule classes; on the eager side the eager class. Each parent class has its own child
     class, as a user's model class names its child's: a parent's later instance holds a later
     instance of its child's class."""
     if not isinstance(module, torch.jit.ScriptModule):
-        return MODELS[shape].eager()
+        return MODELS[shape].eager(features)
     if type(module) not in _CHILD_CLASSES:
-        _CHILD_CLASSES[type(module)] = fresh_class(shape, "script_method")
+        _CHILD_CLASSES[type(module)] = fresh_class(shape, "script_method", features)
     return _CHILD_CLASSES[type(module)]()
 
 
-def _subclass_child(module: nn.Module) -> None:
+def _subclass_child(module: nn.Module, features: int) -> None:
     """A ``Flat`` child, a ScriptModule subclass on the ScriptModule side."""
-    module.inner = _scripted_if(module, "flat")
+    module.inner = _scripted_if(module, "flat", features)
 
 
 class WithSubclassChild(_Built):
@@ -136,14 +176,14 @@ class ChildLast(WithChild):
         return self.linear(x * 2.0 - 1.0)
 
 
-def _several_children(module: nn.Module) -> None:
+def _several_children(module: nn.Module, features: int) -> None:
     """Two ``nn.Linear`` children around an ``nn.ReLU``: hooks per child, in call order."""
-    _child_layer(module)
+    _child_layer(module, features)
     module.act = nn.ReLU()
-    module.head = nn.Linear(2, 2)
+    module.head = nn.Linear(features, features)
     with torch.no_grad():
-        module.head.weight.copy_(torch.tensor(WEIGHT).t())
-        module.head.bias.copy_(torch.tensor(BIAS))
+        module.head.weight.copy_(torch.tensor(weight(features)).t())
+        module.head.bias.copy_(torch.tensor(bias(features)))
 
 
 class SeveralChildren(_Built):
@@ -153,9 +193,9 @@ class SeveralChildren(_Built):
         return self.head(self.act(self.linear(x)))
 
 
-def _middle(module: nn.Module) -> None:
+def _middle(module: nn.Module, features: int) -> None:
     """The second level of ``Nested``: a ScriptModule subclass holding a ``WithChild`` subclass."""
-    module.inner = _scripted_if(module, "child")
+    module.inner = _scripted_if(module, "child", features)
 
 
 class Middle(_Built):
@@ -165,9 +205,9 @@ class Middle(_Built):
         return self.inner(x)
 
 
-def _nested(module: nn.Module) -> None:
+def _nested(module: nn.Module, features: int) -> None:
     """Three ScriptModule subclasses deep (on the ScriptModule side): root -> middle -> child -> Linear."""
-    module.inner = _scripted_if(module, "two deep")
+    module.inner = _scripted_if(module, "two deep", features)
 
 
 class Nested(_Built):
@@ -177,9 +217,9 @@ class Nested(_Built):
         return self.inner(x)
 
 
-def _buffers_only(module: nn.Module) -> None:
+def _buffers_only(module: nn.Module, features: int) -> None:
     """Buffers and no parameters: the only gradient is the input's."""
-    module.register_buffer("scale", torch.tensor(WEIGHT))
+    module.register_buffer("scale", torch.tensor(weight(features)))
     module.register_buffer("steps", torch.zeros(1))
 
 
@@ -212,16 +252,16 @@ def _double_output(module: nn.Module, args: tuple[torch.Tensor], output: torch.T
     return output * 2.0
 
 
-def _hooks_before_children(module: nn.Module) -> None:
+def _hooks_before_children(module: nn.Module, features: int) -> None:
     """A forward hook and pre-hook registered in ``__init__`` before the child is set."""
     module.register_forward_pre_hook(_shift_input)
     module.register_forward_hook(_double_output)
-    _child_layer(module)
+    _child_layer(module, features)
 
 
-def _hooks_after_children(module: nn.Module) -> None:
+def _hooks_after_children(module: nn.Module, features: int) -> None:
     """The same hooks, registered in ``__init__`` after the child is set."""
-    _child_layer(module)
+    _child_layer(module, features)
     module.register_forward_pre_hook(_shift_input)
     module.register_forward_hook(_double_output)
 
@@ -243,7 +283,7 @@ class Model:
 
     eager: type[_Built]
     traits: frozenset[str]
-    extra: Callable[[str], tuple] = lambda device: ()
+    extra: Callable[[str, int], tuple] = lambda device, features: ()  # made anew for each call
     placement: str = ""
     classes: int = 1  # the classes of its own TorchScript compiles for each run (nested subclasses: more)
 
@@ -266,7 +306,9 @@ ONLY_WHEN_REQUIRED = "hooked in __init__"
 _FLAT = frozenset({"x only", "params", "own params", "own buffer", "root", "one graph"})
 _CHILD = frozenset({"x only", "params", "own buffer", "linear", "root", "one graph"})
 _INNER = frozenset({"x only", "params", "inner", "one graph"})
-_TWO = lambda device: (torch.tensor([[2.0, -1.0]], device=device, requires_grad=True),)  # noqa: E731
+_TWO = lambda device, features: (  # noqa: E731
+    torch.tensor(_values([2.0, -1.0, 0.5], 1, features), device=device, requires_grad=True),
+)
 
 MODELS: dict[str, Model] = {
     "flat": Model(Flat, _FLAT),
@@ -277,7 +319,7 @@ MODELS: dict[str, Model] = {
     "several children": Model(SeveralChildren, _CHILD),
     "buffers only": Model(BuffersOnly, frozenset({"x only", "own buffer", "root", "one graph"})),
     "two inputs": Model(TwoInputs, _FLAT - {"x only"}, _TWO),
-    "non-tensor input": Model(NonTensorInput, _FLAT - {"x only"}, lambda device: (0.5,)),
+    "non-tensor input": Model(NonTensorInput, _FLAT - {"x only"}, lambda device, features: (0.5,)),
     "in eager parent": Model(Flat, _INNER, placement="in eager parent"),
     "in eager parent, with child": Model(WithChild, _INNER, placement="in eager parent"),
     "scripted child": Model(Flat, _INNER, placement="scripted child"),
@@ -312,7 +354,7 @@ def _compiled_forward(eager: type[nn.Module]) -> object:
     return _STUBS[eager]
 
 
-def fresh_class(shape: str, style: str) -> type[nn.Module]:
+def fresh_class(shape: str, style: str, features: int = SIZE.features) -> type[nn.Module]:
     """A new ``torch.jit.ScriptModule`` subclass of ``shape`` on every call, named as its eager twin.
     TorchScript compiles each class once, at its first instance, and torch 1.13.1 treats that first
     instance differently from later ones."""
@@ -320,7 +362,7 @@ def fresh_class(shape: str, style: str) -> type[nn.Module]:
 
     def __init__(self: torch.jit.ScriptModule) -> None:
         torch.jit.ScriptModule.__init__(self)
-        eager.parts(self)  # type: ignore[attr-defined]  # a shape's staticmethod
+        eager.parts(self, features)  # type: ignore[attr-defined]  # a shape's staticmethod
 
     forward = _compiled_forward(eager) if style == "script_method" else eager.forward
     qualname = f"_{eager.__name__}_{style}_{next(_SERIAL)}"  # where pickle finds it, as it finds a user's class
@@ -333,33 +375,34 @@ def fresh_class(shape: str, style: str) -> type[nn.Module]:
     return cls
 
 
-def subject_class(shape: str, style: str, instance: str = "later") -> type[nn.Module]:
+def subject_class(shape: str, style: str, instance: str = "later", features: int = SIZE.features) -> type[nn.Module]:
     """The ScriptModule subclass a run builds: a fresh one for ``first``; for ``later``, a fresh one
     whose first instance has been built (and dropped). A run never meets a class another run used:
     TorchScript keeps state per class (its optimized graph), and a run's outcome must not depend on
     which runs came before it, in this process or in another (``repro.engine.forked``)."""
-    cls = fresh_class(shape, style)
+    cls = fresh_class(shape, style, features)
     if instance == "later":
         cls()
     return cls
 
 
-def build_scripted(shape: str, style: str, instance: str, device: str) -> nn.Module:
-    """The model a scenario runs on, on the ScriptModule side."""
+def build_scripted(shape: str, style: str, instance: str, device: str, size: Size = SIZE) -> nn.Module:
+    """The model a scenario runs on, on the ScriptModule side, with ``size``'s features."""
     model = MODELS[shape]
     if model.placement == "scripted child":
         eager = type(model.eager.__name__, (model.eager,), {})  # torch.jit.script compiles a class once too
         if instance == "later":
-            torch.jit.script(eager())
-        return EagerParent(torch.jit.script(eager())).to(device)
-    scripted = subject_class(shape, style, instance)()
+            torch.jit.script(eager(size.features))
+        return EagerParent(torch.jit.script(eager(size.features))).to(device)
+    scripted = subject_class(shape, style, instance, size.features)()
     return (EagerParent(scripted) if model.placement else scripted).to(device)
 
 
-def build_eager(shape: str, device: str) -> nn.Module:
+def build_eager(shape: str, device: str, size: Size = SIZE) -> nn.Module:
     """The eager twin of ``build_scripted``'s model."""
     model = MODELS[shape]
-    return (EagerParent(model.eager()) if model.placement else model.eager()).to(device)
+    built = model.eager(size.features)
+    return (EagerParent(built) if model.placement else built).to(device)
 
 
 def styles_of(shape: str) -> tuple[str, ...]:

@@ -16,12 +16,22 @@ import gc
 import re
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 from repro.engine import forked
-from repro.engine.models import INSTANCES, MODELS, STYLES, build_eager, build_scripted, is_really_scripted, styles_of
+from repro.engine.models import (
+    INSTANCES,
+    MODELS,
+    SIZE,
+    STYLES,
+    Size,
+    build_eager,
+    build_scripted,
+    is_really_scripted,
+    styles_of,
+)
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios import Scenario
 from repro.engine.scenarios.table import missing_needs
@@ -45,6 +55,8 @@ class ScenarioResult:
     scripted: Side | None = None
     eager: Side | None = None
     instance: str = "later"
+    size: Size = SIZE  # the input's batch and the model's features
+    call: int = 0  # which call of the body on one model (repro.engine.calls); 0: the one run a report makes
 
 
 @dataclass(frozen=True)
@@ -85,16 +97,33 @@ def absent_device(scenario: Scenario) -> str | None:
 def observe(build: Callable[[], Any], scenario: Scenario, device: str) -> Side:
     """Build a fresh model, run the scenario body on it and record everything. A model that fails
     to build is an observation too: that torch cannot make this twin."""
+    return observe_calls(build, scenario, device, SIZE, 1, gradients=False)[0]
+
+
+def observe_calls(
+    build: Callable[[], Any], scenario: Scenario, device: str, size: Size, calls: int, *, gradients: bool = True
+) -> list[Side]:
+    """Build a fresh model and run the scenario body on it ``calls`` times, each call recorded apart
+    and, with ``gradients``, noting every gradient it left (``Recorder.gradients``). A call that raises
+    is an observation, and the next call runs on the same model."""
     try:
         model = build()
     except Exception as err:
-        return Side({}, f"building the model raised {_describe(err)}")
-    rec = Recorder(model, device, MODELS[scenario.model].extra)
-    try:
-        scenario.body(model, rec)
-    except Exception as err:  # the error is the observation
-        return Side(rec.observation(), _describe(err))
-    return Side(rec.observation(), None)
+        return [Side({}, f"building the model raised {_describe(err)}")] * calls
+    sides = []
+    for _ in range(calls):
+        rec = Recorder(model, device, MODELS[scenario.model].extra, size)
+        error = None
+        try:
+            scenario.body(model, rec)
+        except Exception as err:  # the error is the observation
+            error = _describe(err)
+        if gradients:  # this call's own: a call that raised leaves nothing for the next one to differ by
+            rec.gradients()
+            for param in model.parameters():
+                param.grad = None
+        sides.append(Side(rec.observation(), error))
+    return sides
 
 
 def judge(scripted: Side, eager: Side) -> tuple[Verdict, str]:
@@ -135,8 +164,20 @@ def run_scenario(
 ) -> ScenarioResult:
     """One scenario on a ScriptModule subclass (the ``first`` instance of a fresh class, or a
     ``later`` one) and on the eager twin (``eager``: its observation, when already made)."""
-    from repro.engine.by_design import designed_difference, refusal
+    unrunnable = not_runnable(scenario, style, instance)
+    if unrunnable:
+        return unrunnable
+    scripted = observe(lambda: build_scripted(scenario.model, style, instance, device), scenario, device)
+    return judged(
+        ScenarioResult(
+            scenario, style, Verdict.MATCH, "", scripted, eager or observe_eager(scenario, device), instance
+        ),
+        explains,
+    )
 
+
+def not_runnable(scenario: Scenario, style: str, instance: str) -> ScenarioResult | None:
+    """The result of a run this torch or machine cannot make (``unavailable``, ``not-run``), or None."""
     missing = missing_needs(scenario)
     if missing:
         return ScenarioResult(
@@ -145,18 +186,24 @@ def run_scenario(
     absent = absent_device(scenario)
     if absent:
         return ScenarioResult(scenario, style, Verdict.NOT_RUN, f"not run: {absent}", instance=instance)
-    scripted = observe(lambda: build_scripted(scenario.model, style, instance, device), scenario, device)
-    eager = eager or observe_eager(scenario, device)
+    return None
+
+
+def judged(run: ScenarioResult, explains: Explains) -> ScenarioResult:
+    """``run`` (its two sides observed) with its verdict and detail: a departure a catalogued bug
+    explains is that bug's; one TorchScript's design explains is ``refused``."""
+    from repro.engine.by_design import designed_difference, refusal
+
+    assert run.scripted is not None and run.eager is not None
+    scripted, eager = run.scripted, run.eager
     verdict, detail = judge(scripted, eager)
-    result = ScenarioResult(scenario, style, verdict, detail, scripted, eager, instance)
+    result = replace(run, verdict=verdict, detail=detail)
     if verdict not in (Verdict.RAISES, Verdict.DIFFERS) or explains(result):  # a catalogued bug's departure is its own
         return result
-    where = refusal(scenario.apis, scripted.error) if verdict == Verdict.RAISES else None
+    where = refusal(run.scenario.apis, scripted.error) if verdict == Verdict.RAISES else None
     if verdict == Verdict.DIFFERS:
         where = designed_difference(scripted.observation, eager.observation)
-    if where:
-        verdict, detail = Verdict.REFUSED, f"{detail} ({where})"
-    return ScenarioResult(scenario, style, verdict, detail, scripted, eager, instance)
+    return replace(result, verdict=Verdict.REFUSED, detail=f"{detail} ({where})") if where else result
 
 
 def run_all(device: str, scenarios: list[Scenario], processes: int = 1, *, explains: Explains) -> OracleRun:

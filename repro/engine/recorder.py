@@ -16,16 +16,27 @@ from typing import Any
 import torch
 from torch import nn
 
-INPUT = [[1.0, 2.0], [-3.0, 0.5]]
+from repro.engine.models import SIZE, Size, inputs
+
+INPUT = inputs(SIZE)  # [[1.0, 2.0], [-3.0, 0.5]]
 
 
 class Recorder:
     """Collects hook calls (in order) and named facts for one run of one scenario."""
 
-    def __init__(self, model: nn.Module, device: str, extra: Callable[[str], tuple] = lambda device: ()) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        device: str,
+        extra: Callable[[str, int], tuple] = lambda device, features: (),
+        size: Size = SIZE,
+    ) -> None:
         self.model = model
         self.device = device
-        self.extra = extra  # the forward arguments after the input, made anew for each call
+        self.size = size
+        # the forward arguments after the input, made anew for each call, at the model's features
+        self.extra: Callable[[str], tuple] = lambda device: extra(device, size.features)
+        self.made: list[torch.Tensor] = []  # every input made, for ``gradients``
         self.events: list[list[Any]] = []
         self.facts: dict[str, Any] = {}
         self.types: dict[str, str] = {}  # module name -> the class of the object met under that name
@@ -69,8 +80,20 @@ class Recorder:
             for name, t in [*self.model.named_parameters(), *self.model.named_buffers()]
         }
 
-    def input(self, values: Any = INPUT) -> torch.Tensor:
-        return torch.tensor(values, device=self.device, requires_grad=True)
+    def input(self, values: Any = None) -> torch.Tensor:
+        """A leaf that requires grad: ``values``, or the input at the run's size."""
+        made = torch.tensor(inputs(self.size) if values is None else values, device=self.device, requires_grad=True)
+        self.made.append(made)
+        return made
+
+    def gradients(self) -> None:
+        """Note, after a call, the gradient (None or a tensor, with its dtype) of every parameter, buffer
+        and input made: how a workaround is judged beyond what a scenario notes (``repro.proof``)."""
+        tensors = [*self.model.named_parameters(), *self.model.named_buffers()]
+        self.facts["gradients after the call"] = {
+            **{name: self.summary(t.grad) for name, t in tensors},
+            **{f"input {n}": self.summary(t.grad) for n, t in enumerate(self.made, start=1)},
+        }
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The model called on ``x`` and the model's further arguments."""

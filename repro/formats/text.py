@@ -272,18 +272,27 @@ PROOF_WORDS = {  # --workarounds' verdict per repro.ledger.WORKAROUND_STATUSES (
 
 
 def render_proofs(torch_version: str, proofs: list[Proof]) -> str:
-    """``--workarounds``: per bug, its workaround and what its scope showed with it in force."""
-    lines = [f"Workarounds on torch {torch_version}, each bug's whole scope run with it in force:"]
+    """``--workarounds``: per bug, its workaround, its verdict, what it held on, and where it must not
+    be used with what happens there."""
+    lines = [
+        f"Workarounds on torch {torch_version}, each judged as a fix is, against eager, with it in force "
+        f"around each run (holds, loud or silently wrong):"
+    ]
     for proof in proofs:
         found = proof.bug.workaround
         if found is None or found.apply is None:
             verdict = f"none ({found.summary.removeprefix('none: ') if found else 'none declared'})"
         else:
-            verdict = f"{PROOF_WORDS[proof.status]}: {found.summary}"
+            judged = f" ({proof.verdict})" if proof.verdict else ""
+            verdict = f"{PROOF_WORDS[proof.status]}{judged}: {found.summary}"
         lines += ["", *_wrap(f"{proof.bug.id}: {verdict}", indent="  "), *_wrap(f"  {proof.summary()}", indent="    ")]
-        if found and proof.limited():
+        if found and found.apply is not None:
+            lines += _wrap(f"  held on: {proof.space()}", indent="    ")
+        if found and proof.within_limits:
             shapes = ", ".join(f"{shape} ({style})" for shape, style in found.limits)
-            lines += _wrap(f"  limits: {shapes}: {found.limits_why}", indent="    ")
+            lines += _wrap(
+                f"  do not use it on {shapes}: {proof.within_limits} there ({found.limits_why})", indent="    "
+            )
     return fit("\n".join(lines))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from repro import ledger as ledger_io
+from repro import proof as proof_module
 from repro.catalogue import BUGS
 from repro.cli import main
 from repro.engine import oracle
@@ -41,14 +42,14 @@ def _unrunnable(bug_id: str) -> Proof:
     ("make", "status"),
     [
         (lambda: prove(BUGS["copy-shares-training"]), "works"),
-        (lambda: prove(BUGS["checkpoint-early-stop"]), "works-with-limits"),
+        (lambda: prove(BUGS["global-hooks-root-only"]), "works-with-limits"),
         pytest.param(  # nothing in force departs only where the bug shows
             lambda: _broken("copy-shares-training", apply=contextlib.nullcontext),
             "does-not-work",
             marks=pytest.mark.needs_bug("copy-shares-training"),
         ),
         (lambda: _broken("child-hooks-bypassed", style=""), "does-not-work"),  # the style is the workaround
-        (lambda: _broken("checkpoint-early-stop", limits=()), "does-not-work"),  # a limit undeclared departs
+        (lambda: _broken("global-hooks-root-only", limits=()), "does-not-work"),  # a limit undeclared departs
         (lambda: _unrunnable("copy-shares-training"), "not-measured"),
         (lambda: prove(BUGS["attribute-assignment-forwarded"]), "none"),
     ],
@@ -95,18 +96,20 @@ def _proofs_report(capsys, *bug_ids: str) -> str:
     return out
 
 
-def test_a_proof_observes_each_scenarios_eager_twin_once_for_all_its_runs(monkeypatch):
-    """As the report does: the twin is plain ``nn.Module`` code, its observation the same for each run."""
-    observed: list[str] = []
-    observe_eager = oracle.observe_eager
+def test_a_proof_observes_each_scenarios_eager_twin_once_per_size_for_all_its_runs(monkeypatch):
+    """As the report does: the twin is plain ``nn.Module`` code, its calls the same for each run."""
+    observed: list[tuple[str, str]] = []
+    eager_calls = proof_module.eager_calls
 
-    def counted(scenario: Any, device: str) -> Any:
-        observed.append(scenario.key)
-        return observe_eager(scenario, device)
+    def counted(scenario: Any, device: str, size: Any) -> Any:
+        observed.append((scenario.key, str(size)))
+        return eager_calls(scenario, device, size)
 
-    monkeypatch.setattr(oracle, "observe_eager", counted)
+    monkeypatch.setattr(proof_module, "eager_calls", counted)
     proof = prove(BUGS["copy-shares-training"])
-    runs = [r.scenario.key for r in proof.results if r.verdict not in (Verdict.UNAVAILABLE, Verdict.NOT_RUN)]
+    runs = [
+        (r.scenario.key, str(r.size)) for r in proof.results if r.verdict not in (Verdict.UNAVAILABLE, Verdict.NOT_RUN)
+    ]
     assert proof.works and sorted(observed) == sorted(set(runs)) and len(runs) > len(observed)
 
 
@@ -116,6 +119,7 @@ def test_the_tracker_records_each_proof_with_its_scenario_table_and_device(capsy
     copied = proofs["copy-shares-training"]
     assert copied["status"] == "works" and copied["workaround"] == "repro.workaround.shallow_copy"
     assert copied["runs"] == copied["matched"] > 0 and copied["summary"].startswith(f"{copied['runs']} of ")
+    assert copied["verdict"] == "holds" and proofs["attribute-assignment-forwarded"].get("verdict") == ""
     assert (copied["table"], copied["device"]) == (fingerprint(), "cpu")
     assert proofs["attribute-assignment-forwarded"]["status"] == "none"
     ledger = tmp_path / "ledger.json"

@@ -16,6 +16,7 @@ from repro import workaround
 from repro.catalogue import BUGS
 from repro.engine.models import build_scripted
 from repro.proof import prove
+from repro.vocabulary import WorkaroundVerdict
 
 WITH = [bug_id for bug_id, bug in BUGS.items() if bug.workaround and bug.workaround.apply]
 WITHOUT = [bug_id for bug_id, bug in BUGS.items() if bug.workaround and not bug.workaround.apply]
@@ -35,7 +36,7 @@ def test_each_bug_declares_a_workaround_or_none_with_what_was_tried(bug_id):
 def test_each_workaround_makes_the_bugs_whole_scope_match_eager(bug_id):
     proof = prove(BUGS[bug_id])
     assert proof.results and not proof.failures(), [(r.scenario.key, r.style, r.detail) for r in proof.failures()]
-    assert proof.works
+    assert proof.works and proof.verdict == WorkaroundVerdict.HOLDS  # never silently wrong where recommended
     assert [(r.scenario.key, r.style) for r, cause in proof.elsewhere() if cause == bug_id] == []
     workaround = BUGS[bug_id].workaround
     assert workaround
@@ -195,6 +196,41 @@ def _strict_export(model: Any) -> str:
     return "exported"
 
 
+def _early_stop_off_alone(model: Any) -> str:
+    from torch.utils.checkpoint import checkpoint, set_checkpoint_early_stop
+
+    fresh = _built("child first", "script_method", "first")
+    try:
+        with set_checkpoint_early_stop(False):
+            checkpoint(fresh, torch.ones(2, 2, requires_grad=True), use_reentrant=False).sum().backward()
+    except RuntimeError as err:
+        return str(err).splitlines()[0]
+    return "no error"
+
+
+def _jit_autocast_off_in_training(model: Any) -> str:
+    fresh = _built("child first", "script_method", "first")
+    before = torch._C._jit_set_autocast_mode(False)
+    try:
+        for _ in range(2):  # a first call, then one through the optimized graph
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                out = fresh(torch.ones(2, 2, requires_grad=True))
+            out.sum().backward()
+    except RuntimeError as err:
+        return str(err).strip().splitlines()[-1]
+    finally:
+        torch._C._jit_set_autocast_mode(before)
+    return "trained"
+
+
+def _copy_of_the_compiled_module(model: Any) -> str:
+    clone = type(model).__new__(type(model))
+    clone.__dict__.update(model.__dict__)
+    clone.__dict__["_actual_script_module"] = copy.copy(model.__dict__["_actual_script_module"])
+    clone.weight = torch.nn.Parameter(torch.zeros(2, 2))
+    return f"the original holds the copy's new weight: {model.weight is clone.weight}"
+
+
 # Each line of a bug's `tried` (named by how it starts), done on a model of its scope: (bug, the
 # alternative, what it shows on this torch).
 TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
@@ -258,6 +294,21 @@ TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
         _strict_export,
         "torch.jit.script/freeze modules unsupported",
     ),
+    "set_checkpoint_early_stop(False) alone": (
+        "checkpoint-early-stop",
+        _early_stop_off_alone,
+        "The following operation failed in the TorchScript interpreter",
+    ),
+    "torch._C._jit_set_autocast_mode(False)": (
+        "autocast-compiled-float32",
+        _jit_autocast_off_in_training,
+        "expected m1 and m2 to have the same dtype",
+    ),
+    "copying the compiled module shallowly": (
+        "copy-shares-training",
+        _copy_of_the_compiled_module,
+        "the original holds the copy's new weight: False",
+    ),
     "copy.deepcopy: keeps its own training mode": (
         "copy-shares-training",
         _deepcopy_for_training,
@@ -268,6 +319,21 @@ TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
 
 # what a tried attempt shows through another bug too: gone where that bug is
 SHOWS_ALSO = {
+    "set_checkpoint_early_stop(False) alone": (
+        "checkpoint-early-stop",
+        _early_stop_off_alone,
+        "The following operation failed in the TorchScript interpreter",
+    ),
+    "torch._C._jit_set_autocast_mode(False)": (
+        "autocast-compiled-float32",
+        _jit_autocast_off_in_training,
+        "expected m1 and m2 to have the same dtype",
+    ),
+    "copying the compiled module shallowly": (
+        "copy-shares-training",
+        _copy_of_the_compiled_module,
+        "the original holds the copy's new weight: False",
+    ),
     "copy.deepcopy: keeps its own training mode": ("deepcopy-drops-subclass",),
     "quantize_dynamic(..., inplace=True)": ("attribute-assignment-forwarded",),  # its qconfig is forwarded
     "torch.compile(model) on a script_method": ("compile-subclass-silent",),  # whose patch refuses it

@@ -7,6 +7,9 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
+import torch
+from torch import nn
+
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
 from repro.vocabulary import Tier
@@ -60,3 +63,20 @@ def _(m: Any, rec: Recorder) -> None:
     duplicate(rec.input(), *rec.extra(rec.device)).sum().backward()
     rec.facts["copy's grads set"] = sorted(name for name, p in duplicate.named_parameters() if p.grad is not None)
     rec.facts["original's grads set"] = sorted(name for name, p in m.named_parameters() if p.grad is not None)
+
+
+@scenario(
+    "copy.copy",
+    "re-assigning a parameter on the copy or the original reaches both (shared _parameters)",
+    tier=Tier.VARIANT,
+    where="a parameter re-assigned",
+    requires=("root", "x only", "own params"),
+)
+def _(m: Any, rec: Recorder) -> None:
+    duplicate = copy.copy(m)
+    with torch.no_grad():
+        duplicate.weight = nn.Parameter(m.weight * 2.0)
+        m.bias = nn.Parameter(m.bias - 1.0)
+    for name, model in (("the original", m), ("the copy", duplicate)):
+        rec.note(f"{name}'s weight and bias", [model.weight, model.bias])
+        rec.note(f"{name}'s output", model(rec.input()))

@@ -151,6 +151,26 @@ def _(m: Any, rec: Recorder) -> None:
             rec.note(f"{call}: output", m(rec.input()))
 
 
+@scenario(
+    "torch.autocast",
+    "training under autocast to bfloat16 on CPU: gradients and their dtypes",
+    tier=Tier.VARIANT,
+    where="in training",
+    requires=("x only",),
+)
+def _(m: Any, rec: Recorder) -> None:
+    """Forward under autocast, backward after it, as torch's AMP recipe does; the output's own dtype is
+    the other scenario's."""
+    for call in CALLS:
+        x = rec.input()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = m(x)
+        out.sum().backward()
+        rec.note(f"{call}: input grad", x.grad)
+        rec.facts[f"{call}: grads"] = {name: rec.summary(p.grad) for name, p in m.named_parameters()}
+        m.zero_grad()
+
+
 @scenario("torch.no_grad", "no graph recorded; hooks run", tier=Tier.VARIANT, requires=("x only",))
 def _(m: Any, rec: Recorder) -> None:
     _warmed(m, rec)

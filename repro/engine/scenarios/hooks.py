@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from repro.engine.recorder import INPUT, Recorder
+from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
 from repro.vocabulary import Tier
 
@@ -412,7 +412,7 @@ def _(m: Any, rec: Recorder) -> None:
 )
 def _(m: Any, rec: Recorder) -> None:
     m.register_full_backward_hook(rec.hook("backward"))
-    rec.forward(torch.tensor(INPUT, device=rec.device)).sum().backward()
+    rec.forward(rec.input().detach()).sum().backward()
 
 
 @scenario("register_full_backward_pre_hook", "with retain_graph, runs on each backward", tier=Tier.VARIANT)
