@@ -202,3 +202,12 @@ def read_only(path: Path) -> Iterator[Path]:
         if immutable:
             subprocess.run(["chattr", "-i", str(path)])
         path.chmod(mode)
+
+
+def copy_of_the_compiled_module(module: Any) -> Any:
+    """The ``repro.workaround.shallow_copy`` shipped until 2026-12-05, kept as a broken fix: the compiled
+    module copied rather than shared, so a parameter re-assigned on either reaches only that one."""
+    clone = object.__new__(type(module))
+    clone.__dict__.update(module.__dict__)
+    clone.__dict__["_actual_script_module"] = copy.copy(module.__dict__["_actual_script_module"])
+    return clone

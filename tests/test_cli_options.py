@@ -85,4 +85,8 @@ def test_workarounds_proves_each_one_and_fails_when_one_does_not_work(repro_main
     broken = dataclasses.replace(bug.workaround, apply=contextlib.nullcontext)  # in force: nothing
     monkeypatch.setitem(BUGS, bug.id, dataclasses.replace(bug, workaround=broken))
     code, out, _ = repro_main("--workarounds", "--bug", "deepcopy-drops-subclass")
-    assert code == 1 and "DOES NOT WORK (silently wrong)" in out and "silently wrong, 450 raise where it is meant to work" in out, out
+    assert (
+        code == 1
+        and "DOES NOT WORK (silently wrong)" in out
+        and "silently wrong, 450 raise where it is meant to work" in out
+    ), out

@@ -230,11 +230,40 @@ def test_downstream_has_one_workaround_section_per_bug():
 def test_each_workaround_sections_figures_are_the_ledgers_proof_on_the_release_it_names():
     """'Proven: N of M' is what the tracker recorded for that release, not a number typed once."""
     sections = re.findall(r"^### `([\w-]+)`\n\n(.*?)(?=^### |^## )", PAGES["downstream.md"], re.MULTILINE | re.DOTALL)
-    release = re.search(r"Figures below .*?torch (\d+\.\d+\.\d+), CPU", PAGES["downstream.md"], re.DOTALL)
+    release = re.search(
+        r"Each section's proof below: .*?torch\s+(\d+\.\d+\.\d+), CPU", PAGES["downstream.md"], re.DOTALL
+    )
     assert release and sections
     entry = load(DEFAULT_PATH)["releases"][release.group(1)]  # the docs describe the packaged ledger
     for bug_id, text in sections:
         proof = entry["bugs"][bug_id]["workaround"]
         assert proof["table"] == fingerprint(), f"{bug_id}: proven with another scenario table; measure it again"
-        figures = re.search(r"(\d+) of (\d+)", text)
+        figures = re.search(r"(\d+)\s+of\s+(\d+)\s+calls", text)
         assert figures and (int(figures.group(1)), int(figures.group(2))) == (proof["matched"], proof["runs"]), bug_id
+
+
+# What a "Proven" must say: a bare "Proven: N of M" told a user nothing of where it held.
+PROVEN_SAYS = {
+    "the torch": r"torch \d+\.\d+\.\d+",
+    "the calls": r"calls 1-3",
+    "the sizes": r"sizes 2x2, 3x2 and 1x1",
+    "the shapes": r"\bshapes?\b",
+    "what was compared": r"compared: outputs and (their )?dtypes, every gradient, hook calls(,| and) exceptions",
+}
+
+
+@pytest.mark.parametrize("name", ["README.md", *PAGES])
+def test_every_proven_in_the_docs_says_what_it_held_on(name):
+    text = README if name == "README.md" else PAGES[name]
+    for paragraph in re.split(r"\n\s*\n", text):
+        flat = " ".join(paragraph.split())
+        for found in re.finditer(r"\bProven\b", flat):
+            said = flat[found.start() :]
+            missing = [what for what, pattern in PROVEN_SAYS.items() if not re.search(pattern, said)]
+            assert not missing, f"{name}: {said[:80]!r}... does not say {', '.join(missing)}"
+
+
+def test_the_proven_check_fails_on_a_bare_count():
+    """The check above, on the sentence this page printed until 2026-12-05."""
+    bare = "Proven: 52 of 52. Tried: copy.deepcopy keeps the original's training mode."
+    assert [w for w, pattern in PROVEN_SAYS.items() if not re.search(pattern, bare)] == list(PROVEN_SAYS)

@@ -210,6 +210,9 @@ FIXES = Fixes(
             "TestScriptModuleEagerAutocast",
             runner=TEST_JIT,
         ),
+        leaves="with JIT autocast off, backward after an autocast forward raises 'expected m1 and m2 to have "
+        "the same dtype' on child first and child between, in the optimized graph's own backward (C++; "
+        "likely torch/csrc/jit/runtime/autodiff.cpp, not proven), which no change to Python files reaches",
     ),
 )
 
@@ -220,7 +223,8 @@ BUG = Bug(
     apis=("torch.autocast",),
     scope=scope(("child first", "child between"), ("script_method",), CASE)
     + scope(("child between",), ("script_method",), TRAINING),
-    symptom="the output is float32 where eager's is bfloat16: JIT autocast's policy, not eager's",
+    symptom="the output is float32 where eager's is bfloat16 (JIT autocast's policy, not eager's); in "
+    "training, on child between, gradients differ from eager's from the second call",
     recognise=recognise,
     script="repro/autocast_bug.py",
     paste=PASTE,

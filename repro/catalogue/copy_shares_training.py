@@ -11,10 +11,25 @@ ScriptModule", open); no report of the shared training mode was found.
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Workaround, paste_script, routed, scope
-from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
+from repro.catalogue.fixes import (
+    TEST_JIT,
+    Candidate,
+    Fixes,
+    PatchError,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    add_method,
+    body_start,
+    indent_of,
+    insert,
+    parse,
+    source,
+)
 from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
 
@@ -62,27 +77,66 @@ assert model.training, "eval() on a copy.copy of the model put the original in e
 """,
 )
 
-# --- fixing it: ScriptModule gets a __copy__ (what the workaround declares on the class): the wrapper's
-# attributes shared as a shallow copy shares them, the compiled module, which holds training, copied by its
-# own __copy__, so that each copy's mode is its own.
+# --- fixing it: ScriptModule gets a __copy__ (what the workaround declares on the class, in torch's own
+# terms): the copy shares the wrapper's attributes, the compiled module included, as a shallow copy of an
+# nn.Module shares _parameters; its training mode is kept on the copy, which __setattr__ honours and which
+# __call__ puts on the compiled module for the length of each call.
 
+OWN = "_training_of_a_copy"
 COPY = [
     "def __copy__(self):",
-    '    """A shallow copy whose training mode is its own, as an nn.Module copy\'s is: the',
-    '    compiled module holds ``training``, so it is copied (shallowly) rather than shared."""',
+    '    """A shallow copy, as an nn.Module copy is: everything shared (the compiled',
+    "    module included, so a parameter re-assigned on either is both's) but the",
+    '    training mode, which is the copy\'s own."""',
     "    clone = type(self).__new__(type(self))",
     "    clone.__dict__.update(self.__dict__)",
     '    if "_actual_script_module" in self.__dict__:',
-    '        clone.__dict__["_actual_script_module"] = copy.copy(',
-    '            self.__dict__["_actual_script_module"]',
-    "        )",
+    f'        clone.__dict__["{OWN}"] = self.training',
     "    return clone",
+    "",
+    "def __call__(self, *args, **kwargs):",
+    f'    if "{OWN}" not in self.__dict__:',
+    "        return super().__call__(*args, **kwargs)",
+    "    # a copy: the compiled module, shared, runs in the copy's mode",
+    '    compiled = self.__dict__["_actual_script_module"]',
+    "    before = compiled.training",
+    f'    compiled.training = self.__dict__["{OWN}"]',
+    "    try:",
+    "        return super().__call__(*args, **kwargs)",
+    "    finally:",
+    "        compiled.training = before",
+]
+OWN_TRAINING = [
+    f'if attr == "training" and "{OWN}" in self.__dict__:',
+    f'    self.__dict__["{OWN}"] = value  # a copy\'s mode is its own (__copy__)',
+    "    return",
 ]
 
 
 def add_copy(sources: Sources) -> dict[str, str]:
-    """``ScriptModule.__copy__``, beside its ``__setattr__``."""
-    return {SCRIPT_PY: add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COPY)}
+    """``ScriptModule.__copy__`` and ``__call__``, beside its ``__setattr__``, which keeps a copy's
+    ``training`` on the copy; the copy reads it back through ``__getattr__`` (``training``, below)."""
+    text = add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COPY)
+    setattr_ = _script_module_method(parse(SCRIPT_PY, text), "__setattr__")
+    if setattr_ is None:
+        raise PatchError(f"{SCRIPT_PY}: ScriptModule no longer defines __setattr__.")
+    text = insert(text, body_start(setattr_), OWN_TRAINING, indent_of(text, setattr_.body[0].lineno))
+    getattr_ = _script_module_method(parse(SCRIPT_PY, text), "__getattr__")
+    if getattr_ is None:
+        raise PatchError(f"{SCRIPT_PY}: ScriptModule no longer defines __getattr__.")
+    read = [f'if attr == "training" and "{OWN}" in self.__dict__:', f'    return self.__dict__["{OWN}"]']
+    return {SCRIPT_PY: insert(text, body_start(getattr_), read, indent_of(text, getattr_.body[0].lineno))}
+
+
+def _script_module_method(tree: ast.AST, name: str) -> ast.FunctionDef | None:
+    """``name`` of the ``ScriptModule`` class that defines ``__copy__`` (the patched one, not the stub
+    torch defines when TorchScript is disabled)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "ScriptModule":
+            defined = {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
+            if "__copy__" in defined and name in defined:
+                return defined[name]
+    return None
 
 
 REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
@@ -103,6 +157,16 @@ class Net(torch.jit.ScriptModule):
         return self.linear(x)
 
 
+class Mode(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.ones(1))
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return x * 0.0 + (1.0 if self.training else 0.0)
+
+
 class TestScriptModuleCopy(TestCase):
     def test_copy_has_a_training_mode_of_its_own(self):
         model = Net()
@@ -112,10 +176,18 @@ class TestScriptModuleCopy(TestCase):
         self.assertFalse(clone.training)
 
     def test_copy_shares_parameters_as_a_shallow_copy_does(self):
-        model = Net()
+        model = Mode()
         clone = copy.copy(model)
-        self.assertIs(type(clone), Net)
-        self.assertIs(clone.linear.weight, model.linear.weight)
+        self.assertIs(type(clone), Mode)
+        clone.scale = torch.nn.Parameter(torch.full((1,), 2.0))
+        self.assertIs(model.scale, clone.scale)
+
+    def test_copy_runs_its_compiled_forward_in_its_own_mode(self):
+        model = Mode()
+        clone = copy.copy(model)
+        clone.eval()
+        x = torch.zeros(1)
+        self.assertEqual((clone(x).item(), model(x).item()), (0.0, 1.0))
 
 
 if __name__ == "__main__":
@@ -124,7 +196,8 @@ if __name__ == "__main__":
 
 FIXES = Fixes(
     patch=UpstreamPatch(
-        summary="ScriptModule.__copy__ copies the compiled module, which holds training, instead of sharing it",
+        summary="ScriptModule.__copy__ shares the compiled module as nn.Module's copy shares _parameters, and keeps "
+        "the copy's training mode on the copy, set on the compiled module for each of its calls",
         files=(SCRIPT_PY,),
         edit=add_copy,
         test=RegressionTest(

@@ -76,6 +76,14 @@ class UpstreamPatch:
     test: RegressionTest
     refusal: str = ""
     cpp: str = ""
+    # what it leaves departing, as ``--candidates`` measured it: a patch that is neither a fix nor loud
+    # says so wherever it is named ("incomplete"), never "fix"
+    leaves: str = ""
+
+    @property
+    def kind(self) -> str:
+        """How ``--list-bugs`` and the docs name it: ``fix``, ``loud`` or ``incomplete``."""
+        return "incomplete" if self.leaves else "loud" if self.refusal else "fix"
 
     def candidate(self) -> Candidate:
         return Candidate("upstream-patch", "upstream", self.summary, edit=self.edit, refusal=self.refusal)

@@ -166,8 +166,11 @@ def render(report: Report, filing: Filing, cause: list[str] | None) -> str:
         ),
     ]
     if filing.patch:
+        leaves = bug.fixes.patch.leaves
         lines += _details(
-            "Proposed fix, against the installed release, with a regression test",
+            f"Proposed patch, incomplete: {plain(leaves)}; against the installed release, with a regression test"
+            if leaves
+            else "Proposed fix, against the installed release, with a regression test",
             [code_block(filing.patch.rstrip(), "diff")],
         )
     lines += ["", ATTRIBUTION, "", "### Versions", "", *_details("collect_env", [code_block(filing.versions.strip())])]

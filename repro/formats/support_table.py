@@ -173,12 +173,13 @@ class Proven:
 
 def proven(ledger_entry: dict[str, Any], table: str, device: str) -> dict[str, Proven]:
     """Per catalogued bug, its workaround's proof as the ledger's entry for this release records it; a
-    proof made with another scenario table, or none, is ``unproven`` (the scope it ran was not this)."""
+    proof made with another scenario table, or of another workaround (the one the bug named before),
+    or none, is ``unproven``: what it ran was not this."""
     found = {}
     for bug in BUGS.values():
         proof = (ledger_entry.get("bugs", {}).get(bug.id) or {}).get("workaround") or {}
         name = bug.workaround.name if bug.workaround else "none"
-        if proof.get("table") != table:
+        if proof.get("table") != table or proof.get("workaround") != name:
             found[bug.id] = Proven(name, "unproven")
         else:
             on = proof.get("device", "cpu")

@@ -226,7 +226,11 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
 
 def _fixes(bug: Bug) -> str:
     """What ``--patch`` and ``--candidates`` have for ``bug``."""
-    kind = "loud: makes what it cannot fix an error" if bug.fixes.patch.refusal else "fix"
+    patch = bug.fixes.patch
+    kind = {
+        "loud": "loud: makes what it cannot fix an error",
+        "incomplete": f"incomplete: {patch.leaves}",
+    }.get(patch.kind, patch.kind)
     others = ", ".join(c.name for c in bug.fixes.candidates)
     return f"upstream patch ({kind}){'; candidates: ' + others if others else ''} (--patch, --candidates)"
 

@@ -209,9 +209,21 @@ def _entry(table: str, **proof: object) -> dict:
         (_entry("T", status="not-measured"), "cpu", "workaround not measured"),
         (_entry("T", status="none"), "cpu", "no workaround"),
         (_entry("an older table"), "cpu", "workaround not proven on this release"),
+        (_entry("T", workaround="the one named before"), "cpu", "workaround not proven on this release"),
         ({}, "cpu", "workaround not proven on this release"),
     ],
-    ids=["works", "other-device", "same-device", "limits", "broken", "unmeasured", "none", "other-table", "no-proof"],
+    ids=[
+        "works",
+        "other-device",
+        "same-device",
+        "limits",
+        "broken",
+        "unmeasured",
+        "none",
+        "other-table",
+        "other-workaround",
+        "no-proof",
+    ],
 )
 def test_the_table_names_each_bugs_workaround_as_the_ledger_proved_it(entry, device, words):
     found = proven(entry, "T", device)

@@ -9,7 +9,6 @@ computing eager ops with a buffer after ``F.linear``, which no declared shape is
 from __future__ import annotations
 
 import contextlib
-import copy
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -21,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint, set_checkpoint_early_stop
 
+from helpers import copy_of_the_compiled_module
 from repro import workaround
 from repro.catalogue import BUGS
 from repro.engine.models import SIZES, build_scripted
@@ -47,16 +47,8 @@ def _jit_autocast_off() -> Iterator[None]:
         torch._C._jit_set_autocast_mode(before)
 
 
-def _copy_the_compiled_module(module: nn.Module) -> nn.Module:
-    """The shallow copy shipped until 2026-12-05: the compiled module copied, so nothing re-assigned is shared."""
-    clone = type(module).__new__(type(module))
-    clone.__dict__.update(module.__dict__)
-    clone.__dict__["_actual_script_module"] = copy.copy(module.__dict__["_actual_script_module"])
-    return clone
-
-
 def _old_shallow_copy() -> contextlib.AbstractContextManager[None]:
-    return workaround.replaced(torch.jit.ScriptModule, "__copy__", _copy_the_compiled_module)
+    return workaround.replaced(torch.jit.ScriptModule, "__copy__", copy_of_the_compiled_module)
 
 
 @pytest.mark.needs_bug("checkpoint-early-stop")

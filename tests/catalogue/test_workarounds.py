@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import torch
 
+from helpers import copy_of_the_compiled_module
 from repro import workaround
 from repro.catalogue import BUGS
 from repro.engine.models import build_scripted
@@ -224,9 +225,7 @@ def _jit_autocast_off_in_training(model: Any) -> str:
 
 
 def _copy_of_the_compiled_module(model: Any) -> str:
-    clone = type(model).__new__(type(model))
-    clone.__dict__.update(model.__dict__)
-    clone.__dict__["_actual_script_module"] = copy.copy(model.__dict__["_actual_script_module"])
+    clone = copy_of_the_compiled_module(model)
     clone.weight = torch.nn.Parameter(torch.zeros(2, 2))
     return f"the original holds the copy's new weight: {model.weight is clone.weight}"
 

@@ -133,8 +133,9 @@ def test_the_cli_table_says_what_the_ledger_proved_without_proving_it(capsys, tm
     ledger = load(ledger_io.ledger_path())
     key = ledger_io.release_key(torch.__version__)
     entry = ledger["releases"].setdefault(key, {"bugs": {}})
-    for bug_id in BUGS:
-        entry["bugs"].setdefault(bug_id, {})["workaround"] = stored | {"status": "does-not-work"}
+    for bug_id, bug in BUGS.items():
+        named = {"workaround": bug.workaround.name if bug.workaround else "none"}
+        entry["bugs"].setdefault(bug_id, {})["workaround"] = stored | named | {"status": "does-not-work"}
     path = tmp_path / "ledger.json"
     path.write_text(json.dumps(ledger))
     monkeypatch.setenv("REPRO_LEDGER", str(path))
