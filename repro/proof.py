@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from repro.catalogue import cause_of, proof_runs
@@ -46,25 +47,25 @@ class Proof:
     absent: str = ""  # why the workaround cannot be applied on this torch (its switch is not there)
     torch: str = ""  # the torch it ran on
 
+    @cached_property
+    def _causes(self) -> list[str | None]:
+        """Per call, the catalogued bug its departure is (``cause_of``): asked once, read by every count."""
+        return [cause_of(r) if r.verdict not in NEUTRAL else None for r in self.results]
+
     def elsewhere(self) -> list[tuple[ScenarioResult, str]]:
         """The calls that depart through another catalogued bug, with its id."""
-        return [
-            (r, cause)
-            for r in self.results
-            if r.verdict not in NEUTRAL and (cause := cause_of(r)) not in (None, self.bug.id)
-        ]
+        return [(r, cause) for r, cause in zip(self.results, self._causes) if cause not in (None, self.bug.id)]
 
     def invalid(self) -> list[ScenarioResult]:
         """The calls where the eager twin itself raised beyond the report's own run: the scenario does
         not hold there (written for 2 x 2 inputs, or for one call), so nothing is judged."""
-        return [r for r in self.results if r.verdict == Verdict.ERROR and (r.size != SIZE or r.call > 1)]
+        return [r for r in self.results if _invalid(r)]
 
     def _departing(self) -> list[ScenarioResult]:
-        invalid = self.invalid()
         return [
             r
-            for r in self.results
-            if r.verdict not in NEUTRAL and cause_of(r) in (None, self.bug.id) and r not in invalid
+            for r, cause in zip(self.results, self._causes)
+            if r.verdict not in NEUTRAL and cause in (None, self.bug.id) and not _invalid(r)
         ]
 
     def _limit(self, result: ScenarioResult) -> bool:
@@ -172,6 +173,10 @@ class Proof:
         if self.failures():
             parts.append(f"{_counted(self.failures())} where it is meant to work")
         return "; ".join(parts)
+
+
+def _invalid(result: ScenarioResult) -> bool:
+    return result.verdict == Verdict.ERROR and (result.size != SIZE or result.call > 1)
 
 
 def _verdict(departing: list[ScenarioResult]) -> WorkaroundVerdict:
