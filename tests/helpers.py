@@ -211,3 +211,13 @@ def copy_of_the_compiled_module(module: Any) -> Any:
     clone.__dict__.update(module.__dict__)
     clone.__dict__["_actual_script_module"] = copy.copy(module.__dict__["_actual_script_module"])
     return clone
+
+
+@functools.cache
+def proof_of(bug_id: str) -> Any:
+    """``repro.proof.prove`` of a catalogued bug as the catalogue declares it, made once per test process:
+    a proof is seconds of ScriptModule building, and several tests read the same one (a frozen ``Proof``)."""
+    from repro.catalogue import BUGS
+    from repro.proof import prove
+
+    return prove(BUGS[bug_id])

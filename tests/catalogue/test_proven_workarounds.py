@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from helpers import proof_of
 from repro import ledger as ledger_io
 from repro import proof as proof_module
 from repro.catalogue import BUGS
@@ -34,15 +35,15 @@ def _broken(bug_id: str, **changes: Any) -> Proof:
 
 def _unrunnable(bug_id: str) -> Proof:
     """The bug's real proof as a torch lacking every API of its scope would give it."""
-    proof = prove(BUGS[bug_id])
+    proof = proof_of(bug_id)
     return Proof(proof.bug, [replace(r, verdict=Verdict.UNAVAILABLE, scripted=None, eager=None) for r in proof.results])
 
 
 @pytest.mark.parametrize(
     ("make", "status"),
     [
-        (lambda: prove(BUGS["copy-shares-training"]), "works"),
-        (lambda: prove(BUGS["global-hooks-root-only"]), "works-with-limits"),
+        (lambda: proof_of("copy-shares-training"), "works"),
+        (lambda: proof_of("global-hooks-root-only"), "works-with-limits"),
         pytest.param(  # nothing in force departs only where the bug shows
             lambda: _broken("copy-shares-training", apply=contextlib.nullcontext),
             "does-not-work",
@@ -51,7 +52,7 @@ def _unrunnable(bug_id: str) -> Proof:
         (lambda: _broken("child-hooks-bypassed", style=""), "does-not-work"),  # the style is the workaround
         (lambda: _broken("global-hooks-root-only", limits=()), "does-not-work"),  # a limit undeclared departs
         (lambda: _unrunnable("copy-shares-training"), "not-measured"),
-        (lambda: prove(BUGS["attribute-assignment-forwarded"]), "none"),
+        (lambda: proof_of("attribute-assignment-forwarded"), "none"),
     ],
     ids=["works", "with-limits", "nothing-in-force", "style-dropped", "limits-dropped", "unrunnable", "none"],
 )
@@ -81,7 +82,7 @@ def test_a_workaround_this_torch_cannot_apply_is_not_measured_never_an_error():
 def test_a_difference_only_by_design_counts_as_observed_but_a_refusal_does_not():
     """Global backward hooks on shapes with compiled children: every run differs from eager only in
     the child's class (cited), which shows the hooks ran as eager's; a refused call shows nothing."""
-    proof = prove(BUGS["global-backward-hooks-scripted"])
+    proof = proof_of("global-backward-hooks-scripted")
     assert proof.results and proof.observed() == proof.results and proof.status == "works"
     refused = [
         replace(r, scripted=oracle.Side(r.scripted.observation if r.scripted else {}, "refused")) for r in proof.results

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint, set_checkpoint_early_stop
 
-from helpers import copy_of_the_compiled_module
+from helpers import copy_of_the_compiled_module, proof_of
 from repro import workaround
 from repro.catalogue import BUGS
 from repro.engine.models import SIZES, build_scripted
@@ -56,7 +56,7 @@ def test_early_stop_off_alone_is_loud_on_a_fresh_classs_first_call_and_its_repla
     old = _proved("checkpoint-early-stop", _early_stop_alone)
     assert old.verdict == WorkaroundVerdict.LOUD and old.status == "does-not-work"
     assert {(r.call, r.verdict) for r in old.failures()} == {(1, Verdict.RAISES)}
-    new = prove(BUGS["checkpoint-early-stop"])
+    new = proof_of("checkpoint-early-stop")
     assert (new.verdict, new.status, new.limited()) == (WorkaroundVerdict.HOLDS, "works", [])
 
 
@@ -68,7 +68,7 @@ def test_jit_autocast_off_breaks_training_and_a_plain_forward_holds():
         "training under autocast to bfloat16 on CPU: gradients and their dtypes"
     }
     assert all("The following operation failed in the TorchScript interpreter" in r.detail for r in old.failures())
-    new = prove(BUGS["autocast-compiled-float32"])
+    new = proof_of("autocast-compiled-float32")
     assert (new.verdict, new.status) == (WorkaroundVerdict.HOLDS, "works")
 
 
@@ -78,7 +78,7 @@ def test_a_copy_of_the_compiled_module_is_silently_wrong_and_the_shared_one_hold
     assert {r.scenario.name for r in old.failures()} == {
         "re-assigning a parameter on the copy or the original reaches both (shared _parameters)"
     }
-    new = prove(BUGS["copy-shares-training"])
+    new = proof_of("copy-shares-training")
     assert (new.verdict, new.status) == (WorkaroundVerdict.HOLDS, "works")
 
 
@@ -234,7 +234,7 @@ def test_two_proofs_give_the_same_calls_in_either_order_and_leave_the_process_as
 
 
 def test_a_proof_runs_every_call_at_every_size_on_both_instances():
-    proof = prove(BUGS["copy-shares-training"])
+    proof = proof_of("copy-shares-training")
     runs = {(r.scenario.key, r.style, r.instance, r.size, r.call) for r in proof.results}
     assert {size for *_, size, _ in runs} == set(SIZES)
     assert {call for *_, call in runs} == {1, 2, 3}

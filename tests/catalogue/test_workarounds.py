@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 import torch
 
-from helpers import copy_of_the_compiled_module
+from helpers import copy_of_the_compiled_module, proof_of
 from repro import workaround
 from repro.catalogue import BUGS
 from repro.engine.models import build_scripted
-from repro.proof import prove
 from repro.vocabulary import WorkaroundVerdict
 
 WITH = [bug_id for bug_id, bug in BUGS.items() if bug.workaround and bug.workaround.apply]
@@ -35,7 +34,7 @@ def test_each_bug_declares_a_workaround_or_none_with_what_was_tried(bug_id):
 
 @pytest.mark.parametrize("bug_id", WITH)
 def test_each_workaround_makes_the_bugs_whole_scope_match_eager(bug_id):
-    proof = prove(BUGS[bug_id])
+    proof = proof_of(bug_id)
     assert proof.results and not proof.failures(), [(r.scenario.key, r.style, r.detail) for r in proof.failures()]
     assert proof.works and proof.verdict == WorkaroundVerdict.HOLDS  # never silently wrong where recommended
     assert [(r.scenario.key, r.style) for r, cause in proof.elsewhere() if cause == bug_id] == []
@@ -50,7 +49,7 @@ def test_each_workaround_makes_the_bugs_whole_scope_match_eager(bug_id):
 @pytest.mark.parametrize("bug_id", WITHOUT)
 def test_a_bug_without_a_workaround_still_shows_in_its_whole_scope(bug_id):
     """'none' is measured: nothing in force, every departure of the scope is the bug's own."""
-    proof = prove(BUGS[bug_id])
+    proof = proof_of(bug_id)
     assert proof.failures() and not proof.works
 
 
