@@ -90,16 +90,31 @@ class Restore:
         self.remove()
 
 
+_ALLOWED: list[Callable[[], None]] = []  # what undoes the methods given, while any allowance is in force
+_HOLDERS = [0]  # how many allowances are in force
+
+
 def allow_global_backward_hooks() -> Restore:
     """Let global module backward hooks run through scripted modules called from Python (a plain
     ``forward``'s children, a ``torch.jit.script``-ed child) instead of raising: their class gets
-    ``Module``'s own versions of the methods ``Module._call_impl`` asks for."""
-    owner = torch.jit.RecursiveScriptModule
-    undo = []
-    for name in CALL_IMPL_NEEDS:
-        if hasattr(torch.nn.Module, name):
-            undo.append(_set(owner, name, getattr(torch.nn.Module, name)))
-    return Restore(undo)
+    ``Module``'s own versions of the methods ``Module._call_impl`` asks for. Several may be in force,
+    and undone in any order: TorchScript's own methods come back when the last one is undone."""
+    if _HOLDERS[0] == 0:
+        owner = torch.jit.RecursiveScriptModule
+        _ALLOWED[:] = [
+            _set(owner, name, getattr(torch.nn.Module, name))
+            for name in CALL_IMPL_NEEDS
+            if hasattr(torch.nn.Module, name)
+        ]
+    _HOLDERS[0] += 1
+    return Restore([_release])
+
+
+def _release() -> None:
+    _HOLDERS[0] -= 1
+    if _HOLDERS[0] == 0:
+        while _ALLOWED:
+            _ALLOWED.pop()()
 
 
 def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> torch.nn.Module:
@@ -109,7 +124,7 @@ def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> tor
     ``__deepcopy__ = repro.workaround.deepcopy``."""
     memo = {} if memo is None else memo
     if not _is_scripted_subclass(module):
-        return copy.deepcopy(module, memo)
+        return _as_any_object(module, lambda state: copy.deepcopy(state, memo), memo)
     clone = type(module).__new__(type(module))
     memo[id(module)] = clone
     for name, value in module.__dict__.items():
@@ -132,11 +147,25 @@ def shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
     the class's ``__copy__``: ``__copy__ = repro.workaround.shallow_copy``. Call the copy, not its
     ``forward``; and not while the original runs in another thread."""
     if not _is_scripted_subclass(module):
-        return copy.copy(module)
+        return _as_any_object(module, dict)
     own = _own_training_class(type(module))
     clone = own.__new__(own)
     clone.__dict__.update(module.__dict__)
     clone.__dict__["training"] = module.training
+    return clone
+
+
+def _as_any_object(
+    module: torch.nn.Module, state: Callable[[dict[str, Any]], dict[str, Any]], memo: dict[int, Any] | None = None
+) -> torch.nn.Module:
+    """What ``copy.copy`` (``state``: ``dict``) or ``copy.deepcopy`` does to a module whose class has no
+    ``__copy__`` of its own: its class's ``__new__``, then ``__setstate__`` of the (copied) ``__dict__``.
+    Never ``copy.copy`` itself: a class whose ``__copy__`` is this function (an ``nn.Module`` under
+    ``PYTORCH_JIT=0``, where ``ScriptModule`` is one) would come back here for ever."""
+    clone = type(module).__new__(type(module))
+    if memo is not None:
+        memo[id(module)] = clone
+    clone.__setstate__(state(dict(module.__dict__)))
     return clone
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import torch
 
-from helpers import copy_of_the_compiled_module, proof_of
+from helpers import copy_of_the_compiled_module, proof_of, run
 from repro import workaround
 from repro.catalogue import BUGS
 from repro.engine.models import build_scripted
@@ -389,3 +389,47 @@ def test_each_workaround_is_also_said_in_torchs_terms_for_an_issue_body(bug_id):
     """An upstream reader has no ``repro.workaround``: the issue body says what it does with torch's names."""
     found = BUGS[bug_id].workaround
     assert found is not None and found.in_torch_terms and "repro" not in found.in_torch_terms
+
+
+@pytest.mark.needs_bug("global-backward-hooks-scripted")
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)], ids=["first made first undone", "last made first undone"])
+def test_allow_global_backward_hooks_twice_is_undone_by_the_last_remove_in_either_order(order):
+    scripted = torch.jit.script(torch.nn.Linear(2, 2))
+    handles = [workaround.allow_global_backward_hooks(), workaround.allow_global_backward_hooks()]
+    handles[order[0]].remove()
+    assert scripted._get_backward_hooks() == ([], [])  # one is still in force
+    handles[order[0]].remove()  # a second remove of the same one changes nothing
+    assert scripted._get_backward_hooks() == ([], [])
+    handles[order[1]].remove()
+    with pytest.raises(RuntimeError, match="_get_backward_hooks is not supported on ScriptModules"):
+        scripted._get_backward_hooks()
+
+
+COPIED_WITHOUT_TORCHSCRIPT = """
+import copy
+import torch
+from repro import workaround
+
+class Net(torch.jit.ScriptModule):  # an nn.Module: PYTORCH_JIT=0
+    __copy__ = workaround.shallow_copy
+    __deepcopy__ = workaround.deepcopy
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.linear(x)
+
+model = Net()
+shallow, deep = copy.copy(model), copy.deepcopy(model)
+print(type(shallow).__name__, shallow.linear is model.linear, type(deep).__name__, deep.linear is model.linear)
+"""
+
+
+def test_the_copy_functions_as_a_class_s_copy_methods_work_without_torchscript():
+    """Under ``PYTORCH_JIT=0`` ``ScriptModule`` is an ``nn.Module``: what docs/downstream.md recommends
+    recursed until ``RecursionError`` there."""
+    proc = run(["-c", COPIED_WITHOUT_TORCHSCRIPT], env={"PYTORCH_JIT": "0"})
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    assert proc.stdout.split() == ["Net", "True", "Net", "False"]
