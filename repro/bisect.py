@@ -4,7 +4,10 @@ Exit 1: the bug is present (the script ends in its failing ``assert`` or in the 
 in its loud upstream patch's refusal: a clear error, still not ``nn.Module``'s behaviour);
 0: the script ran to its end, as on ``nn.Module``; 125: cannot test (torch does not import,
 TorchScript is off or unusable, this torch lacks an API the bug needs, or the script stopped on
-an error that is not the bug's); 128: an id the catalogue does not hold, which aborts a bisection.
+an error that is not the bug's, or on any other way out, ``SystemExit`` included: only the bug's own
+verdict may say good or bad); 128: an id the catalogue does not hold, and 130: interrupted (Ctrl-C),
+both of which abort a bisection. What torch prints or raises is shown with its control characters
+escaped (``repro.sanitise.for_terminal``).
 
 The script is the catalogue's ``Bug.paste``, the same text an issue body shows, so the two cannot
 drift. This module, and what it imports, needs only torch and the standard library: a PyTorch
@@ -23,8 +26,9 @@ from typing import Any
 
 from repro.catalogue import BUGS, UnknownBug, get
 from repro.catalogue.bug import Bug
+from repro.sanitise import for_terminal
 
-PRESENT, ABSENT, CANNOT_TEST, USAGE = 1, 0, 125, 128
+PRESENT, ABSENT, CANNOT_TEST, USAGE, INTERRUPTED = 1, 0, 125, 128, 130
 
 
 def _within(text: str) -> str:
@@ -41,10 +45,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         bug = get(args[0])
     except UnknownBug as err:
-        print(_within(str(err)), file=sys.stderr)
+        print(_within(for_terminal(str(err))), file=sys.stderr)
         return USAGE
-    code, message = judge(bug)
-    print(textwrap.fill(message, 100, subsequent_indent="  "))  # a terminal's 100 columns
+    try:
+        code, message = judge(bug)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
+    print(textwrap.fill(for_terminal(message), 100, subsequent_indent="  "))  # a terminal's 100 columns
     return code
 
 
@@ -52,14 +60,16 @@ def judge(bug: Bug) -> tuple[int, str]:
     """(exit code, one line saying why) for ``bug`` on the torch this process imports."""
     try:
         import torch
-    except Exception as err:  # e.g. a device backend that fails to autoload
-        return CANNOT_TEST, f"cannot test: import torch failed: {type(err).__name__}: {err}"
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # a device backend that fails to autoload; a torch that exits
+        return CANNOT_TEST, f"cannot test: import torch failed: {_said(err)}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TorchScript is deprecated since 2.10
         unusable = _torchscript_problem(torch)
         if unusable:
             return CANNOT_TEST, f"cannot test: TorchScript is unusable: {unusable}"
-        print(f"torch {torch.__version__}")
+        print(for_terminal(f"torch {torch.__version__}"))
         missing = [need for need in bug.needs if not _has(need)]
         if missing:
             return CANNOT_TEST, f"cannot test: torch {torch.__version__} lacks {', '.join(missing)}"
@@ -67,16 +77,24 @@ def judge(bug: Bug) -> tuple[int, str]:
             _run(bug)
         except AssertionError as err:
             return PRESENT, f"BUG: {err}"
-        except Exception as err:
-            text = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-            if any(fragment in str(err) for fragment in bug.errors):
+        except KeyboardInterrupt:
+            raise
+        except BaseException as err:  # SystemExit, GeneratorExit ...: never a verdict of the bug's
+            text = _said(err)
+            if isinstance(err, Exception) and any(fragment in str(err) for fragment in bug.errors):
                 return PRESENT, f"BUG: {text}"
-            if bug.patch_refused(str(err)):
+            if isinstance(err, Exception) and bug.patch_refused(str(err)):
                 return PRESENT, f"BUG, refused by its upstream patch (loud, not fixed): {text}"
             trace = "".join(traceback.format_exception(type(err), err, err.__traceback__))
-            print(trace, file=sys.stderr)
+            print(for_terminal(trace, multiline=True), file=sys.stderr)
             return CANNOT_TEST, f"cannot test: the script stopped on an error that is not the bug's: {text}"
     return ABSENT, f"OK: the script of {bug.id} ran to its end, as on nn.Module"
+
+
+def _said(err: BaseException) -> str:
+    """``Class: first line``: what an exception says, in one line."""
+    lines = str(err).splitlines()
+    return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
 
 
 def _torchscript_problem(torch: Any) -> str | None:
@@ -92,8 +110,10 @@ def _torchscript_problem(torch: Any) -> str | None:
 
         if "_actual_script_module" not in Probe().__dict__:
             return "TorchScript is disabled (PYTORCH_JIT=0?): ScriptModule is a plain nn.Module"
-    except Exception as err:
-        return f"{type(err).__name__}: {err}"
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:
+        return _said(err)
     return None
 
 
@@ -104,8 +124,12 @@ def _has(dotted: str) -> bool:
     for cut in range(len(parts), 0, -1):
         try:
             found: object = importlib.import_module(".".join(parts[:cut]))
+        except KeyboardInterrupt:
+            raise
         except ImportError:
             continue
+        except BaseException:  # a module that raises, or exits, on import: this torch cannot serve it
+            return False
         for name in parts[cut:]:
             if not hasattr(found, name):
                 return False

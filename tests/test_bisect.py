@@ -83,3 +83,49 @@ def test_the_harness_imports_only_the_standard_library_until_it_imports_torch():
     probe = "import sys, repro.bisect; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
     proc = subprocess.run([sys.executable, "-S", "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert set(proc.stdout.split()) - set(sys.stdlib_module_names) == {"__main__", "repro"}
+
+
+def _fake_torch(tmp_path, body: str) -> dict[str, str]:
+    """An environment whose ``import torch`` runs ``body``: a torch package that is not one."""
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(body)
+    return {"PYTHONPATH": f"{tmp_path}:{ROOT}"}
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("raise SystemExit(0)", "cannot test: import torch failed: SystemExit: 0"),
+        ("import sys\nsys.exit()", "cannot test: import torch failed: SystemExit\n"),
+        ("raise ImportError('libhccl.so\\x1b[2J\\x07')", "ImportError: libhccl.so\\x1b[2J\\x07"),
+    ],
+    ids=["SystemExit(0)", "sys.exit()", "control characters"],
+)
+def test_a_torch_that_measures_nothing_is_never_good(tmp_path, body, says):
+    """Exit 0 tells `git bisect run` "good": a torch whose import exits 0 measured nothing (125), and
+    what it says reaches the terminal with its control characters shown, not obeyed."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "repro.bisect", "full-backward-hook-flag"],
+        capture_output=True,
+        text=True,
+        env=_fake_torch(tmp_path, body),
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert proc.returncode == 125, proc.stdout + proc.stderr
+    assert says in proc.stdout and "\x1b" not in proc.stdout and len(proc.stdout.splitlines()) == 1
+
+
+@pytest.mark.parametrize("tail", ["raise SystemExit(0)", "import sys\nsys.exit(1)", "raise GeneratorExit"])
+def test_a_script_that_leaves_by_another_way_than_the_bugs_verdict_cannot_test(tail):
+    bug = dataclasses.replace(BUGS["full-backward-hook-flag"], paste=f"import torch\n{tail}\n")
+    code, message = bisect.judge(bug)
+    assert code == 125 and message.startswith("cannot test: the script stopped on an error that is not the bug's")
+
+
+def test_ctrl_c_stops_the_bisection(monkeypatch, capsys):
+    """130 is outside 0-127: `git bisect run` stops rather than marking the commit."""
+    bug = BUGS["full-backward-hook-flag"]
+    monkeypatch.setitem(BUGS, bug.id, dataclasses.replace(bug, paste="import torch\nraise KeyboardInterrupt\n"))
+    assert bisect.main([bug.id]) == bisect.INTERRUPTED == 130
+    assert capsys.readouterr().err == "interrupted\n"
