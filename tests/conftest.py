@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from repro.catalogue import BUGS
 from repro.environment import EnvironmentProblem, import_torch, npu_status
 from repro.ledger import ORIGINAL
 from repro.source_checks import RECURSIVE_PY, SCRIPT_PY, installed_torch_root
@@ -46,6 +47,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
     needs_bug = item.get_closest_marker("needs_bug")
     for bug_id in (needs_bug.args or (ORIGINAL,)) if needs_bug else ():  # each bug it names
+        if bug_id not in BUGS:  # a misspelt id read as "not present" would skip the test for ever
+            pytest.fail(f"needs_bug names {bug_id!r}, which the catalogue does not hold", pytrace=False)
         expectation = expected(bug_id)
         if expectation.outcome != "present":
             pytest.skip(

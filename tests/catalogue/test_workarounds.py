@@ -317,21 +317,6 @@ TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
 
 # what a tried attempt shows through another bug too: gone where that bug is
 SHOWS_ALSO = {
-    "set_checkpoint_early_stop(False) alone": (
-        "checkpoint-early-stop",
-        _early_stop_off_alone,
-        "The following operation failed in the TorchScript interpreter",
-    ),
-    "torch._C._jit_set_autocast_mode(False)": (
-        "autocast-compiled-float32",
-        _jit_autocast_off_in_training,
-        "expected m1 and m2 to have the same dtype",
-    ),
-    "copying the compiled module shallowly": (
-        "copy-shares-training",
-        _copy_of_the_compiled_module,
-        "the original holds the copy's new weight: False",
-    ),
     "copy.deepcopy: keeps its own training mode": ("deepcopy-drops-subclass",),
     "quantize_dynamic(..., inplace=True)": ("attribute-assignment-forwarded",),  # its qconfig is forwarded
     "torch.compile(model) on a script_method": ("compile-subclass-silent",),  # whose patch refuses it
