@@ -19,11 +19,10 @@ installed metadata. Run from a checkout, on Python 3.11 or later (``tomllib``).
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -114,6 +113,11 @@ def next_version(
         )
     of_code = [v.post or 0 for v in released if Version(v.base_version) == code and not v.is_prerelease]
     post = max(int(day.strftime("%Y%m%d")) * 100 + 1, max(of_code) + 1)
+    if len(str(post)) != POST_DIGITS:  # past .post9999999999 (a published version so far out): not the scheme
+        raise ReleaseError(
+            f"the next release of {code} would be {code}.post{post}, past the scheme's {POST_DIGITS}-digit "
+            f"suffix (the latest is {max(released)}): bump code-version by hand."
+        )
     return Version(f"{code}.post{post}")
 
 
@@ -140,11 +144,20 @@ class Plan:
         ]
 
 
+POST_DIGITS = 10  # YYYYMMDDNN
+
+
 def of_scheme(version: Version) -> bool:
     """A version this scheme makes: a plain release, or one's ``.postYYYYMMDDNN``; never an epoch (it would
     outrank every later release forever), a local version (PyPI refuses it) or a pre- or dev-release."""
     plain = version.epoch == 0 and version.local is None and not version.is_prerelease and not version.is_devrelease
-    return plain and (version.post is None or len(str(version.post)) == 10)
+    return plain and (version.post is None or len(str(version.post)) == POST_DIGITS)
+
+
+def of_code(version: Version, code: Version | str) -> bool:
+    """A version of the scheme made for ``code``: ``code`` itself or one of its post-releases. Only such a
+    tag on the commit being planned is its version: a stray ``v1`` or ``v2026.12.03`` there is not."""
+    return of_scheme(version) and Version(version.base_version) == Version(str(code))
 
 
 def decide(
@@ -165,7 +178,32 @@ def decide(
     ledger."""
     given = list(existing)
     known = [v for v in map(_as_version, given) if of_scheme(v)]
-    own = [v for v in map(_as_version, tagged) if of_scheme(v)]
+    at_commit = list(map(_as_version, tagged))
+    own = [v for v in at_commit if of_code(v, code)]
+    stray = sorted({f"{TAG_PREFIX}{v}" for v in at_commit if v not in own})
+    plan = _decided(code, day, given, known, own, merged, ledger_changed, tags)
+    return _ignoring(plan, "the commit's", stray, f"not a version of code-version {code}")
+
+
+def _ignoring(plan: Plan, whose: str, tags: list[str], why: str) -> Plan:
+    """``plan`` whose reason says which tags were ignored, so that nobody wonders why one did not count."""
+    if not tags:
+        return plan
+    return replace(
+        plan, reason=f"{plan.reason} ({whose} tag{'s' if len(tags) > 1 else ''} {', '.join(tags)} ignored: {why})"
+    )
+
+
+def _decided(
+    code: Version | str,
+    day: date,
+    given: list[Version | str],
+    known: list[Version],
+    own: list[Version],
+    merged: Iterable[Version | str],
+    ledger_changed: bool,
+    tags: Iterable[Version | str] | None,
+) -> Plan:
     reachable = list(map(_as_version, merged))
     latest = max(known) if known else None
     if own and latest is not None and max(own) < latest:
@@ -293,11 +331,18 @@ def notes(
 # --- git and the command line: thin ----------------------------------------------------------------
 
 
-def git(root: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+def git(root: Path, *args: str, strict: str = "") -> str:
+    """git's output as text. Bytes that are not UTF-8 (a tag name anyone who can push may choose) become
+    U+FFFD, which no version holds; with ``strict`` (what the output is, for the sentence) they are
+    refused in one sentence instead."""
+    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True)
     if proc.returncode != 0:
-        raise ReleaseError(f"git {' '.join(args)}: {proc.stderr.strip() or 'failed'}.")
-    return proc.stdout
+        said = proc.stderr.decode("utf-8", "replace").strip()
+        raise ReleaseError(f"git {' '.join(args)}: {said or 'failed'}.")
+    try:
+        return proc.stdout.decode("utf-8", "strict" if strict else "replace")
+    except UnicodeDecodeError as err:
+        raise ReleaseError(f"{strict} is not UTF-8 (byte {err.start}).") from None
 
 
 def commit_day(root: Path, commit: str) -> date:
@@ -316,11 +361,8 @@ def commit_day(root: Path, commit: str) -> date:
 def ledger_at(root: Path, ref: str) -> dict[str, Any]:
     """The ledger as committed at ``ref``, validated (and migrated from schema 1) as the package reads it."""
     path = Path(f"{ref}:{LEDGER}")
-    try:
-        data = json.loads(git(root, "show", f"{ref}:{LEDGER}"))
-    except json.JSONDecodeError as err:
-        raise ReleaseError(f"{path} is not valid JSON ({err}).") from None
-    try:
+    try:  # bounded as the package reads it: depth, size, and numbers past Python's digit limit
+        data = ledger_io.parse(path, git(root, "show", f"{ref}:{LEDGER}", strict=f"{path}"))
         return ledger_io.validate(path, ledger_io.migrate(path, data))
     except ledger_io.LedgerError as err:
         raise ReleaseError(str(err)) from None
@@ -359,19 +401,29 @@ def published_versions(path: Path | None) -> list[Version]:
 def plan_for(root: Path, commit: str, published: Path | None) -> Plan:
     """``decide`` for a commit of the checkout at ``root``: its tags, its code version, its day, its ledger."""
 
-    def tags(*where: str) -> list[Version]:
-        return tag_versions(git(root, "tag", *where, "--list", f"{TAG_PREFIX}*").split())
+    pyproject = git(root, "show", f"{commit}:{PYPROJECT}", strict=f"{PYPROJECT} at {commit}")
+    code, day = code_version(pyproject), commit_day(root, commit)
 
-    every = [v for v in tags() if of_scheme(v)]
+    def tags(*where: str) -> list[Version]:
+        """The release tags: versions of the scheme of this code version or an earlier one. A tag above it
+        (``v1``, ``v2026.12.03``, pushed by anyone who can push a tag) would outrank every release."""
+        return [v for v in tag_versions(git(root, "tag", *where, "--list", f"{TAG_PREFIX}*").split()) if counts(v)]
+
+    def counts(version: Version) -> bool:
+        return of_scheme(version) and Version(version.base_version) <= code
+
+    listed = tag_versions(git(root, "tag", "--list", f"{TAG_PREFIX}*").split())
+    every = [v for v in listed if counts(v)]
     existing, tagged, merged = (
         [*every, *(v for v in published_versions(published) if of_scheme(v))],
-        [v for v in tags("--points-at", commit) if of_scheme(v)],
+        tag_versions(git(root, "tag", "--points-at", commit, "--list", f"{TAG_PREFIX}*").split()),
         tags("--merged", commit),
     )
-    code, day = code_version(git(root, "show", f"{commit}:{PYPROJECT}")), commit_day(root, commit)
-    previous = previous_release(next_version(code, day, existing, tagged), merged)
+    previous = previous_release(next_version(code, day, existing, [v for v in tagged if of_code(v, code)]), merged)
     changed = previous is not None and ledger_at(root, f"{TAG_PREFIX}{previous}") != ledger_at(root, commit)
-    return decide(code, day, existing, tagged, merged, changed, every)
+    plan = decide(code, day, existing, tagged, merged, changed, every)  # says what it ignored at the commit
+    elsewhere = sorted({f"{TAG_PREFIX}{v}" for v in listed if not counts(v) and v not in tagged})
+    return _ignoring(plan, "the repository's", elsewhere, f"above code-version {code}, or not of the scheme")
 
 
 def _version(text: str) -> Version:

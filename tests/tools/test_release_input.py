@@ -4,10 +4,12 @@ one sentence (exit 2); release notes fitted in linear time and written inert."""
 from __future__ import annotations
 
 import copy
+import subprocess
 from typing import Any
 
 import pytest
 from markdown_render import live, unseen
+from packaging.version import Version
 from release_helpers import commit, git
 
 from tools import release
@@ -124,3 +126,67 @@ def test_a_release_naming_a_bug_no_bugs_entry_lists_still_has_notes():
     after["releases"]["3.0.0"]["bugs"]["bug-z"] = {"dynamic": {"verdict": "fixed"}}
     text = notes(before, after, "0.2.0", "0.1.0")
     assert "### `bug-z`\n- `3.0.0: present -> fixed`" in text
+
+
+# --- issue 43: stray tags, hostile answers and bytes that are not UTF-8 ------------------------------
+
+
+def _plan(repo, capsys) -> dict[str, str]:
+    assert release.main(["--root", str(repo), "plan"]) == 0
+    return dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines())
+
+
+@pytest.mark.parametrize("stray", ["v1", "v2026.12.03", "v0.2.0"])
+def test_a_stray_tag_on_the_commit_is_never_its_version(tmp_path, capsys, stray):
+    """Before: ``version=1`` (or ``2026.12.3``), ``release=true``: a release outranking every later one."""
+    repo = repo_at(tmp_path, "2026-12-03T10:00:00+00:00")
+    git(repo, "tag", stray)
+    found = _plan(repo, capsys)
+    assert (found["version"], found["release"]) == ("0.1.0", "true"), found
+    assert f"the commit's tag v{Version(stray[1:])} ignored: not a version of code-version 0.1.0" in found["reason"]
+
+
+def test_a_stray_tag_elsewhere_neither_counts_nor_blocks_a_release(tmp_path, capsys):
+    repo = repo_at(tmp_path, "2026-12-03T10:00:00+00:00")
+    git(repo, "tag", "v2026.12.03")
+    commit(repo, "2026-12-04T10:00:00+00:00", readme="later")
+    found = _plan(repo, capsys)
+    assert (found["version"], found["release"]) == ("0.1.0", "true"), found
+    assert "the repository's tag v2026.12.3 ignored: above code-version 0.1.0" in found["reason"]
+
+
+def test_a_post_release_past_ten_digits_is_refused_in_the_plan(tmp_path, capsys):
+    """A published ``.post9999999999`` would make the next one eleven digits, which ``notes`` refuses."""
+    repo = repo_at(tmp_path, "2026-12-03T10:00:00+00:00")
+    published = tmp_path / "pypi.json"
+    published.write_text('{"releases": {"0.1.0": [], "0.1.0.post9999999999": []}}')
+    assert release.main(["--root", str(repo), "plan", "--published", str(published)]) == 2
+    line = one_sentence(capsys)
+    assert "0.1.0.post10000000000, past the scheme's 10-digit suffix" in line, line
+
+
+def test_a_tag_name_that_is_not_utf8_is_ignored(tmp_path, capsys):
+    repo = repo_at(tmp_path, "2026-12-03T10:00:00+00:00")
+    subprocess.run([b"git", b"-C", bytes(repo), b"tag", b"v0.1.0\xff"], check=True)
+    found = _plan(repo, capsys)
+    assert (found["version"], found["release"]) == ("0.1.0", "true"), found
+
+
+def test_a_pyproject_that_is_not_utf8_at_the_commit_is_one_sentence(tmp_path, capsys):
+    repo = repo_at(tmp_path, "2026-12-03T10:00:00+00:00")
+    text = (repo / "pyproject.toml").read_bytes()
+    (repo / "pyproject.toml").write_bytes(text + "# caf\xe9\n".encode("latin-1"))
+    commit(repo, "2026-12-04T10:00:00+00:00")
+    assert release.main(["--root", str(repo), "plan"]) == 2
+    line = one_sentence(capsys)
+    assert line.startswith("error: pyproject.toml at HEAD is not UTF-8"), line
+
+
+def test_a_tagged_ledger_with_a_number_past_the_digit_limit_is_one_sentence(tmp_path, capsys):
+    repo = repo_at(tmp_path, "2026-12-03T10:00:00+00:00")
+    git(repo, "tag", "v0.1.0")
+    (repo / "repro" / "ledger.json").write_text('{"schema": 2, "bugs": {}, "releases": {}, "n": 1' + "0" * 5000 + "}")
+    commit(repo, "2026-12-04T10:00:00+00:00")
+    assert release.main(["--root", str(repo), "plan"]) == 2
+    line = one_sentence(capsys)
+    assert "digits" in line, line
