@@ -2,8 +2,10 @@
 
 A reader (or a crash, or a full disk) then sees the old file or the new one, never a truncated or
 partial one. The temporary file lies in the target's folder, so the rename stays on one file system,
-and its name (``.NAME.repro-write-XXXXXXXX``) is one only these writers use: a writer removes only
-such leftovers, never a user's own ``NAME.something.tmp``.
+and its name (``.NAME.repro-write-PID-XXXXXXXX``) is one only these writers use: a writer removes only
+such leftovers, never a user's own ``NAME.something.tmp``. Each ``replace`` first removes those its
+writer's process (``PID``) left behind and no longer runs; a locked writer (the ledger's) removes
+them all, since whoever holds its lock is the only writer.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 MARK = ".repro-write-"  # in every temporary file's name: what makes a leftover ours
-_SUFFIX = re.compile(r"[a-z0-9_]{8}")  # tempfile's random part
+_SUFFIX = re.compile(r"(?:(\d{1,10})-)?[a-z0-9_]{8}")  # the writer's process id (since 2026-12-05), tempfile's part
 
 
 class WriteError(OSError):
@@ -31,14 +33,32 @@ def _prefix(path: Path) -> str:
     return f".{path.name}{MARK}"
 
 
-def leftovers(path: Path) -> list[Path]:
-    """The temporary files a killed writer of ``path`` left behind: only names this module makes."""
+def leftovers(path: Path, *, dead_only: bool = False) -> list[Path]:
+    """The temporary files writers of ``path`` left behind: only names this module makes. With
+    ``dead_only``, only those whose writer's process is gone (a name without one, from before process
+    ids were written, is never known to be dead)."""
     prefix = _prefix(path)
-    return [
-        p
-        for p in path.parent.glob(f".{path.name}*")
-        if p.name.startswith(prefix) and _SUFFIX.fullmatch(p.name[len(prefix) :])
-    ]
+    found = []
+    for p in path.parent.glob(f".{path.name}*"):
+        match = _SUFFIX.fullmatch(p.name[len(prefix) :]) if p.name.startswith(prefix) else None
+        if match and not (dead_only and (match.group(1) is None or _running(int(match.group(1))))):
+            found.append(p)
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Is process ``pid`` alive (or is it this one)? A process of another user counts as alive."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OverflowError, ValueError):  # no such process can exist
+        return False
+    return True
 
 
 def new_file_mode() -> int:
@@ -59,9 +79,14 @@ def replace(path: Path, text: str) -> None:
         problem = f"its text cannot be encoded ({err.reason})"
         raise WriteError(f"{path} was not written: {problem}; it stays as it was.") from None
     tmp = None
+    for stale in leftovers(path, dead_only=True):  # a killed writer's, even one that held no lock
+        try:
+            stale.unlink(missing_ok=True)
+        except OSError:
+            pass
     try:
         mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else new_file_mode()
-        fd, tmp = tempfile.mkstemp(prefix=_prefix(path), dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f"{_prefix(path)}{os.getpid()}-", dir=path.parent)
         with os.fdopen(fd, "wb") as out:
             os.fchmod(out.fileno(), mode)
             out.write(data)

@@ -7,6 +7,8 @@ import multiprocessing
 import os
 import re
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -297,3 +299,31 @@ def test_a_support_cell_keeps_up_to_what_the_reader_accepts_and_other_text_is_ca
     release = load(path)["releases"]["2.13.0"]
     assert release["support"]["cpu"]["rows"]["setattr"]["cell"] == "w" * 1500
     assert len(release["error"]) == 500 and release["error"].endswith("…[cut]")
+
+
+def _a_dead_process() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_writer_without_a_lock_removes_only_what_dead_writers_left(tmp_path):
+    """A killed ``support_doc`` left ``.support-table.md.repro-write-...`` in docs/ for ever: only the
+    ledger's (locked) writer cleaned up. Every writer now removes the files of writers whose process is
+    gone, and never a running one's, nor an old name that says no process."""
+    from repro import atomic
+
+    page = tmp_path / "support-table.md"
+    page.write_text("the page")
+    dead = tmp_path / f".support-table.md.repro-write-{_a_dead_process()}-k1ll3d_9"
+    running = [
+        tmp_path / f".support-table.md.repro-write-{os.getpid()}-abcdefgh",  # this very process
+        tmp_path / f".support-table.md.repro-write-{os.getppid()}-abcdefgh",  # another that runs
+        tmp_path / ".support-table.md.repro-write-abcdefgh",  # before process ids: owner unknown
+        tmp_path / "support-table.md.backup01.tmp",
+    ]
+    for leftover in [dead, *running]:
+        leftover.write_text("half a page")
+    atomic.replace(page, "the new page")
+    assert page.read_text() == "the new page" and not dead.exists()
+    assert [p.name for p in running if not p.exists()] == []
