@@ -12,8 +12,9 @@ the others can also be applied and reverted inside one process. ``--sources DIR`
 files under DIR (e.g. ``DIR/torch/jit/_script.py`` after ``patch -p1``) that differ from the
 installed ones instead, and names them on stderr; symbolic links in DIR are followed, and a
 ``torch/**/*.py`` that is not a regular file (a folder, a dangling link, a FIFO) is named instead.
-``-h``/``--help`` prints this (exit 0). Exit 2: usage, nothing to overlay, or a source that is not
-a regular file.
+``-h``/``--help`` prints this (exit 0). Exit 2, in one sentence: usage, no torch installed, nothing
+to overlay, a source that is not a regular file or cannot be read, or a torch that does not import
+with the files served (a conflict marker left in one, say).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from pathlib import Path
 from typing import NoReturn
 
 from repro.catalogue.fixes import PatchError
-from repro.environment import import_torch
+from repro.environment import EnvironmentProblem, import_torch
 from repro.filing.candidates import UnknownCandidate, applied, find, specs
 from repro.filing.source_import import NothingToOverlay, UnusableSource, import_from
 from repro.sanitise import for_terminal
+from repro.source_checks import installed_torch_root
 
 PROG = "python -m repro.run_patched"
 USAGE = f"usage: {PROG} ([BUG:]CANDIDATE | --sources DIR) (-m MODULE | SCRIPT) [ARGS...]"
@@ -62,6 +64,11 @@ def main(argv: list[str]) -> None:
     fix: AbstractContextManager[None] = nullcontext()
     if argv[:1] in (["-h"], ["--help"]):
         _help()
+    if argv[:1] == ["--sources"] or (argv and not argv[0].startswith("-")):
+        try:
+            installed_torch_root()  # what every candidate and every overlay is made against
+        except FileNotFoundError:
+            _fail(f"{PROG}: error: torch is not installed for {sys.executable}: nothing to patch")
     if argv[:1] == ["--sources"] and len(argv) > 1:
         directory, argv = Path(argv[1]), argv[1:]
         if not directory.is_dir():
@@ -74,7 +81,10 @@ def main(argv: list[str]) -> None:
             for_terminal(f"{PROG}: torch files from {directory} in place of the installed ones: {', '.join(served)}"),
             file=sys.stderr,
         )
-        import_torch()
+        try:
+            import_torch()
+        except EnvironmentProblem as problem:
+            _fail(f"{PROG}: error: with the files from {directory}, {problem}")
     elif argv[:1] == ["--sources"]:
         _usage("--sources needs a folder (DIR)")
     elif argv and argv[0].startswith("-"):

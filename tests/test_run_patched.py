@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -149,3 +151,55 @@ def test_a_torch_jit_linked_to_a_folder_of_patched_files_is_served(tmp_path, pri
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"patched {installed_torch_root() / SCRIPT_PY}"
     assert proc.stderr.strip().endswith(f"in place of the installed ones: {SCRIPT_PY}")
+
+
+def test_no_torch_installed_is_one_sentence(tmp_path):
+    """An interpreter without torch (a venv not set up): a FileNotFoundError traceback before."""
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    for argv in (["upstream-patch", "-m", "repro"], ["--sources", str(tmp_path), "-m", "repro"]):
+        proc = run(["-m", "repro.run_patched", *argv], python=str(bare / "bin" / "python"))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.splitlines() == [
+            f"{PROG}: error: torch is not installed for {bare}/bin/python: nothing to patch"
+        ]
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda text: text + "\n<<<<<<< HEAD\n",  # a merge left half done
+        lambda text: "# -*- coding: latin-1 -*-\nx = '\xe9'\n" + text,  # valid Python, but not UTF-8
+    ],
+    ids=["conflict-marker", "coding-line"],
+)
+def test_a_patched_tree_whose_files_do_not_import_is_one_sentence_or_runs(tmp_path, print_source, spoil):
+    target = _copy(tmp_path, SCRIPT_PY, edit=True)
+    target.write_bytes(spoil(target.read_text()).encode("latin-1"))
+    proc = run(["-m", "repro.run_patched", "--sources", str(tmp_path), print_source], timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    if "coding" in target.read_text(encoding="latin-1").splitlines()[0]:  # Python honours the coding line
+        assert proc.returncode == 0 and proc.stdout.startswith("patched "), proc.stderr
+    else:
+        assert proc.returncode == 2 and proc.stderr.splitlines()[-1].startswith(
+            f"{PROG}: error: with the files from {tmp_path}, torch cannot be imported: SyntaxError"
+        ), proc.stderr
+
+
+def test_a_source_that_cannot_be_read_is_named_in_one_sentence(tmp_path, monkeypatch):
+    """As root every file reads, so the refusal is made for real by a read that fails."""
+    from pathlib import Path
+
+    from repro.filing import source_import
+
+    target = _copy(tmp_path, SCRIPT_PY, edit=True)
+    read = Path.read_bytes
+
+    def refused(path: Path) -> bytes:
+        if path == target:
+            raise PermissionError(13, "Permission denied")
+        return read(path)
+
+    monkeypatch.setattr(Path, "read_bytes", refused)
+    with pytest.raises(source_import.UnusableSource, match="cannot be read \\(Permission denied\\), so it cannot"):
+        source_import.overlay_files(tmp_path)

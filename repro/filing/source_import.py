@@ -26,8 +26,8 @@ class NothingToOverlay(ValueError):
 
 
 class UnusableSource(ValueError):
-    """A ``torch/**/*.py`` under the folder that is not a regular file: a directory, a dangling link, a
-    FIFO or a device (one sentence naming each)."""
+    """A ``torch/**/*.py`` under the folder that is not a regular file (a directory, a dangling link, a
+    FIFO or a device) or cannot be read (one sentence naming each)."""
 
 
 class _Loader(importlib.abc.SourceLoader):
@@ -45,7 +45,7 @@ class _Loader(importlib.abc.SourceLoader):
         if path != str(self.installed):
             raise OSError(f"{path} is not served")  # no bytecode cache: always compiled from the patched text
         data = self.patched.read_bytes()
-        lines = data.decode("utf-8").splitlines(keepends=True)
+        lines = importlib.util.decode_source(data).splitlines(keepends=True)  # its coding line honoured
         linecache.cache[path] = (len(data), None, lines, path)  # no mtime: never reloaded from disk
         return data
 
@@ -76,7 +76,7 @@ def overlay_files(directory: Path) -> dict[str, Path]:
     ``*.py`` that does not resolve to a regular file is ``UnusableSource``, found with ``os.stat``
     before anything is opened (a FIFO is never read)."""
     installed = installed_torch_root()
-    files, unusable = {}, []
+    files, unusable, unreadable = {}, [], []
     for path in _candidates(directory):
         kind = _not_regular(path)
         if kind:
@@ -86,11 +86,18 @@ def overlay_files(directory: Path) -> dict[str, Path]:
         original = installed / relative
         if relative.parts == ("torch", "__init__.py") or not original.is_file():
             continue  # torch's own __init__ finds its libraries next to itself
-        if path.read_bytes() != original.read_bytes():
+        try:
+            differs = path.read_bytes() != original.read_bytes()
+        except OSError as err:
+            unreadable.append(f"{path} cannot be read ({err.strerror or err})")
+            continue
+        if differs:
             parts = relative.parent.parts if relative.name == "__init__.py" else relative.with_suffix("").parts
             files[".".join(parts)] = path
-    if unusable:
-        raise UnusableSource(f"{'; '.join(unusable)}: not a regular file, so it cannot stand in for torch's")
+    problems = [f"{'; '.join(unusable)}: not a regular file"] if unusable else []
+    problems += unreadable
+    if problems:
+        raise UnusableSource(f"{'; '.join(problems)}, so it cannot stand in for torch's")
     if not files:
         raise NothingToOverlay(
             f"{directory} holds no torch/**/*.py that differs from the installed torch "
