@@ -1,6 +1,7 @@
 """Merge a support table measured on another machine into the ledger, as that device's column.
 
     python -m tracker.device_report REPORT.json --device npu --torch 2.13.0 [--ledger PATH] [--dry-run]
+        [--replace]
 
 REPORT.json is what ``python -m repro --support-table --json`` printed on an NPU or CUDA host
 (``schema`` 1: ``torch_version``, ``python_version``, ``platform``, ``device``, ``codes``, ``rows`` of
@@ -9,8 +10,12 @@ stored raw as that device's column of the release, ``releases[torch].support[dev
 ``platform``, ``rows``, and ``torch`` and ``merged_at``), the same shape as the CPU column the tracker
 measures, and shown only through the sanitiser. It is refused in one sentence when its schema is not
 the one this version reads, its torch is not ``--torch`` (local builds such as ``+cu126`` share their
-release's key), its device is not ``--device``, or its shape is not the support table's JSON. Exit codes: 0
-merged (or, with ``--dry-run``, would be), 2 refused or a ledger that cannot be read or written.
+release's key), its device is not ``--device``, its shape is not the support table's JSON, or a cell
+has a code that is neither one of the support table's words nor a bug id (the catalogue's, or one the
+ledger already knows); and when the ledger lacks the release, or already holds that device's column
+of it (``--replace`` replaces it, and says what it replaced). ``--dry-run`` decides exactly as the
+real run does, on the same path, and writes nothing. Exit codes: 0 merged (or, with ``--dry-run``,
+would be), 2 refused or a ledger that cannot be read or written.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ if __package__ in (None, ""):  # run as `python tracker/device_report.py`
 from packaging.version import InvalidVersion, Version
 
 from repro import ledger as ledger_io
+from repro.catalogue import BUGS
+from repro.formats.support_table import CODES
 from repro.sanitise import for_terminal, one_line
 
 DEVICES = ("cuda", "npu", "xpu", "mps", "hpu", "mtia")  # accelerators a support table is measured on
@@ -110,21 +117,46 @@ def validate(path: Path, report: Any, device: str, torch: str) -> dict[str, Any]
     return column
 
 
-def merge(ledger: Path, torch: str, device: str, full_version: str, column: dict[str, Any]) -> None:
-    """Record ``column`` as ``device``'s column of release ``torch`` (locked, atomic); the release must
-    already be in the ledger (the tracker made its CPU column)."""
+def merge(
+    ledger: Path, torch: str, device: str, full_version: str, column: dict[str, Any], *, replace: bool, write: bool
+) -> str:
+    """Record ``column`` as ``device``'s column of release ``torch`` (locked, atomic; with ``write``
+    False, decided the same way on the ledger as it is, and not written): the release must already be
+    in the ledger (the tracker made its CPU column), every code of the column known, and a column
+    already there replaced only with ``replace``. Returns what it replaced ("" for nothing)."""
+    replaced = []
 
     def change(data: dict[str, Any]) -> None:
         entry = data["releases"].get(torch)
         if entry is None:
             raise Refused(f"the ledger {ledger} has no release {torch}: check it first (check_upstream --versions).")
+        known = {*CODES, *BUGS, *data["bugs"]} - {"BUG"}
+        unknown = sorted({code for row in column["rows"].values() for code in row["codes"] if code not in known})
+        if unknown:
+            raise Refused(
+                f"the report has a code that is neither a support table's word nor a bug id the catalogue or "
+                f"the ledger knows: {one_line(', '.join(unknown), 60)}."
+            )
+        before = entry.get("support", {}).get(device)
+        if before is not None:
+            when = one_line(str(before.get("merged_at", "by the tracker")), 40)
+            if not replace:
+                raise Refused(
+                    f"the ledger {ledger} already holds a {device} column of torch {torch} (merged {when}): "
+                    "--replace replaces it."
+                )
+            replaced.append(f"the {device} column of torch {torch} merged {when}")
         entry.setdefault("support", {})[device] = {
             **column,
             "torch": full_version,
             "merged_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
 
-    ledger_io.update(ledger, change)
+    if write:
+        ledger_io.update(ledger, change)
+    else:
+        change(ledger_io.load(ledger))
+    return replaced[0] if replaced else ""
 
 
 def _device(text: str) -> str:
@@ -146,25 +178,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", type=_device, required=True, help="the device it must have been measured on")
     parser.add_argument("--torch", type=_torch, required=True, help="the torch release it must be of")
     parser.add_argument("--ledger", type=Path, help="the ledger (default: $REPRO_LEDGER, else the checkout's)")
-    parser.add_argument("--dry-run", action="store_true", help="validate only; write nothing")
+    parser.add_argument("--dry-run", action="store_true", help="decide as a real run does; write nothing")
+    parser.add_argument("--replace", action="store_true", help="replace that device's column if there is one")
     args = parser.parse_args(argv)
     ledger = args.ledger or ledger_io.ledger_path()
     try:
+        from tracker.check_upstream import refuse_installed
+
         report = read_report(args.report)
         column = validate(args.report, report, args.device, args.torch)
-        if not args.dry_run:
-            from tracker.check_upstream import refuse_installed
-
-            refuse_installed(ledger)
-            ledger_io.check_writable(ledger)
-            if not ledger.exists():
-                raise Refused(f"the ledger {ledger} does not exist.")
-            merge(ledger, args.torch, args.device, report["torch_version"], column)
+        refuse_installed(ledger)
+        ledger_io.check_writable(ledger)
+        if not ledger.exists():
+            raise Refused(f"the ledger {ledger} does not exist.")
+        replaced = merge(
+            ledger,
+            args.torch,
+            args.device,
+            report["torch_version"],
+            column,
+            replace=args.replace,
+            write=not args.dry_run,
+        )
     except (Refused, ledger_io.LedgerError) as problem:
         print(for_terminal(f"device_report: error: {problem}"), file=sys.stderr)
         return 2
     done = "would merge" if args.dry_run else "merged"
-    print(for_terminal(f"{done} {len(column['rows'])} cells of torch {args.torch} on {args.device} into {ledger}"))
+    said = f"; {'would replace' if args.dry_run else 'replaced'} {replaced}" if replaced else ""
+    print(
+        for_terminal(f"{done} {len(column['rows'])} cells of torch {args.torch} on {args.device} into {ledger}{said}")
+    )
     return 0
 
 

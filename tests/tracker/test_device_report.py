@@ -132,3 +132,66 @@ def test_a_ledger_with_a_malformed_device_column_is_refused(tmp_path):
 
     with pytest.raises(LedgerError, match="a support table in 2.13.0 that is not one column per device"):
         load(path)
+
+
+# --- issue 43: a dry run decides as the real run does; codes from the vocabulary; --replace
+
+
+@pytest.mark.parametrize(
+    ("ledger_text", "torch", "says"),
+    [
+        (None, "2.13.0", "does not exist"),
+        ('{"schema": 3, "bugs": {}, "releases": {}}', "2.13.0", "has no release 2.13.0"),
+    ],
+    ids=["no-ledger", "release-missing"],
+)
+def test_a_dry_run_refuses_what_the_real_run_refuses(tmp_path, capsys, ledger_text, torch, says):
+    """Before: "would merge 3 cells ...", exit 0, where the real run refused."""
+    path = tmp_path / "ledger.json"
+    if ledger_text is not None:
+        path.write_text(ledger_text)
+    for dry in (["--dry-run"], []):
+        code, out, err = merge(tmp_path, path, NPU_REPORT, "--device", "npu", "--torch", torch, *dry, capsys=capsys)
+        assert (code, out) == (2, "") and says in err, (dry, err)
+    assert ledger_text is None or path.read_text() == ledger_text
+
+
+def test_a_dry_run_writes_nothing_where_the_real_run_merges(tmp_path, ledger, capsys):
+    before = ledger.read_text()
+    code, out, _ = merge(
+        tmp_path, ledger, NPU_REPORT, "--device", "npu", "--torch", "2.13.0", "--dry-run", capsys=capsys
+    )
+    assert code == 0 and out.startswith("would merge 3 cells") and ledger.read_text() == before
+
+
+@pytest.mark.parametrize("code", ["fixed", "works-everywhere", "no-such-bug"])
+def test_a_code_outside_the_vocabulary_and_the_catalogue_is_refused(tmp_path, ledger, capsys, code):
+    report = copy.deepcopy(NPU_REPORT)
+    report["rows"][1]["codes"] = ["ok", code]
+    before = ledger.read_text()
+    result, out, err = merge(tmp_path, ledger, report, "--device", "npu", "--torch", "2.13.0", capsys=capsys)
+    assert (result, out) == (2, "") and "neither a support table's word nor a bug id" in err and code in err
+    assert ledger.read_text() == before
+
+
+def test_a_bug_id_the_ledger_knows_is_a_code_even_when_the_catalogue_dropped_it(tmp_path, capsys):
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps({"schema": 3, "bugs": {"a-retired-bug": {}}, "releases": {"2.13.0": {"bugs": {}}}}))
+    report = copy.deepcopy(NPU_REPORT)
+    report["rows"][1]["codes"] = ["a-retired-bug"]
+    code, _, err = merge(tmp_path, path, report, "--device", "npu", "--torch", "2.13.0", capsys=capsys)
+    assert code == 0, err
+
+
+def test_a_second_report_for_a_device_replaces_its_column_only_when_asked(tmp_path, ledger, capsys):
+    args = ["--device", "npu", "--torch", "2.13.0"]
+    assert merge(tmp_path, ledger, NPU_REPORT, *args, capsys=capsys)[0] == 0
+    first = load(ledger)["releases"]["2.13.0"]["support"]["npu"]
+    second = copy.deepcopy(NPU_REPORT)
+    second["rows"][1]["cell"] = "works, measured again"
+    code, out, err = merge(tmp_path, ledger, second, *args, capsys=capsys)
+    assert (code, out) == (2, "") and "already holds a npu column of torch 2.13.0" in err and "--replace" in err
+    assert load(ledger)["releases"]["2.13.0"]["support"]["npu"] == first
+    code, out, _ = merge(tmp_path, ledger, second, *args, "--replace", capsys=capsys)
+    assert code == 0 and f"; replaced the npu column of torch 2.13.0 merged {first['merged_at']}" in out
+    assert load(ledger)["releases"]["2.13.0"]["support"]["npu"]["rows"]["npu"]["cell"] == "works, measured again"
