@@ -95,6 +95,13 @@ def plain(text: str, limit: int | None = None) -> str:
     return shown if limit is None else capped(shown, limit)
 
 
+def inert_start(line: str) -> str:
+    """A line of ``plain`` text, wrapped onto a line of its own, whose leading list, rule or setext
+    marker is made literal: ``plain`` escapes one only at the start of its text, and wrapping may put
+    one at the start of any line."""
+    return _LEADING.sub(_escape_marker, line)
+
+
 def _escape_marker(match: re.Match[str]) -> str:
     """A leading list, rule or heading marker as literal text."""
     indent, sign, number, end = match.groups()

@@ -59,3 +59,17 @@ def table_widths(markdown: str) -> list[int]:
     """The number of cells of every row of every table GitHub renders."""
     html = render(markdown)
     return [len(re.findall(r"<t[dh][ >]", row)) for row in re.findall(r"<tr>(.*?)</tr>", html, flags=re.S)]
+
+
+BLOCKS = ("li", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "blockquote", "pre", "ol", "ul", "table")
+
+
+def blocks(markdown: str) -> dict[str, int]:
+    """How many of each block GitHub renders ``markdown`` into (list items, headings, rules, quotes,
+    code blocks, tables): compared with what a document made itself, every line of it is checked, not
+    only each text's first, where a sanitiser's escape lands."""
+    counted = dict.fromkeys(BLOCKS, 0)
+    for tag, _ in tags(markdown):
+        if tag in counted:
+            counted[tag] += 1
+    return counted

@@ -33,7 +33,7 @@ from repro.catalogue import BUGS
 from repro.catalogue.bug import SHAPE_WORDS
 from repro.engine.by_design import BY_DESIGN, DESIGNED_DIFFERENCES
 from repro.sanitise import cell as table_cell
-from repro.sanitise import code_span, for_terminal, plain
+from repro.sanitise import code_span, for_terminal, inert_start, plain
 
 WIDTH = 100
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "support-table.md"
@@ -69,9 +69,12 @@ def codes_of(column: dict[str, Any], api: str) -> str:
 
 
 def _wrap(text: str) -> list[str]:
-    """Prose within ``WIDTH`` columns; a list item's lines go on under its text."""
+    """Prose within ``WIDTH`` columns; a list item's lines go on under its text. Each line after the
+    first starts inert: a wrapped cell's ``-`` or ``===`` at a line's start would make a list item, a
+    rule or a heading."""
     indent = "  " if text.startswith("- ") else ""
-    return textwrap.wrap(text, WIDTH, break_on_hyphens=False, break_long_words=False, subsequent_indent=indent)
+    lines = textwrap.wrap(text, WIDTH, break_on_hyphens=False, break_long_words=False, subsequent_indent=indent)
+    return lines[:1] + [inert_start(line) for line in lines[1:]]
 
 
 def _api(api: str) -> str:
@@ -128,51 +131,60 @@ def shapes_section() -> list[str]:
 
 
 def newest_lists(version: str, support: dict[str, Any]) -> list[str]:
-    """The newest release as a backend's documentation lists it: what works, what departs (on CPU; the
-    accelerator columns where a device report was merged, else "not measured")."""
-    rows = support["cpu"]["rows"]
-    works = [api for api in rows if codes_of(support["cpu"], api) == "ok"]
-    departs = [api for api in rows if api not in works]
-    lines = [f"## torch {version}: works as on `nn.Module`", ""]
-    lines += _wrap(", ".join(_api(api) for api in sorted(works)))
+    """The newest release as a backend's documentation lists it: what works on every device measured,
+    and what departs on any of them, each device's codes in its row ("not measured" where no device
+    report was merged). A heading names the devices it covers."""
+    measured = [d for d in DEVICES if d in support] + sorted(d for d in support if d not in DEVICES)
+    apis = sorted({api for d in measured for api in support[d]["rows"]})
+    works = [api for api in apis if all(codes_of(support[d], api) == "ok" for d in measured)]
+    devices = ", ".join(measured)
+    shown = [*DEVICES, *(d for d in measured if d not in DEVICES)]
+    lines = [f"## torch {version}: works as on `nn.Module` (measured on {devices})", ""]
+    lines += _wrap(", ".join(_api(api) for api in works))
     lines += [
         "",
-        f"## torch {version}: departs",
+        f"## torch {version}: departs (on any of {devices})",
         "",
-        "| API | cpu | cuda | npu | what was measured |",
-        "|---|---|---|---|---|",
+        "| API | " + " | ".join(shown) + " | what was measured |",
+        "|---|" + "---|" * len(shown) + "---|",
     ]
-    for api in sorted(departs):
-        cell = table_cell(plain(rows[api]["cell"]))
-        others = [codes_of(support[d], api) if d in support else "not measured" for d in DEVICES[1:]]
-        lines.append(f"| {_api(api)} | {codes_of(support['cpu'], api)} | {' | '.join(others)} | {cell} |")
+    for api in (a for a in apis if a not in works):
+        said = [f"{d}: {plain(support[d]['rows'][api]['cell'])}" for d in measured if api in support[d]["rows"]]
+        codes = [codes_of(support[d], api) if d in support else "not measured" for d in shown]
+        lines.append(f"| {_api(api)} | {' | '.join(codes)} | {table_cell('; '.join(said))} |")
     return [*lines, ""]
 
 
 def workarounds_section(ledger: dict[str, Any], measured: dict[str, dict[str, Any]]) -> list[str]:
     """Per bug, what proving its workaround found on each measured release (``--workarounds``, run by
-    the tracker with the same scenario table); "not proven" where the ledger records no such proof."""
+    the tracker with the same scenario table); "not proven" where the ledger records no such proof, or
+    one of another workaround (the one the bug named before)."""
     versions = list(measured)
     lines = [
         "## Workarounds, proven per release",
         "",
         *_wrap(
-            "Each bug's whole scope run with its workaround in force, every run judged against eager "
-            "(`python -m repro --workarounds`, run by `check_upstream --versions`). `works-with-limits`: it "
-            "works except on the shapes it declares (docs/downstream.md); `not-measured`: no run of the "
-            "scope could show it working on that release; `none`: the bug has no workaround."
+            "Each bug's workaround judged as a fix is (`python -m repro --workarounds`, run by `check_upstream "
+            "--versions`): every scenario of the bug's APIs on its scope, on a first and a later instance, at "
+            "sizes 2x2, 3x2 and 1x1, each called three times, every call compared with eager's (outputs and "
+            "their dtypes, every gradient, hook calls, exceptions); the verdict, where recorded (since "
+            "2026-12-05), in brackets: `holds`, `loud` (a call raises) or `silently wrong`. "
+            "`works-with-limits`: it holds except on the shapes it declares (docs/downstream.md says what "
+            "happens there); `not-measured`: no run of the scope could show it working on that release; "
+            "`none`: the bug has no workaround."
         ),
         "",
         "| bug | workaround | " + " | ".join(versions) + " |",
         "|---|---|" + "---|" * len(versions),
     ]
     for bug in BUGS.values():
+        name = bug.workaround.name if bug.workaround else "none"
         statuses = []
         for version in versions:
             proof = ledger_io.verdicts_of(ledger["releases"][version], bug.id).get("workaround") or {}
-            same = proof.get("table") == measured[version].get("table")
-            statuses.append(table_cell(plain(proof["status"])) if proof and same else "not proven")
-        name = bug.workaround.name if bug.workaround else "none"
+            same = proof.get("table") == measured[version].get("table") and proof.get("workaround") == name
+            verdict = f" ({proof['verdict']})" if proof.get("verdict") else ""
+            statuses.append(table_cell(plain(f"{proof['status']}{verdict}")) if proof and same else "not proven")
         lines.append(f"| `{bug.id}` | {table_cell(plain(name))} | " + " | ".join(statuses) + " |")
     return [*lines, ""]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from markdown_render import live, render, table_widths, unseen
+from markdown_render import blocks, live, render, table_widths, unseen
 
 from helpers import file_size_limit
 from tracker import support_doc
@@ -89,3 +89,48 @@ def test_a_matrix_result_is_replaced_whole_or_not_at_all(tmp_path, capsys):
     err = capsys.readouterr().err
     assert out.read_bytes() == old and "was not written" in err and len(err.strip().splitlines()) == 1
     assert [p.name for p in out.parent.iterdir()] == ["result.json"]
+
+
+MARKERS = ("- a list item", "+ another", "=== a heading's underline", "--- a rule", "1. an ordered item", "2) one more")
+
+
+def test_no_line_of_a_wrapped_note_starts_a_list_heading_or_rule():
+    """``plain`` escaped a marker only at the start of a cell; wrapped at 100 columns, a cell put one at
+    the start of a later line, and GitHub rendered list items, headings and rules there."""
+    cells = {
+        f"api_{n}_{m}": " ".join(["word"] * n) + f" {marker} and more words after it"
+        for n in range(0, 40)
+        for m, marker in enumerate(MARKERS)
+    }
+    data = {"schema": 3, "bugs": {}, "releases": {"2.14.0": {"support": rows(cells)}}}
+    text = document(data, columns(data), "2026-12-05")
+    notes = text[text.index("## Notes") : text.index("## Every departure")]
+    assert any(line.lstrip().startswith(("\\-", "\\=", "\\+")) for line in notes.splitlines()[1:])  # wrapped there
+    found = blocks(notes)
+    assert (found["li"], found["ul"], found["ol"], found["hr"]) == (len(cells), 1, 0, 0), found
+    assert sum(found[h] for h in ("h1", "h3", "h4", "h5", "h6")) == 0 and found["h2"] == 1, found
+
+
+def test_an_api_that_departs_on_a_device_never_reads_as_working():
+    """Before: the works/departs lists were built from the CPU codes alone, so an API ``ok`` on CPU but
+    departing on the merged NPU column stayed under "works", and the NPU result appeared nowhere."""
+    support = rows({"to": "works", "npu": "works", "cuda": "works"})
+    for api in support["cpu"]["rows"]:
+        support["cpu"]["rows"][api]["codes"] = ["ok"]
+    support["npu"] = {
+        "python": "3.11.7",
+        "platform": "linux-aarch64",
+        "rows": {
+            "to": {"codes": ["unexplained"], "cell": "differs: parameters stay on the host"},
+            "npu": {"codes": ["ok"], "cell": "works"},
+        },
+    }
+    data = {"schema": 3, "bugs": {}, "releases": {"2.14.0": {"support": support}}}
+    text = document(data, columns(data), "2026-12-05")
+    works = text[text.index("## torch 2.14.0: works") : text.index("## torch 2.14.0: departs")]
+    departs = text[text.index("## torch 2.14.0: departs") : text.index("## Workarounds")]
+    assert works.splitlines()[0] == "## torch 2.14.0: works as on `nn.Module` (measured on cpu, npu)"
+    assert "`to`" not in works and "`npu`" in works
+    assert "`cuda`" not in works  # measured on cpu only: not every measured device says so
+    row = next(line for line in departs.splitlines() if line.startswith("| `to` |"))
+    assert row == "| `to` | ok | not measured | unexplained | cpu: works; npu: differs: parameters stay on the host |"
