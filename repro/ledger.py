@@ -28,9 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from repro import atomic
+from repro.versions import parse as parse_version
+from repro.versions import parsed_or_none
 from repro.vocabulary import Outcome, ProofStatus, Status, WorkaroundVerdict
 
 DEFAULT_PATH = Path(__file__).with_name("ledger.json")
@@ -225,11 +227,12 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     for bug_id, bug in data["bugs"].items():
         if not BUG_ID.fullmatch(bug_id):
             raise bad(f"a bug id {bug_id[:80]!r} that is not an id (lower-case words and hyphens)")
-        _version_or_none(bug.get("fixed_in"), bad(f"an invalid fixed_in {bug.get('fixed_in')!r} for {bug_id}"))
+        shown = repr(bug.get("fixed_in"))[:80]
+        _version_or_none(bug.get("fixed_in"), bad(f"an invalid fixed_in {shown} for {bug_id}"))
         if not isinstance(bug.get("regressions", []), list):
             raise bad(f"regressions for {bug_id} that are not a list")
     for version, entry in data["releases"].items():
-        _version_or_none(version, bad(f"a release key {version!r} that is not a version"))
+        _version_or_none(version, bad(f"a release key {version[:80]!r} that is not a version"))
         if release_key(version) != version:  # a key the code never writes would never be read either
             raise bad(f"a release key {version!r} that is not in its normal form {release_key(version)!r}")
         if not isinstance(entry, dict) or not isinstance(entry.get("bugs", {}), dict):
@@ -314,13 +317,7 @@ def valid_proof(proof: Any) -> bool:
 
 
 def _version_or_none(value: Any, problem: LedgerError) -> None:
-    if value is None:
-        return
-    try:
-        Version(value) if isinstance(value, str) else None
-    except InvalidVersion:
-        raise problem from None
-    if not isinstance(value, str):
+    if value is not None and parsed_or_none(value) is None:
         raise problem
 
 
@@ -328,7 +325,7 @@ def release_key(version: str | Version) -> str:
     """The ledger's key for a torch version: one per public release, with three release numbers, as an
     installed torch reports it ('2.13', '2.13.0+cpu', '2.13.0.0' -> '2.13.0'); the CLI and the tracker
     both key by it."""
-    public = Version(Version(str(version)).public)
+    public = Version(parse_version(str(version)).public)
     numbers = list(public.release)
     while len(numbers) > 3 and numbers[-1] == 0:
         numbers.pop()

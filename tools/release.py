@@ -32,6 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from repro import ledger as ledger_io
 from repro.sanitise import code_span, for_terminal
+from repro.versions import parse as parse_version
 from tracker import history
 
 TAG_PREFIX = "v"
@@ -57,7 +58,7 @@ def tag_versions(tags: Iterable[str]) -> list[Version]:
         if not tag.startswith(TAG_PREFIX):
             continue
         try:
-            found.append(Version(tag[len(TAG_PREFIX) :]))
+            found.append(parse_version(tag[len(TAG_PREFIX) :]))
         except InvalidVersion:
             continue
     return found
@@ -76,7 +77,7 @@ def code_version(text: str) -> Version:
     if not isinstance(written, str):
         raise ReleaseError(f"pyproject.toml has no code-version string in [tool.{PACKAGE}].")
     try:
-        version = Version(written)
+        version = parse_version(written)
     except InvalidVersion:
         raise ReleaseError(f"pyproject.toml's code-version {written[:40]!r} is not a PEP 440 version.") from None
     if not of_scheme(version) or version.is_postrelease:
@@ -392,7 +393,7 @@ def published_versions(path: Path | None) -> list[Version]:
     versions = []
     for key in releases:
         try:
-            versions.append(Version(key))
+            versions.append(parse_version(key))
         except InvalidVersion:
             raise ReleaseError(f"--published {path} lists {key[:40]!r}, which is not a version.") from None
     return versions
@@ -429,7 +430,7 @@ def plan_for(root: Path, commit: str, published: Path | None) -> Plan:
 def _version(text: str) -> Version:
     """A PEP 440 version from the command line, or a usage error in one sentence."""
     try:
-        return Version(text)
+        return parse_version(text)
     except InvalidVersion:
         raise argparse.ArgumentTypeError(f"not a PEP 440 version: {text[:60]!r}") from None
 

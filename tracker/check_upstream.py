@@ -39,6 +39,7 @@ from repro import atomic
 from repro import ledger as ledger_io
 from repro.output import emit
 from repro.sanitise import for_terminal, one_line
+from repro.versions import parse as parse_version
 from tracker import history, sweep
 from tracker.confirm import Installer
 from tracker.index import INDEX_KINDS, discover
@@ -155,7 +156,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def _version(text: str) -> Version:
     try:
-        return Version(text)
+        return parse_version(text)
     except InvalidVersion:
         raise argparse.ArgumentTypeError(f"not a version: {text!r}") from None
 

@@ -30,12 +30,13 @@ from typing import Any
 if __package__ in (None, ""):  # run as `python tracker/device_report.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import InvalidVersion
 
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from repro.formats.support_table import CODES
 from repro.sanitise import for_terminal, one_line
+from repro.versions import parse as parse_version
 
 DEVICES = ("cuda", "npu", "xpu", "mps", "hpu", "mtia")  # accelerators a support table is measured on
 MAX_REPORT_BYTES = 4 * 1024 * 1024  # the CPU report of 2.13.0 is about 40 kB
@@ -167,7 +168,7 @@ def _device(text: str) -> str:
 
 def _torch(text: str) -> str:
     try:
-        return ledger_io.release_key(Version(text))
+        return ledger_io.release_key(parse_version(text))
     except InvalidVersion:
         raise argparse.ArgumentTypeError(f"not a version: {text[:40]!r}") from None
 

@@ -19,6 +19,7 @@ from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sd
 from packaging.version import InvalidVersion, Version
 
 from repro.ledger import release_key
+from repro.versions import parse as parse_version
 from tracker.remote import Document, FetchError, Limits, Traffic, get, parse_json
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -60,18 +61,18 @@ def discover(
     listed, files = _listing(session, root, name, traffic, kind)
     for text in listed:  # a release with no wheel still counts, as "unknown"
         try:
-            by_version.setdefault(Version(release_key(text)), [])
+            by_version.setdefault(parse_version(release_key(text)), [])
         except InvalidVersion:
             continue
     for file in files:
         try:
             _, version, _, _ = parse_wheel_filename(file.filename)
-        except (InvalidWheelFilename, InvalidVersion):
+        except (InvalidWheelFilename, ValueError):  # packaging's digit limit is a plain ValueError
             sdist = _sdist_version(file.filename)
             if sdist is not None:  # a release with only an sdist still counts, as "unknown" (no wheel)
-                by_version.setdefault(Version(release_key(sdist)), [])
+                by_version.setdefault(parse_version(release_key(sdist)), [])
             continue
-        by_version.setdefault(Version(release_key(version)), []).append(file)
+        by_version.setdefault(parse_version(release_key(str(version))), []).append(file)
     return [Release(v, tuple(by_version[v])) for v in sorted(by_version)]
 
 

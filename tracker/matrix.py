@@ -39,6 +39,7 @@ from packaging.version import InvalidVersion, Version
 from repro import atomic
 from repro.ledger import BUG_ID, SUPPORT_CODES
 from repro.sanitise import capped, cell, code_span, for_terminal, plain
+from repro.versions import parse as parse_version
 from tracker.index import Release, discover
 from tracker.remote import FetchError, Traffic, check_url, make_session
 
@@ -77,7 +78,7 @@ def plan(releases: list[Release], torch: list[str], pythons: list[str]) -> list[
                 )
                 pairs += [{"torch": str(newest.version), "python": python}] if newest else []
             continue
-        release = by_version.get(Version(wanted))
+        release = by_version.get(parse_version(wanted))
         if release is None:
             raise ValueError(f"the index does not list torch {wanted}")
         supported = supported_pythons(release)
@@ -204,7 +205,7 @@ def _notes(result: dict[str, Any]) -> str:
 
 def _order(result: dict[str, Any]) -> tuple:
     try:
-        torch = Version(result["torch"])
+        torch = parse_version(result["torch"])
     except InvalidVersion:
         torch = Version("0")
     return torch, tuple(int(p) for p in result["python"].split(".")[:2] if p.isdigit())
@@ -215,7 +216,7 @@ def _list(text: str) -> list[str]:
     for item in items:
         if item != NEWEST:
             try:
-                Version(item)
+                parse_version(item)
             except InvalidVersion:
                 raise argparse.ArgumentTypeError(f"not a version: {item!r}") from None
     if not items:

@@ -166,3 +166,22 @@ def test_unwritable_step_summary_warns_and_keeps_the_exit_code(index, tmp_path, 
     assert "Traceback" not in proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if "GITHUB_STEP_SUMMARY" in line]
     assert len(warnings) == 1 and warnings[0].startswith("check_upstream: warning: ")
+
+
+# Issue 43, item 5: a version past Python's digit limit on the index is skipped, on the command line usage.
+
+HUGE = "1" + "0" * 5000
+
+
+def test_a_release_or_wheel_with_a_huge_version_is_skipped(index, tmp_path):
+    huge_wheel = f"torch-{HUGE}-cp311-cp311-manylinux_2_28_x86_64.whl"
+    releases = {"2.13.0": [GOOD], HUGE: [{"filename": huge_wheel, "url": f"../../files/{huge_wheel}"}]}
+    index.raw_index = json.dumps({"releases": releases}).encode()
+    code, report, _, stderr = check(index, tmp_path, url=index.url + "/")
+    assert code == 0 and "Traceback" not in stderr, stderr
+    assert verdicts(report) == {"2.13.0": "present"}
+
+
+def test_a_huge_since_is_usage(index, tmp_path):
+    code, report, _, stderr = check(index, tmp_path, "--since", HUGE)
+    assert code == 2 and report is None and "Traceback" not in stderr and "not a version" in stderr
