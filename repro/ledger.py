@@ -430,6 +430,8 @@ def update(path: Path, change: Callable[[dict[str, Any]], None]) -> dict[str, An
     """Apply ``change`` to the freshest ledger on disk, under the lock, atomically. A symlinked
     ledger is written through: its target is locked and replaced, the link stays."""
     target = path.resolve()
+    if target.exists():
+        load(path)  # a file that is no ledger is refused before its lock is made: no .lock left beside it
     with _locked(target):
         data = load(path) if target.exists() else new_ledger()
         change(data)

@@ -217,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
             ledger_io.check_writable(path)  # now, not at the first write after minutes of probing
         if not path.exists() and not args.init:
             raise ledger_io.LedgerError(f"the ledger {path} does not exist (--init starts a new one there).")
+        if args.init and not path.exists() and not args.dry_run:
+            ledger_io.update(path, lambda data: None)  # started now: a run with nothing to check still leaves one
         before = ledger_io.load(path) if path.exists() else ledger_io.new_ledger()
     except (FetchError, ledger_io.LedgerError) as problem:
         print(for_terminal(f"check_upstream: error: {problem}"), file=sys.stderr)

@@ -13,6 +13,7 @@ from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel
 from tracker_helpers import check, check_upstream_cli, verdicts, wheel_name
 
 from helpers import write_ledger
+from repro.ledger import load
 from tracker.remote import make_session
 from tracker.upstream_issue import issue_state
 
@@ -185,3 +186,30 @@ def test_a_release_or_wheel_with_a_huge_version_is_skipped(index, tmp_path):
 def test_a_huge_since_is_usage(index, tmp_path):
     code, report, _, stderr = check(index, tmp_path, "--since", HUGE)
     assert code == 2 and report is None and "Traceback" not in stderr and "not a version" in stderr
+
+
+# Issue 43, item 12: --init leaves a ledger even when there is nothing to check; a refused file keeps no lock.
+
+
+def test_init_with_nothing_to_check_still_creates_the_ledger(index, tmp_path):
+    """Before: exit 0 and no ledger at the path --init named."""
+    index.raw_index = json.dumps({"releases": {}}).encode()  # the index lists nothing
+    new = tmp_path / "new" / "ledger.json"
+    new.parent.mkdir()
+    code, report, _, stderr = check(index, tmp_path, "--ledger", str(new), "--init", url=index.url + "/")
+    assert code == 0, stderr
+    assert new.exists() and load(new)["releases"] == {} and report["releases"] == []
+
+
+def test_a_file_refused_as_no_ledger_keeps_no_lock_beside_it(tmp_path, capsys):
+    from tracker import device_report
+
+    mine = tmp_path / "notes.json"
+    mine.write_text("my notes, not a ledger")
+    report = tmp_path / "report.json"
+    row = {"api": "to", "cell": "works", "codes": ["ok"], "left_out": 0, "outcomes": []}
+    fields = {"schema": 1, "torch_version": "2.13.0", "python_version": "3.11", "platform": "p", "device": "npu"}
+    report.write_text(json.dumps({**fields, "codes": [], "scenario_table": "t", "rows": [row]}))
+    assert device_report.main([str(report), "--device", "npu", "--torch", "2.13.0", "--ledger", str(mine)]) == 2
+    assert "is not valid JSON" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.json", "report.json"]
