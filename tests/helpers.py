@@ -221,3 +221,20 @@ def proof_of(bug_id: str) -> Any:
     from repro.proof import prove
 
     return prove(BUGS[bug_id])
+
+
+HEAVY_PROOF_RUNS = 80  # (scenario, style) pairs: above, a proof takes several seconds
+
+
+def proof_params(bug_ids: list[str]) -> list[Any]:
+    """``bug_ids`` as pytest parameters, those whose proof is heavy in the slow tier: more than
+    ``HEAVY_PROOF_RUNS`` runs of its space, or a scenario of the slow tier (dynamo) among them. The
+    quick suite keeps the light ones; ``-m slow`` (and CI) proves every one."""
+    from repro.catalogue import BUGS, proof_runs
+    from repro.vocabulary import Tier
+
+    def heavy(bug_id: str) -> bool:
+        runs = proof_runs(BUGS[bug_id])
+        return len(runs) > HEAVY_PROOF_RUNS or any(s.tier == Tier.SLOW for s, _ in runs)
+
+    return [pytest.param(b, marks=pytest.mark.slow) if heavy(b) else b for b in bug_ids]

@@ -16,7 +16,9 @@ on, when TorchScript runs its optimized graph and that graph's own backward, wit
 off. The dtypes agree; only values differ. Switching JIT autocast off makes training worse, not
 better: the backward of ``child first`` and ``child between`` then raises "expected m1 and m2 to
 have the same dtype" (measured by the proof, ``python -m repro --workarounds``); a plain ``forward``
-matches eager in both scenarios on every call.
+matches eager in both scenarios on every call. The switch's failure is order-dependent: a process
+that trained such a model with JIT autocast on before (its child's compiled forward then optimized
+with it on) trains later ones with it off.
 """
 
 from __future__ import annotations
@@ -241,10 +243,12 @@ BUG = Bug(
         in_torch_terms="a plain Python forward (no @torch.jit.script_method) on the ScriptModule subclass",
         tried=(
             "torch._C._jit_set_autocast_mode(False) (this project's workaround until 2026-12-05): the output is "
-            "bfloat16 as eager's, but it breaks training: with backward after the autocast forward, as torch's "
-            "AMP recipe runs it, backward raises 'expected m1 and m2 to have the same dtype' on child first and "
-            "child between, and on a model with a parameter and a buffer (not in this scope) gradients differ "
-            "from eager's from the second call on without an error; do not use it",
+            "bfloat16 as eager's, but it breaks training: set once before the model runs, as it said, backward "
+            "after the autocast forward (torch's AMP recipe) raises 'expected m1 and m2 to have the same dtype' "
+            "on child first and child between from the second call on (in a process where no model with such a "
+            "child was trained before with JIT autocast on: then it trains), and on a model with a parameter "
+            "and a buffer (not in this scope) gradients differ from eager's from the second call on without an "
+            "error; do not use it",
         ),
     ),
     cases=(CASE, TRAINING),

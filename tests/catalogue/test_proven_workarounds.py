@@ -43,16 +43,20 @@ def _unrunnable(bug_id: str) -> Proof:
     ("make", "status"),
     [
         (lambda: proof_of("copy-shares-training"), "works"),
-        (lambda: proof_of("global-hooks-root-only"), "works-with-limits"),
+        pytest.param(lambda: proof_of("global-hooks-root-only"), "works-with-limits", marks=pytest.mark.slow),
         pytest.param(  # nothing in force departs only where the bug shows
             lambda: _broken("copy-shares-training", apply=contextlib.nullcontext),
             "does-not-work",
             marks=pytest.mark.needs_bug("copy-shares-training"),
         ),
-        (lambda: _broken("child-hooks-bypassed", style=""), "does-not-work"),  # the style is the workaround
-        (lambda: _broken("global-hooks-root-only", limits=()), "does-not-work"),  # a limit undeclared departs
+        pytest.param(  # the style is the workaround
+            lambda: _broken("child-hooks-bypassed", style=""), "does-not-work", marks=pytest.mark.slow
+        ),
+        pytest.param(  # a limit undeclared departs
+            lambda: _broken("global-hooks-root-only", limits=()), "does-not-work", marks=pytest.mark.slow
+        ),
         (lambda: _unrunnable("copy-shares-training"), "not-measured"),
-        (lambda: proof_of("attribute-assignment-forwarded"), "none"),
+        (lambda: proof_of("quantize-dynamic-skips-subclass"), "none"),
     ],
     ids=["works", "with-limits", "nothing-in-force", "style-dropped", "limits-dropped", "unrunnable", "none"],
 )
@@ -115,14 +119,14 @@ def test_a_proof_observes_each_scenarios_eager_twin_once_per_size_for_all_its_ru
 
 
 def test_the_tracker_records_each_proof_with_its_scenario_table_and_device(capsys, tmp_path):
-    stdout = _proofs_report(capsys, "copy-shares-training", "attribute-assignment-forwarded")
+    stdout = _proofs_report(capsys, "copy-shares-training", "quantize-dynamic-skips-subclass")
     proofs = read_workarounds(stdout, "")
     copied = proofs["copy-shares-training"]
     assert copied["status"] == "works" and copied["workaround"] == "repro.workaround.shallow_copy"
     assert copied["runs"] == copied["matched"] > 0 and copied["summary"].startswith(f"{copied['runs']} of ")
-    assert copied["verdict"] == "holds" and proofs["attribute-assignment-forwarded"].get("verdict") == ""
+    assert copied["verdict"] == "holds" and proofs["quantize-dynamic-skips-subclass"].get("verdict") == ""
     assert (copied["table"], copied["device"]) == (fingerprint(), "cpu")
-    assert proofs["attribute-assignment-forwarded"]["status"] == "none"
+    assert proofs["quantize-dynamic-skips-subclass"]["status"] == "none"
     ledger = tmp_path / "ledger.json"
     ledger.write_text(json.dumps(ledger_io.new_ledger()))
     verdict = {"verdict": "present", "detail": "d", "checked_at": "2026-12-03T00:00:00+00:00"}
@@ -130,7 +134,7 @@ def test_the_tracker_records_each_proof_with_its_scenario_table_and_device(capsy
     sweep.record(ledger, "2.13.0", sweep._record_dynamic(asked, None, proofs))
     bugs = load(ledger)["releases"]["2.13.0"]["bugs"]
     assert bugs["copy-shares-training"]["workaround"] == proofs["copy-shares-training"]
-    assert "attribute-assignment-forwarded" not in bugs
+    assert "quantize-dynamic-skips-subclass" not in bugs
 
 
 GOOD = {"id": "copy-shares-training", "status": "works", "workaround": "w", "runs": 2, "matched": 2, "summary": "s"}
