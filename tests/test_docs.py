@@ -26,7 +26,7 @@ from repro.report import build_report
 from repro.source_checks import StaticVerdict
 from repro.vocabulary import Verdict
 from tools import release
-from tracker import matrix, rolling_pr
+from tracker import device_report, matrix, rolling_pr
 from tracker.check_upstream import _as_json
 from tracker.check_upstream import build_parser as tracker_parser
 from tracker.remote import Limits
@@ -81,13 +81,14 @@ PARSERS = {
     "matrix": lambda: _parser_of(matrix.main),
     "rolling_pr": lambda: _parser_of(rolling_pr.main),
     "release": release.build_parser,
+    "device_report": lambda: _parser_of(device_report.main),
 }
 # Options the pages name that belong to other tools (pip, git, pytest, npm, uv) in their commands.
 OTHER_TOOLS = {
     "--index-url", "--no-deps", "--target", "--upgrade", "--find-links", "--prefix", "--quiet", "--no-save",
     "--silent", "--check", "--wheel", "--no-config", "--extra-index-url", "--strict", "--upstream-ledger",
     "--dist", "--pre",
-    "--live",  # benchmarks/bench_tracker.py
+    "--live", "--notes",  # benchmarks/bench_tracker.py
     "--runs", "--skip-suite",  # benchmarks/bench_repro.py
     "--outdir",  # python -m build
 }  # fmt: skip

@@ -68,13 +68,14 @@ def codes_of(column: dict[str, Any], api: str) -> str:
     return "/".join(dict.fromkeys(row["codes"])) if row else "not measured"  # once each: stored before dedup
 
 
-def _wrap(text: str) -> list[str]:
-    """Prose within ``WIDTH`` columns; a list item's lines go on under its text. Each line after the
-    first starts inert: a wrapped cell's ``-`` or ``===`` at a line's start would make a list item, a
-    rule or a heading."""
+def _wrap(text: str, *, outside: bool = False) -> list[str]:
+    """Prose within ``WIDTH`` columns; a list item's lines go on under its text. With ``outside`` (text
+    from the ledger's cells, made ``plain``), each line after the first starts inert: a wrapped cell's
+    ``-`` or ``===`` at a line's start would make a list item, a rule or a heading. Our own prose is
+    left alone: a code span wrapped onto a new line would show the escape."""
     indent = "  " if text.startswith("- ") else ""
     lines = textwrap.wrap(text, WIDTH, break_on_hyphens=False, break_long_words=False, subsequent_indent=indent)
-    return lines[:1] + [inert_start(line) for line in lines[1:]]
+    return lines[:1] + [inert_start(line) if outside else line for line in lines[1:]]
 
 
 def _api(api: str) -> str:
@@ -229,7 +230,7 @@ def notes(measured: dict[str, dict[str, Any]]) -> list[str]:
                 where[api, row["cell"] + left].append(version)
     lines = ["## Notes: each cell in words, with the releases it applies to", ""]
     for (api, cell), versions in sorted(where.items()):
-        lines += _wrap(f"- {_api(api)} on {', '.join(versions)}: {plain(cell)}")
+        lines += _wrap(f"- {_api(api)} on {', '.join(versions)}: {plain(cell)}", outside=True)
     return [*lines, ""]
 
 
