@@ -17,7 +17,6 @@ from dataclasses import replace
 from repro.engine.models import Size, build_eager, build_scripted
 from repro.engine.oracle import Explains, ScenarioResult, Side, judged, not_runnable, observe_calls
 from repro.engine.scenarios import Scenario
-from repro.vocabulary import Verdict
 
 CALLS = 3
 
@@ -39,6 +38,6 @@ def run_calls(
     build = lambda: build_scripted(scenario.model, style, instance, device, size)  # noqa: E731
     scripted = observe_calls(build, scenario, device, size, CALLS)
     return [
-        judged(ScenarioResult(scenario, style, Verdict.MATCH, "", mine, theirs, instance, size, call), explains)
+        judged(scenario, style, instance, mine, theirs, explains=explains, size=size, call=call)
         for call, (mine, theirs) in enumerate(zip(scripted, eager), start=1)
     ]

@@ -168,12 +168,7 @@ def run_scenario(
     if unrunnable:
         return unrunnable
     scripted = observe(lambda: build_scripted(scenario.model, style, instance, device), scenario, device)
-    return judged(
-        ScenarioResult(
-            scenario, style, Verdict.MATCH, "", scripted, eager or observe_eager(scenario, device), instance
-        ),
-        explains,
-    )
+    return judged(scenario, style, instance, scripted, eager or observe_eager(scenario, device), explains=explains)
 
 
 def not_runnable(scenario: Scenario, style: str, instance: str) -> ScenarioResult | None:
@@ -189,18 +184,26 @@ def not_runnable(scenario: Scenario, style: str, instance: str) -> ScenarioResul
     return None
 
 
-def judged(run: ScenarioResult, explains: Explains) -> ScenarioResult:
-    """``run`` (its two sides observed) with its verdict and detail: a departure a catalogued bug
-    explains is that bug's; one TorchScript's design explains is ``refused``."""
+def judged(
+    scenario: Scenario,
+    style: str,
+    instance: str,
+    scripted: Side,
+    eager: Side,
+    *,
+    explains: Explains,
+    size: Size = SIZE,
+    call: int = 0,
+) -> ScenarioResult:
+    """The two sides' verdict and detail: a departure a catalogued bug explains is that bug's; one
+    TorchScript's design explains is ``refused``."""
     from repro.engine.by_design import designed_difference, refusal
 
-    assert run.scripted is not None and run.eager is not None
-    scripted, eager = run.scripted, run.eager
     verdict, detail = judge(scripted, eager)
-    result = replace(run, verdict=verdict, detail=detail)
+    result = ScenarioResult(scenario, style, verdict, detail, scripted, eager, instance, size, call)
     if verdict not in (Verdict.RAISES, Verdict.DIFFERS) or explains(result):  # a catalogued bug's departure is its own
         return result
-    where = refusal(run.scenario.apis, scripted.error) if verdict == Verdict.RAISES else None
+    where = refusal(scenario.apis, scripted.error) if verdict == Verdict.RAISES else None
     if verdict == Verdict.DIFFERS:
         where = designed_difference(scripted.observation, eager.observation)
     return replace(result, verdict=Verdict.REFUSED, detail=f"{detail} ({where})") if where else result
