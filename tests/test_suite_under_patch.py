@@ -32,6 +32,7 @@ def _pytest_child(parent: int, timeout: float = 60) -> int:
     raise AssertionError("the suite never started pytest")
 
 
+@pytest.mark.slow  # a pytest started and ended: 4 s each
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_the_suite_under_patch_interrupted_ends_its_pytest_group_in_one_line(sig):
     """Before: a KeyboardInterrupt traceback, and pytest with its workers left running."""

@@ -111,7 +111,7 @@ def test_a_proof_observes_each_scenarios_eager_twin_once_per_size_for_all_its_ru
         return eager_calls(scenario, device, size)
 
     monkeypatch.setattr(proof_module, "eager_calls", counted)
-    proof = prove(BUGS["copy-shares-training"])
+    proof = prove(BUGS["autocast-compiled-float32"])
     runs = [
         (r.scenario.key, str(r.size)) for r in proof.results if r.verdict not in (Verdict.UNAVAILABLE, Verdict.NOT_RUN)
     ]

@@ -236,6 +236,7 @@ def _judged(proof: Proof) -> list[tuple[str, str, str, str, int, str]]:
     return [(r.scenario.key, r.style, r.instance, str(r.size), r.call, r.verdict) for r in proof.results]
 
 
+@pytest.mark.slow  # five proofs: 8 s
 def test_two_proofs_give_the_same_calls_in_either_order_and_leave_the_process_as_they_found_it():
     before = _process_state()
     first: dict[str, Any] = {}
