@@ -171,7 +171,9 @@ class Proof:
         if self.limited():
             parts.append(f"{_counted(self.limited())} where it declares it must not be used")
         if self.failures():
-            parts.append(f"{_counted(self.failures())} where it is meant to work")
+            found = self.bug.workaround
+            meant = "where it is meant to work" if found and found.apply else "with nothing in force"
+            parts.append(f"{_counted(self.failures())} {meant}")
         return "; ".join(parts)
 
 

@@ -290,8 +290,8 @@ def render_proofs(torch_version: str, proofs: list[Proof]) -> str:
             judged = f" ({proof.verdict})" if proof.verdict else ""
             verdict = f"{PROOF_WORDS[proof.status]}{judged}: {found.summary}"
         lines += ["", *_wrap(f"{proof.bug.id}: {verdict}", indent="  "), *_wrap(f"  {proof.summary()}", indent="    ")]
-        if found and found.apply is not None:
-            lines += _wrap(f"  held on: {proof.space()}", indent="    ")
+        said = "held on" if found and found.apply is not None else "measured with nothing in force on"
+        lines += _wrap(f"  {said}: {proof.space()}", indent="    ")
         if found and proof.within_limits:
             shapes = ", ".join(f"{shape} ({style})" for shape, style in found.limits)
             lines += _wrap(
