@@ -32,8 +32,8 @@ from repro.catalogue.bug import Bug
 from repro.engine.by_design import DESIGNED, UNDOCUMENTED
 from repro.engine.calls import CALLS, eager_calls, run_calls
 from repro.engine.models import INSTANCES, SIZE, SIZES, STYLES
-from repro.engine.oracle import ScenarioResult, absent_device
-from repro.engine.scenarios.table import missing_needs
+from repro.engine.oracle import ScenarioResult, not_runnable
+from repro.engine.scenarios import Scenario
 from repro.vocabulary import ProofStatus, Verdict, WorkaroundVerdict
 
 NEUTRAL = (Verdict.MATCH, Verdict.REFUSED, Verdict.UNAVAILABLE, Verdict.NOT_RUN)
@@ -217,7 +217,7 @@ def prove(bug: Bug, device: str = "cpu") -> Proof:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TorchScript's deprecation warnings: the report shows them
         for scenario, styles in _grouped(proof_runs(bug)):
-            runnable = not (missing_needs(scenario) or absent_device(scenario))
+            runnable = not_runnable(scenario, "", "") is None  # this torch has its APIs, this machine its device
             for size in SIZES if runnable else SIZES[:1]:  # a run that cannot be made is one result
                 with apply():  # the eager twin's calls, once for all of its runs, as the report's
                     eager = eager_calls(scenario, device, size) if runnable else []
@@ -230,9 +230,9 @@ def prove(bug: Bug, device: str = "cpu") -> Proof:
     return Proof(bug, results, torch=torch.__version__)
 
 
-def _grouped(runs: list[tuple[Any, str]]) -> list[tuple[Any, list[str]]]:
+def _grouped(runs: list[tuple[Scenario, str]]) -> list[tuple[Scenario, list[str]]]:
     """Each scenario once, with the styles it runs in: its eager twin is observed once for them all."""
-    grouped: dict[str, tuple[Any, list[str]]] = {}
+    grouped: dict[str, tuple[Scenario, list[str]]] = {}
     for scenario, style in runs:
         grouped.setdefault(scenario.key, (scenario, []))[1].append(style)
     return list(grouped.values())

@@ -15,10 +15,10 @@ and of the child's parameters differ from eager's in the last bfloat16 digit fro
 on, when TorchScript runs its optimized graph and that graph's own backward, with JIT autocast on or
 off. The dtypes agree; only values differ. Switching JIT autocast off makes training worse, not
 better: the backward of ``child first`` and ``child between`` then raises "expected m1 and m2 to
-have the same dtype" (measured by the proof, ``python -m repro --workarounds``); a plain ``forward``
-matches eager in both scenarios on every call. The switch's failure is order-dependent: a process
-that trained such a model with JIT autocast on before (its child's compiled forward then optimized
-with it on) trains later ones with it off.
+have the same dtype" (measured by that switch's proof, tests/catalogue/test_workaround_verdicts.py);
+a plain ``forward`` matches eager in both scenarios on every call. The switch's failure is
+order-dependent: a process that trained such a model with JIT autocast on before (its child's
+compiled forward then optimized with it on) trains later ones with it off.
 """
 
 from __future__ import annotations

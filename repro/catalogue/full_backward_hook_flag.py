@@ -334,8 +334,15 @@ BUG = Bug(
             "the flag the wrapper reads stays None and no backward hook runs (python -m repro --candidates)",
         ),
         limits=scope_pairs(
-            ("child first", "child between", "child last", "several children", "buffers only", "two inputs")
-            + ("non-tensor input",),
+            (
+                "child first",
+                "child between",
+                "child last",
+                "several children",
+                "buffers only",
+                "two inputs",
+                "non-tensor input",
+            ),
             ("script_method",),
         ),
         limits_why=(

@@ -22,8 +22,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-WEIGHT = [[1.0, -2.0], [0.5, 3.0]]
-BIAS = [0.25, -1.0]
 STYLES = ("script_method", "plain_forward")
 SCRIPTED = "torch.jit.script"  # the only style of a scripted child: torch.jit.script makes it, not a subclass
 INSTANCES = ("first", "later")  # a fresh class's first instance, and an instance of a class already built
@@ -84,13 +82,13 @@ def _child_layer(module: nn.Module, features: int) -> None:
 
 
 class _Built(nn.Module):
-    """An eager model made by its ``parts`` function (a ``Callable[[nn.Module, int], None]``: the module
-    and its features), which the
-    ScriptModule side's ``__init__`` calls too. No class annotation says so, nor types the attributes
-    ``parts`` sets: ``torch.jit.script`` reads a class's annotations, and torch 1.13.1 fails on a string
-    one (``from __future__ import annotations``). Nor can a ``# type: ignore`` comment be put in a
-    ``forward``: TorchScript reads ``# type:`` comments as signatures (pyproject.toml's mypy section
-    names the error codes this module's forwards raise instead)."""
+    """An eager model made by its ``parts`` function (a ``Callable[[nn.Module, int], None]``: the
+    module and its features), which the ScriptModule side's ``__init__`` calls too. No class
+    annotation says so, nor types the attributes ``parts`` sets: ``torch.jit.script`` reads a
+    class's annotations, and torch 1.13.1 fails on a string one (``from __future__ import
+    annotations``). Nor can a ``# type: ignore`` comment be put in a ``forward``: TorchScript reads
+    ``# type:`` comments as signatures (pyproject.toml's mypy section names the error codes this
+    module's forwards raise instead)."""
 
     def __init__(self, features: int = SIZE.features) -> None:
         super().__init__()
