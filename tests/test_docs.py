@@ -26,7 +26,7 @@ from repro.report import build_report
 from repro.source_checks import StaticVerdict
 from repro.vocabulary import Verdict
 from tools import release
-from tracker import device_report, matrix, rolling_pr
+from tracker import device_report, matrix, patches_on_main, rolling_issue, rolling_pr
 from tracker.check_upstream import _as_json
 from tracker.check_upstream import build_parser as tracker_parser
 from tracker.remote import Limits
@@ -80,6 +80,8 @@ PARSERS = {
     "check_upstream": tracker_parser,
     "matrix": lambda: _parser_of(matrix.main),
     "rolling_pr": lambda: _parser_of(rolling_pr.main),
+    "patches_on_main": lambda: _parser_of(patches_on_main.main),
+    "rolling_issue": lambda: _parser_of(rolling_issue.main),
     "release": release.build_parser,
     "device_report": lambda: _parser_of(device_report.main),
 }

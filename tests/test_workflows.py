@@ -44,5 +44,6 @@ def test_linter_catches_a_broken_workflow(tmp_path):
 
 
 def test_workflows_are_clean():
-    assert [path.name for path in WORKFLOWS] == ["release.yml", "repro-matrix.yml", "upstream-check.yml"]
+    names = ["patches-on-main.yml", "release.yml", "repro-matrix.yml", "upstream-check.yml"]
+    assert [path.name for path in WORKFLOWS] == names
     assert lint(*WORKFLOWS) == []

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -40,6 +39,7 @@ if __package__ in (None, ""):  # run as `python tracker/rolling_pr.py`
 from repro import atomic
 from repro.sanitise import capped, code_span, one_line, plain
 from tracker import history
+from tracker.commands import CommandFailed, run
 from tracker.summary import markdown
 from tracker.sweep import Outcome
 
@@ -52,10 +52,6 @@ CHANGE_CAP, CHANGES_SHOWN = 300, 50  # characters of one status change line; lin
 COLUMNS = 100  # every line printed fits a 100-column terminal
 MARKER = "<!-- upstream-check: left {sha} -->"  # in the comment, so that one branch head is commented once
 CLOSING = "Rebuilt by the daily upstream check on each run: one branch, force-pushed unless someone else pushed to it."
-
-
-class CommandFailed(Exception):
-    """git or gh exited non-zero: its last line of output says why."""
 
 
 def without_timestamps(value: Any) -> Any:
@@ -102,23 +98,15 @@ def body(report: dict[str, Any], ledger: dict[str, Any]) -> str:
     return "\n".join([*head, markdown(outcome, ledger, changes, limit=room), "", CLOSING])
 
 
-def _run(args: list[str], cwd: Path) -> str:
-    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        said = (proc.stderr.strip() or proc.stdout.strip() or f"exit code {proc.returncode}").splitlines()[-1]
-        raise CommandFailed(f"{' '.join([Path(args[0]).name, *args[1:3]])}: {said}")
-    return proc.stdout
-
-
 def foreign_commits(repo: Path, base: str) -> tuple[str | None, list[dict[str, str]]]:
     """The branch's head on ``origin`` (None: no such branch) and its commits that are neither on
     ``base`` nor made (authored and committed) by this script's identity. The branch and ``base`` are
     fetched first, with their whole history where the clone is shallow (as the workflow's is)."""
-    listed = _run(["git", "ls-remote", "--heads", "origin", f"refs/heads/{BRANCH}"], repo).split()
+    listed = run(["git", "ls-remote", "--heads", "origin", f"refs/heads/{BRANCH}"], repo).split()
     if not listed:
         return None, []
-    shallow = _run(["git", "rev-parse", "--is-shallow-repository"], repo).strip() == "true"
-    _run(
+    shallow = run(["git", "rev-parse", "--is-shallow-repository"], repo).strip() == "true"
+    run(
         [
             "git",
             "fetch",
@@ -132,7 +120,7 @@ def foreign_commits(repo: Path, base: str) -> tuple[str | None, list[dict[str, s
         repo,
     )
     fields = ("sha", "author", "author_email", "committer", "committer_email")
-    log = _run(
+    log = run(
         [
             "git",
             "log",
@@ -155,10 +143,10 @@ def foreign_commits(repo: Path, base: str) -> tuple[str | None, list[dict[str, s
 def open_pull_request(repo: Path, owner: str | None, gh: str) -> dict[str, Any] | None:
     """The open pull request from ``BRANCH`` of ``owner``'s repository (a fork's, same branch name, is not it)."""
     if not owner:  # outside GitHub Actions: the repository gh resolves from the clone's remotes
-        found = json.loads(_run([gh, "repo", "view", "--json", "owner"], repo) or "{}")
+        found = json.loads(run([gh, "repo", "view", "--json", "owner"], repo) or "{}")
         owner = ((found.get("owner") or {}).get("login") if isinstance(found, dict) else None) or None
     fields = "number,headRefName,headRepositoryOwner,isCrossRepository,comments"
-    listed = json.loads(_run([gh, "pr", "list", "--head", BRANCH, "--state", "open", "--json", fields], repo) or "[]")
+    listed = json.loads(run([gh, "pr", "list", "--head", BRANCH, "--state", "open", "--json", fields], repo) or "[]")
     for pr in listed if isinstance(listed, list) else []:
         login = ((pr.get("headRepositoryOwner") or {}).get("login") or "") if isinstance(pr, dict) else ""
         if (
@@ -177,18 +165,18 @@ def propose(
     """Rebuild the branch, push it and open or edit its pull request; say what was done, in one line.
     A branch that holds someone else's commits is left as it is (see ``leave``)."""
     new = json.loads((repo / ledger_path).read_text(encoding="utf-8"))
-    old = json.loads(_run(["git", "show", f"{base}:{ledger_path}"], repo) or "{}")
+    old = json.loads(run(["git", "show", f"{base}:{ledger_path}"], repo) or "{}")
     if without_timestamps(new) == without_timestamps(old):
         return "the ledger changed only in timestamps, or not at all: nothing to propose"
     head, foreign = foreign_commits(repo, base)
     if foreign:
         return leave(repo, head or "", foreign, open_pull_request(repo, owner, gh), gh)
     text = title(report)
-    _run(["git", "switch", "--force-create", BRANCH, base], repo)  # the working tree's ledger comes along
-    _run(["git", "add", "--", ledger_path], repo)
-    _run(["git", *IDENTITY, "commit", "--quiet", "-m", text, "--", ledger_path], repo)
+    run(["git", "switch", "--force-create", BRANCH, base], repo)  # the working tree's ledger comes along
+    run(["git", "add", "--", ledger_path], repo)
+    run(["git", *IDENTITY, "commit", "--quiet", "-m", text, "--", ledger_path], repo)
     # Only over the head just inspected: a push to the branch since then fails this one.
-    _run(
+    run(
         [
             "git",
             "push",
@@ -204,9 +192,9 @@ def propose(
     try:
         if pr is not None:
             number = str(pr["number"])
-            _run([gh, "pr", "edit", number, "--title", text, "--body-file", out.name], repo)
+            run([gh, "pr", "edit", number, "--title", text, "--body-file", out.name], repo)
             return f"pull request #{number} updated: {text}"
-        _run([gh, "pr", "create", "--base", base, "--head", BRANCH, "--title", text, "--body-file", out.name], repo)
+        run([gh, "pr", "create", "--base", base, "--head", BRANCH, "--title", text, "--body-file", out.name], repo)
         return f"pull request opened: {text}"
     finally:
         Path(out.name).unlink()
@@ -231,7 +219,7 @@ def leave(repo: Path, head: str, foreign: list[dict[str, str]], pr: dict[str, An
         with tempfile.NamedTemporaryFile("w", suffix=".md", encoding="utf-8", delete=False) as out:
             out.write(f"{said}\n\n{marker}\n")
         try:
-            _run([gh, "pr", "comment", str(pr["number"]), "--body-file", out.name], repo)
+            run([gh, "pr", "comment", str(pr["number"]), "--body-file", out.name], repo)
         finally:
             Path(out.name).unlink()
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
