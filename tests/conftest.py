@@ -89,6 +89,15 @@ def server():
 _MEASURED: dict = {}
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _proofs_shared_by_workers(tmp_path_factory):
+    """``helpers.proof_of`` keeps each proof in the folder this session's xdist workers share."""
+    import helpers
+
+    root = tmp_path_factory.getbasetemp()
+    helpers.SHARED_BY_WORKERS[:] = [root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root]
+
+
 @pytest.fixture
 def measured_once(monkeypatch, tmp_path_factory):
     """The CLI's runs in this test measure each scenario list once per test session: the support

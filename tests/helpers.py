@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import functools
 import io
 import json
 import os
+import pickle
 import runpy
 import shutil
 import stat
@@ -213,14 +215,31 @@ def copy_of_the_compiled_module(module: Any) -> Any:
     return clone
 
 
+SHARED_BY_WORKERS: list[Path] = []  # conftest puts here the folder this session's xdist workers share
+
+
 @functools.cache
 def proof_of(bug_id: str) -> Any:
-    """``repro.proof.prove`` of a catalogued bug as the catalogue declares it, made once per test process:
-    a proof is seconds of ScriptModule building, and several tests read the same one (a frozen ``Proof``)."""
-    from repro.catalogue import BUGS
-    from repro.proof import prove
+    """``repro.proof.prove`` of a catalogued bug as the catalogue declares it, made once per test session:
+    a proof is seconds of ScriptModule building, and several tests read the same one (a frozen ``Proof``),
+    often on another xdist worker, which reads the first one's results from the folder they share."""
+    from repro.catalogue import BUGS, proof_runs
+    from repro.engine.oracle import ScenarioResult
+    from repro.proof import Proof, prove
 
-    return prove(BUGS[bug_id])
+    bug = BUGS[bug_id]
+    path = SHARED_BY_WORKERS[0] / f"proof-{bug_id}.pickle" if SHARED_BY_WORKERS else None
+    if path is not None and path.exists():
+        by_key = {s.key: s for s, _ in proof_runs(bug)}
+        runs, absent, torch_version = pickle.loads(path.read_bytes())
+        return Proof(bug, [ScenarioResult(by_key[key], *rest) for key, *rest in runs], absent, torch_version)
+    proof = prove(bug)
+    if path is not None:
+        fields = [(r.scenario.key, *(getattr(r, f.name) for f in dataclasses.fields(r)[1:])) for r in proof.results]
+        written = path.with_suffix(f".{os.getpid()}")
+        written.write_bytes(pickle.dumps((fields, proof.absent, proof.torch)))
+        os.replace(written, path)  # whole or absent for a worker reading it
+    return proof
 
 
 HEAVY_PROOF_RUNS = 80  # (scenario, style) pairs: above, a proof takes several seconds

@@ -177,6 +177,7 @@ def test_a_reader_that_stops_early_costs_no_traceback(ledger, tool):
     assert proc.stdout.strip() == "0" and "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
 
 
+@pytest.mark.slow  # a fresh interpreter that imports torch
 def test_what_native_code_prints_during_the_run_goes_to_stderr_and_the_json_report_stays_one_document(ledger):
     """gloo (torch >= 2.8) writes "[Gloo] Rank 0 is connected ..." to descriptor 1 in the DDP scenario: the
     tracker could not parse the report. Here a C-level write stands for it, once per scenario run."""

@@ -142,6 +142,7 @@ def test_symbolic_links_are_followed_to_files_and_folders(tmp_path, link):
     assert files["torch.jit._script"].read_text() == patched.read_text()
 
 
+@pytest.mark.slow  # a fresh interpreter that imports torch
 def test_a_torch_jit_linked_to_a_folder_of_patched_files_is_served(tmp_path, print_source):
     real = tmp_path / "patched-jit"
     _copy(tmp_path / "staging", SCRIPT_PY, edit=True).parent.rename(real)
@@ -165,6 +166,7 @@ def test_no_torch_installed_is_one_sentence(tmp_path):
         ]
 
 
+@pytest.mark.slow  # a fresh interpreter that imports torch
 @pytest.mark.parametrize(
     "spoil",
     [

@@ -44,7 +44,10 @@ def test_the_reproducer_text_fits(repro_main, argv):
     assert _wide(out) == [] and _wide(err) == []
 
 
-@pytest.mark.parametrize("bug_id", [bug_id for bug_id in BUGS if bug_id != "module-compile-noop"])  # dynamo: slow
+DYNAMO = ("module-compile-noop", "compile-subclass-silent")  # their runs import and run dynamo: 1-2 s each
+
+
+@pytest.mark.parametrize("bug_id", [pytest.param(b, marks=pytest.mark.slow) if b in DYNAMO else b for b in BUGS])
 def test_a_per_bug_report_fits(repro_main, bug_id):
     code, out, err = repro_main("--bug", bug_id)
     assert code in (0, 1) and _wide(out) == [] and _wide(err) == []

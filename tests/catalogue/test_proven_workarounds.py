@@ -45,9 +45,9 @@ def _unrunnable(bug_id: str) -> Proof:
         (lambda: proof_of("copy-shares-training"), "works"),
         pytest.param(lambda: proof_of("global-hooks-root-only"), "works-with-limits", marks=pytest.mark.slow),
         pytest.param(  # nothing in force departs only where the bug shows
-            lambda: _broken("copy-shares-training", apply=contextlib.nullcontext),
+            lambda: _broken("jit-error-replaces-exception", apply=contextlib.nullcontext, style=""),
             "does-not-work",
-            marks=pytest.mark.needs_bug("copy-shares-training"),
+            marks=pytest.mark.needs_bug("jit-error-replaces-exception"),
         ),
         pytest.param(  # the style is the workaround
             lambda: _broken("child-hooks-bypassed", style=""), "does-not-work", marks=pytest.mark.slow
@@ -119,21 +119,21 @@ def test_a_proof_observes_each_scenarios_eager_twin_once_per_size_for_all_its_ru
 
 
 def test_the_tracker_records_each_proof_with_its_scenario_table_and_device(capsys, tmp_path):
-    stdout = _proofs_report(capsys, "copy-shares-training", "quantize-dynamic-skips-subclass")
+    stdout = _proofs_report(capsys, "jit-error-replaces-exception", "quantize-dynamic-skips-subclass")
     proofs = read_workarounds(stdout, "")
-    copied = proofs["copy-shares-training"]
-    assert copied["status"] == "works" and copied["workaround"] == "repro.workaround.shallow_copy"
-    assert copied["runs"] == copied["matched"] > 0 and copied["summary"].startswith(f"{copied['runs']} of ")
-    assert copied["verdict"] == "holds" and proofs["quantize-dynamic-skips-subclass"].get("verdict") == ""
-    assert (copied["table"], copied["device"]) == (fingerprint(), "cpu")
+    proven = proofs["jit-error-replaces-exception"]
+    assert proven["status"] == "works" and proven["workaround"] == "a plain forward"
+    assert proven["matched"] > 0 and proven["summary"].startswith(f"{proven['matched']} of {proven['runs']} calls")
+    assert proven["verdict"] == "holds" and proofs["quantize-dynamic-skips-subclass"].get("verdict") == ""
+    assert (proven["table"], proven["device"]) == (fingerprint(), "cpu")
     assert proofs["quantize-dynamic-skips-subclass"]["status"] == "none"
     ledger = tmp_path / "ledger.json"
     ledger.write_text(json.dumps(ledger_io.new_ledger()))
     verdict = {"verdict": "present", "detail": "d", "checked_at": "2026-12-03T00:00:00+00:00"}
-    asked = {"copy-shares-training": verdict}  # --bug copy-shares-training: only its proof is recorded
+    asked = {"jit-error-replaces-exception": verdict}  # --bug jit-error-replaces-exception: only its proof is recorded
     sweep.record(ledger, "2.13.0", sweep._record_dynamic(asked, None, proofs))
     bugs = load(ledger)["releases"]["2.13.0"]["bugs"]
-    assert bugs["copy-shares-training"]["workaround"] == proofs["copy-shares-training"]
+    assert bugs["jit-error-replaces-exception"]["workaround"] == proofs["jit-error-replaces-exception"]
     assert "quantize-dynamic-skips-subclass" not in bugs
 
 

@@ -43,6 +43,7 @@ def _old_shallow_copy() -> contextlib.AbstractContextManager[None]:
     return workaround.replaced(torch.jit.ScriptModule, "__copy__", copy_of_the_compiled_module)
 
 
+@pytest.mark.slow  # two proofs of the whole scope (the quick tier keeps the reported model's test below)
 @pytest.mark.needs_bug("checkpoint-early-stop")
 def test_early_stop_off_alone_is_loud_on_a_fresh_classs_first_call_and_its_replacement_holds():
     old = _proved("checkpoint-early-stop", _early_stop_alone)
@@ -74,6 +75,7 @@ print(json.dumps([str(proof.verdict), sorted({r.scenario.name for r in proof.fai
 """
 
 
+@pytest.mark.slow  # a fresh interpreter that imports torch (the switch is set once, before the model runs)
 @pytest.mark.needs_bug("autocast-compiled-float32")
 def test_jit_autocast_off_breaks_training_and_a_plain_forward_holds():
     """In a fresh process, as the switch was to be set (once, before the model runs): a child's compiled

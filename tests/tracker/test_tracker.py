@@ -103,7 +103,7 @@ def test_static_verdicts_with_evidence(index, tmp_path, sources, verdict, eviden
     index.wheels[wheel_name("2.16.0")] = build_wheel(sources)
     code, report, ledger, _ = check(index, tmp_path)
     static = flag(next(r for r in report["releases"] if r["version"] == "2.16.0"))["static"]
-    assert static["verdict"] == verdict
+    assert static["verdict"] == verdict, static["evidence"]
     assert any(evidence in e for e in static["evidence"]), static["evidence"]
     assert code == (3 if verdict in ("changed", "removed") else 0)
     assert ledger["bugs"][ORIGINAL]["fixed_in"] is None  # never "fixed" on static evidence alone
