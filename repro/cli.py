@@ -8,11 +8,12 @@ error, or TorchScript cannot be exercised here.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from repro.catalogue import DEFAULT, UnknownBug, get
 from repro.catalogue.bug import Bug
@@ -307,4 +308,14 @@ def _patch(bug: Bug, fail: Callable[[object], int], against: Path | None) -> int
 
 def main_entry() -> None:
     """Console-script entry point: usage and errors name the command the user typed."""
-    raise SystemExit(main(prog=os.path.basename(sys.argv[0])))
+    leave(main(prog=os.path.basename(sys.argv[0])))
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with ``code`` once the work is done, without the interpreter's last garbage collection: it
+    walks every object torch and the runs made (0.68 s of `--slow`'s exit, 0.15 s without, measured
+    2026-12-05), only to free memory the process gives back anyway. ``atexit`` handlers run and stdout
+    and stderr are flushed as before (every file this project writes is closed by then); only objects
+    in reference cycles are left unfinalized."""
+    gc.freeze()
+    raise SystemExit(code)
