@@ -8,6 +8,7 @@ import contextlib
 import copy
 import dataclasses
 import functools
+import importlib
 import io
 import json
 import os
@@ -146,8 +147,9 @@ def run_json(args: list[str], **kwargs: Any) -> tuple[int, dict[str, Any]]:
     return proc.returncode, json.loads(proc.stdout)
 
 
-def run_here(script: Path) -> tuple[int, str]:
-    """A standalone script run in this process, where torch is already imported: (exit code, stdout).
+def run_here(script: Path | str, *args: str) -> tuple[int, str]:
+    """A standalone script (a path), or the ``main`` of a module run with -m (a name), run in this
+    process with ``args``, where torch is already imported: (exit code, stdout).
     The global module hooks a script registers (and the full/legacy mode they fix for the whole
     process) are undone after, as the next fresh interpreter would start; the fresh-interpreter runs
     are in the slow tier."""
@@ -155,9 +157,11 @@ def run_here(script: Path) -> tuple[int, str]:
 
     out, argv, path = io.StringIO(), sys.argv, list(sys.path)
     saved = {name: copy.copy(value) for name, value in vars(module).items() if name.startswith("_global_")}
-    sys.argv = [str(script)]
+    sys.argv = [str(script), *args]
     try:
         with contextlib.redirect_stdout(out):
+            if isinstance(script, str):  # runpy cannot load a module through pytest's rewriting hook
+                return importlib.import_module(script).main(list(args)), out.getvalue()
             runpy.run_path(str(script), run_name="__main__")
     except SystemExit as exit_:
         return (exit_.code if isinstance(exit_.code, int) else 1), out.getvalue()

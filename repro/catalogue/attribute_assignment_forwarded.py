@@ -202,7 +202,6 @@ BUG = Bug(
         "assigns a plain tensor to a parameter (eager refuses)",
         "deletes a plain attribute set earlier",
     ),
-    script="repro/attribute_assignment_bug.py",
     paste=PASTE,
     explanation=__doc__,
     root_cause=root_cause,

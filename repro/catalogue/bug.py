@@ -120,7 +120,6 @@ class Bug:
     pieces: tuple[Check, ...] = ()  # the static signature: every piece intact means present
     fingerprinted: Fingerprinted = ()  # what must stay unchanged from the latest release confirmed present
     applies: Callable[[Trees], str | None] = always_applies  # names the missing API where the bug cannot exist
-    script: str  # its thin bisect entry, from the repository root: runs ``paste`` through ``repro.bisect``
     paste: str  # the paste-ready script: at most 25 lines, torch only, ends in the error or a failing assert
     explanation: str  # the mechanism, in prose (its module's docstring); file:line evidence comes from ``static``
     no_static: str = ""  # why the bug has no static signature (``pieces`` empty): the tracker confirms it dynamically

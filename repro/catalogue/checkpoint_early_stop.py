@@ -255,7 +255,6 @@ BUG = Bug(
     + scope(("scripted child",), ("torch.jit.script",), EARLY_STOP),
     symptom=f"RuntimeError: {SIGNATURE} (checkpoint's early stop)",
     recognise=recognise,
-    script="repro/checkpoint_bug.py",
     paste=PASTE,
     explanation=__doc__,
     no_static="it lives in torch/utils/checkpoint.py, which the wheel probe does not read",

@@ -227,7 +227,6 @@ BUG = Bug(
     recognise=recognise,
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
     fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),
-    script="repro/child_hooks_bug.py",
     paste=PASTE,
     explanation=__doc__,
     root_cause=root_cause,

@@ -204,7 +204,6 @@ BUG = Bug(
     + scope(("scripted child",), ("torch.jit.script",)),
     symptom="the backend is never called: the model runs uncompiled, with no error or warning",
     recognise=recognise,
-    script="repro/compile_subclass_bug.py",
     needs=("torch.compile",),
     paste=PASTE,
     explanation=__doc__,

@@ -222,7 +222,6 @@ BUG = Bug(
     scope=scope(ROOTS),
     symptom="eval() on the copy puts the original in eval mode (eager's original stays in training)",
     recognise=recognise,
-    script="repro/copy_bug.py",
     paste=PASTE,
     explanation=__doc__,
     no_static="the shared state is the compiled C++ module: judged at run time",

@@ -202,7 +202,6 @@ BUG = Bug(
     recognise=recognise,
     pieces=(_no_copy_of_its_own, _inner_copy_wraps_cpp),
     fingerprinted=((SCRIPT_PY, "ScriptModule.__getattr__"), (SCRIPT_PY, "RecursiveScriptModule.__deepcopy__")),
-    script="repro/deepcopy_bug.py",
     paste=PASTE,
     explanation=__doc__,
     root_cause=root_cause,

@@ -191,7 +191,6 @@ BUG = Bug(
     + scope(("scripted child",), ("torch.jit.script",)),
     symptom="AttributeError ('ScriptMethod' object has no attribute) or TypeError (3 arguments given)",
     recognise=recognise,
-    script="repro/export_bug.py",
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.export.export",),

@@ -310,7 +310,6 @@ BUG = Bug(
         (MODULE_PY, "Module._get_backward_hooks"),
     ),
     applies=applies,
-    script="repro/full_backward_hook_bug.py",
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.Module.register_full_backward_hook",),

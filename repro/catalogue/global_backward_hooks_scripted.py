@@ -208,7 +208,6 @@ BUG = Bug(
         (SCRIPT_PY, "_make_fail"),
     ),
     applies=applies,
-    script="repro/global_backward_hooks_bug.py",
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.modules.module.register_module_full_backward_hook",),

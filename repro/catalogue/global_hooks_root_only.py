@@ -230,7 +230,6 @@ BUG = Bug(
     pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
     fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),
     applies=applies,
-    script="repro/global_hooks_root_only_bug.py",
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.modules.module.register_module_forward_hook",),

@@ -193,7 +193,6 @@ BUG = Bug(
     scope=scope(("raising",), ("script_method",)),
     symptom="except ValueError around the model misses it: the caller gets torch.jit.Error",
     recognise=recognise,
-    script="repro/jit_error_bug.py",
     paste=PASTE,
     explanation=__doc__,
     no_static="the interpreter's exception handling is C++ (torch/csrc/jit/runtime/interpreter.cpp)",

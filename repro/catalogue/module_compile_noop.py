@@ -152,7 +152,6 @@ BUG = Bug(
     pieces=(_compile_assigns, setattr_forwards(ATTRIBUTE)),
     fingerprinted=((MODULE_PY, "Module.compile"), (SCRIPT_PY, "ScriptModule.__setattr__")),
     applies=applies,
-    script="repro/module_compile_bug.py",
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.Module.compile",),

@@ -198,7 +198,6 @@ BUG = Bug(
     scope=scope(WITH_CHILDREN),
     symptom="the Linear children stay float (script_method), or the result cannot be called (plain forward)",
     recognise=recognise,
-    script="repro/quantize_dynamic_bug.py",
     paste=PASTE,
     errors=ERRORS,
     explanation=__doc__,

@@ -208,7 +208,7 @@ def render_bugs(bugs: Iterable[Bug]) -> str:
             *_wrap(f"  upstream: {bug.upstream}; styles: {', '.join(bug.styles)}"),
             *_wrap(f"  APIs: {', '.join(bug.apis)}"),
             *_wrap(f"  symptom: {bug.symptom}"),
-            *_wrap(f"  bisect: python -m repro.bisect {bug.id} (from a checkout: python {bug.script})"),
+            *_wrap(f"  bisect: python -m repro.bisect {bug.id}"),
             *_wrap(f"  workaround: {bug.workaround.summary if bug.workaround else 'none declared'}"),
             *_wrap(f"  fixes: {_fixes(bug)}"),
             "",
