@@ -26,7 +26,7 @@ from repro.report import build_report
 from repro.source_checks import StaticVerdict
 from repro.vocabulary import Verdict
 from tools import release
-from tracker import device_report, matrix, patches_on_main, rolling_issue, rolling_pr
+from tracker import catalogue_docs, device_report, matrix, patches_on_main, rolling_issue, rolling_pr
 from tracker.check_upstream import _as_json
 from tracker.check_upstream import build_parser as tracker_parser
 from tracker.remote import Limits
@@ -82,6 +82,7 @@ PARSERS = {
     "rolling_pr": lambda: _parser_of(rolling_pr.main),
     "patches_on_main": lambda: _parser_of(patches_on_main.main),
     "rolling_issue": lambda: _parser_of(rolling_issue.main),
+    "catalogue_docs": lambda: _parser_of(catalogue_docs.main),
     "release": release.build_parser,
     "device_report": lambda: _parser_of(device_report.main),
 }

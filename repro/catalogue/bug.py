@@ -112,6 +112,7 @@ def always_applies(trees: Trees) -> str | None:
 class Bug:
     id: str
     title: str
+    headline: str  # a few words for the README's table of bugs (generated: tracker/catalogue_docs.py)
     upstream: str  # "pytorch/pytorch#N", or "not reported yet"
     apis: tuple[str, ...]  # a scenario is in scope when it calls one of these
     scope: Scope  # the (shape, style, case) it affects, as exploration over every declared shape measured

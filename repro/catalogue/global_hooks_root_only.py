@@ -218,6 +218,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="global-hooks-root-only",
+    headline="global hooks skip the modules a compiled forward calls",
     title="Global module hooks skip the modules a compiled forward calls",
     upstream="not reported yet",
     apis=GLOBAL_APIS,

@@ -143,6 +143,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="module-compile-noop",
+    headline="`Module.compile()` compiles nothing",
     title="Module.compile() on a ScriptModule subclass compiles nothing",
     upstream="not reported yet",
     apis=("compile",),

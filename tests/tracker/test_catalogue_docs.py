@@ -1,0 +1,73 @@
+"""The docs' lists of bugs are derived from the catalogue (issue 44, item 2): the committed pages are
+what the generator writes now, and a bug added to the catalogue reaches every list with no other edit."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+
+import pytest
+from markdown_render import table_widths, tags
+
+from helpers import ROOT, run
+from repro.catalogue import BUGS
+from tracker.catalogue_docs import PARTS, begin, end, generated
+
+PAGES = sorted({page for page, _ in PARTS})
+
+
+def test_the_committed_pages_are_what_the_catalogue_gives_now():
+    proc = run(["-m", "tracker.catalogue_docs", "--check"])
+    assert proc.returncode == 0 and proc.stdout == "", proc.stdout + proc.stderr
+
+
+@pytest.fixture
+def pages(tmp_path):
+    for page in PAGES:
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / page, tmp_path / page)
+    return tmp_path
+
+
+def test_a_new_bug_reaches_every_list_and_a_pipe_stays_in_its_cell(pages):
+    first = next(iter(BUGS.values()))
+    new = replace(first, id="zz-new-bug", headline="a | b", title="after __init__", symptom="Module.__new__() x")
+    written = generated(pages, {**BUGS, new.id: new})
+    for (page, name), _ in PARTS.items():
+        text = written[page]
+        part = text[text.index(begin(name)) : text.index(end(name))]
+        assert "`zz-new-bug`" in part, (page, name)
+        widths = table_widths(part[len(begin(name)) :])
+        assert len(set(widths)) == 1 and len(widths) == len(BUGS) + 2, (page, widths)  # header and new row
+        assert "strong" not in [tag for tag, _ in tags(part)], (page, name)  # __init__ is code, not bold
+    assert generated(pages) == {page: (pages / page).read_text() for page in PAGES}  # the copies are current
+
+
+def test_a_stale_page_is_named_by_check_and_rewritten_without_it(pages):
+    readme = pages / "README.md"
+    readme.write_text(readme.read_text().replace(f"| `{next(iter(BUGS))}` |", "| `renamed` |"))
+    stale = readme.read_text()
+    check = run(["-m", "tracker.catalogue_docs", "--check", "--root", str(pages)])
+    assert check.returncode == 1 and check.stdout.splitlines() == [
+        "README.md: stale (run python -m tracker.catalogue_docs)"
+    ]
+    assert readme.read_text() == stale  # --check writes nothing
+    write = run(["-m", "tracker.catalogue_docs", "--root", str(pages)])
+    assert write.returncode == 0 and write.stdout.splitlines() == ["README.md: written"]
+    assert readme.read_text() == (ROOT / "README.md").read_text()
+
+
+@pytest.mark.parametrize("damage", ["no-end", "twice", "reversed"])
+def test_a_page_without_its_markers_is_one_sentence_exit_2(pages, damage):
+    filing = pages / "docs" / "filing.md"
+    text = filing.read_text()
+    b, e = begin("candidates"), end("candidates")
+    damaged = {
+        "no-end": text.replace(e, ""),
+        "twice": text.replace(b, f"{b}\n{b}"),
+        "reversed": text.replace(b, "@@B@@").replace(e, b).replace("@@B@@", e),
+    }[damage]
+    filing.write_text(damaged)
+    proc = run(["-m", "tracker.catalogue_docs", "--root", str(pages)])
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and "docs/filing.md" in proc.stderr
+    assert filing.read_text() == damaged and (pages / "README.md").read_text() == (ROOT / "README.md").read_text()
