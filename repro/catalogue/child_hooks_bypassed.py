@@ -29,13 +29,13 @@ from repro.catalogue.fixes import (
     source,
     statement,
 )
-from repro.catalogue.global_hooks_root_only import _call_impl_runs_global_hooks, _script_method_compiles
+from repro.catalogue.shared import BYPASSED_CHILD_CASES, call_impl_runs_global_hooks, script_method_compiles
 from repro.source_checks import MODULE_PY, SCRIPT_PY
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
 
-CASES = ("on a child that is itself a ScriptModule subclass", "on a ScriptModule subclass inside an eager parent")
+CASES = BYPASSED_CHILD_CASES
 APIS = (
     "register_forward_hook",
     "register_forward_pre_hook",
@@ -226,7 +226,7 @@ BUG = Bug(
     cases=CASES,
     symptom="the child's hooks register without error and never run (eager runs them)",
     recognise=recognise,
-    pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
+    pieces=(call_impl_runs_global_hooks, script_method_compiles),
     fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),
     paste=PASTE,
     explanation=__doc__,

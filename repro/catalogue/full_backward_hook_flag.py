@@ -28,7 +28,6 @@ from repro.catalogue.bug import (
     scope,
     scope_pairs,
 )
-from repro.catalogue.child_hooks_bypassed import CASES as BYPASSED
 from repro.catalogue.fixes import (
     TEST_JIT,
     Candidate,
@@ -44,6 +43,7 @@ from repro.catalogue.fixes import (
     source,
 )
 from repro.catalogue.measure import SCRIPT_INIT
+from repro.catalogue.shared import BYPASSED_CHILD_CASES
 from repro.environment import import_torch
 from repro.source_checks import (
     FLAG,
@@ -76,7 +76,8 @@ def recognise(result: ScenarioResult) -> bool:
     """Its error, or (where silenced) hooks registered through its two APIs that never run; on a child
     that is itself a ScriptModule subclass under a script_method forward, hooks that never run are
     child-hooks-bypassed's."""
-    bypassed = result.scenario.name in BYPASSED and result.scenario.model in NESTED and result.style == "script_method"
+    scenario = result.scenario
+    bypassed = scenario.name in BYPASSED_CHILD_CASES and scenario.model in NESTED and result.style == "script_method"
     return raised(result, SIGNATURE) or (
         bool(result.scenario.apis & set(APIS)) and fewer_calls(result) and not bypassed
     )

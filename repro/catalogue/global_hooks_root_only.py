@@ -37,7 +37,8 @@ from repro.catalogue.fixes import (
     source,
     statement,
 )
-from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, call_impl_uses, find, method
+from repro.catalogue.shared import call_impl_runs_global_hooks, script_method_compiles
+from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, find, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -62,20 +63,6 @@ def applies(trees: Trees) -> str | None:
     if find(trees[MODULE_PY], ast.FunctionDef, "register_module_forward_hook") is None:
         return f"{MODULE_PY}: register_module_forward_hook not found"
     return None
-
-
-def _call_impl_runs_global_hooks(trees: Trees) -> tuple[bool, str]:
-    reads = call_impl_uses(trees, "_global_forward_hooks")
-    if reads is None:
-        return False, f"{MODULE_PY}: Module._call_impl no longer runs _global_forward_hooks"
-    return True, f"{MODULE_PY}:{getattr(reads, 'lineno', '?')}: Module._call_impl runs global hooks per Python call"
-
-
-def _script_method_compiles(trees: Trees) -> tuple[bool, str]:
-    script_method = find(trees[SCRIPT_PY], ast.FunctionDef, "script_method")
-    if script_method is None:
-        return False, f"{SCRIPT_PY}: script_method not found"
-    return True, f"{SCRIPT_PY}:{script_method.lineno}: script_method compiles forward, whose child calls bypass Python"
 
 
 def root_cause(evidence: list[str]) -> list[str]:
@@ -228,7 +215,7 @@ BUG = Bug(
     + scope(("two deep", "three deep"), ("plain_forward",)),
     symptom="global hooks run for the model but never for its children (eager runs both)",
     recognise=recognise,
-    pieces=(_call_impl_runs_global_hooks, _script_method_compiles),
+    pieces=(call_impl_runs_global_hooks, script_method_compiles),
     fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),
     applies=applies,
     paste=PASTE,

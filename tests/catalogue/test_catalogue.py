@@ -258,3 +258,27 @@ def test_per_bug_test_data_names_every_catalogued_bug_and_no_other():
         assert message.split("'")[0][:20] in BUGS[bug_id].paste or any(
             message.startswith(e) for e in BUGS[bug_id].errors
         )
+
+
+def test_no_bug_module_imports_another():
+    """What bugs share lives in repro/catalogue/shared.py (or bug, fixes, measure): one bug's module
+    changes without touching another's."""
+    import ast
+
+    from repro import catalogue
+
+    modules = {
+        getattr(catalogue, name).__name__
+        for name in dir(catalogue)
+        if getattr(getattr(catalogue, name), "BUG", None) in BUGS.values()
+    }
+    assert len(modules) == len(BUGS)
+    found = {}
+    for name in sorted(modules):
+        path = ROOT / (name.replace(".", "/") + ".py")
+        tree = ast.parse(path.read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module} | {
+            f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+        }
+        found[name] = sorted(imported & (modules - {name}))
+    assert {name: others for name, others in found.items() if others} == {}

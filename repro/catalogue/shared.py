@@ -1,0 +1,29 @@
+"""What more than one bug reads: static-signature pieces over torch's sources, and the scenarios where a
+child's hooks sit behind compiled code. Bugs import this module, never another bug's."""
+
+from __future__ import annotations
+
+import ast
+
+from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, call_impl_uses, find
+
+# The hook scenarios on a child that is itself a ScriptModule subclass: child-hooks-bypassed's cases,
+# which full-backward-hook-flag's recogniser leaves to it under a script_method forward.
+BYPASSED_CHILD_CASES = (
+    "on a child that is itself a ScriptModule subclass",
+    "on a ScriptModule subclass inside an eager parent",
+)
+
+
+def call_impl_runs_global_hooks(trees: Trees) -> tuple[bool, str]:
+    reads = call_impl_uses(trees, "_global_forward_hooks")
+    if reads is None:
+        return False, f"{MODULE_PY}: Module._call_impl no longer runs _global_forward_hooks"
+    return True, f"{MODULE_PY}:{getattr(reads, 'lineno', '?')}: Module._call_impl runs global hooks per Python call"
+
+
+def script_method_compiles(trees: Trees) -> tuple[bool, str]:
+    script_method = find(trees[SCRIPT_PY], ast.FunctionDef, "script_method")
+    if script_method is None:
+        return False, f"{SCRIPT_PY}: script_method not found"
+    return True, f"{SCRIPT_PY}:{script_method.lineno}: script_method compiles forward, whose child calls bypass Python"
