@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from repro.catalogue import DEFAULT, UnknownBug, get
+from repro.catalogue import UnknownBug, get
 from repro.catalogue.bug import Bug
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
 from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
@@ -45,12 +45,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="print one JSON object")
-    mode.add_argument("--markdown", action="store_true", help="print a ready-to-file upstream issue body")
-    mode.add_argument("--explain", action="store_true", help="print the root cause measured on this torch")
+    mode.add_argument("--markdown", action="store_true", help="print a ready-to-file issue body (of the one --bug)")
+    mode.add_argument("--explain", action="store_true", help="print the root causes measured here (--bug's, or all)")
     mode.add_argument(
         "--candidates",
         action="store_true",
-        help="judge each candidate fix of one bug (--bug; default the first) by its scenarios with it applied",
+        help="judge each candidate fix of one bug (--bug) by its scenarios with it applied",
     )
     mode.add_argument(
         "--patch",
@@ -111,10 +111,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         asked = [get(bug_id).id for bug_id in args.bug]  # an unknown id is one sentence, whatever the mode
     except UnknownBug as problem:
         return fail(f"no catalogued bug {problem.args[0]!r} ({prog} --list-bugs lists them)")
-    if args.markdown and len(asked) > 1:
-        return fail("--markdown writes one issue body, about one bug: give at most one --bug")
-    if (args.patch or args.candidates) and len(asked) > 1:
-        return fail(f"{'--patch' if args.patch else '--candidates'} is about one bug: give at most one --bug")
+    one = "--markdown" if args.markdown else "--patch" if args.patch else "--candidates" if args.candidates else ""
+    if one and len(asked) != 1:  # no bug is the default: the first catalogued is not special
+        return fail(f"{one} is about one bug: name it with one --bug ID (see --list-bugs)")
     if args.support_table and (
         args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug
     ):
@@ -122,7 +121,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     if args.workarounds and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs):
         return fail("--workarounds takes only --json, --bug and --device")
     if args.patch:
-        return _patch(get(asked[0]) if asked else DEFAULT, fail, args.against)
+        return _patch(get(asked[0]), fail, args.against)
     try:
         ledger = {} if args.list_bugs else load(ledger_path())  # before importing torch: bad input fails fast
         started = _head_start(args)
@@ -142,8 +141,7 @@ def _head_start(args: argparse.Namespace) -> HeadStart | None:
         return None
     from repro.filing.material import head_start
 
-    bug = get(args.bug[0]) if args.bug else DEFAULT
-    return head_start(bug, args.device, args.slow, script=bool(args.markdown))
+    return head_start(get(args.bug[0]), args.device, args.slow, script=bool(args.markdown))
 
 
 def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail: Callable[[object], int]) -> int:
@@ -155,7 +153,6 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         started.after_torch()  # the script, forked now; collect_env's subprocesses run meanwhile
 
     from repro.catalogue import BUGS, cause_of, select, steps  # imports torch: after resolve_environment
-    from repro.catalogue.full_backward_hook_flag import explain
     from repro.formats import json as json_format
     from repro.formats import text
 
@@ -163,9 +160,8 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         emit(shown(text.render_bugs([BUGS[bug_id] for bug_id in args.bug] or BUGS.values())))
         return EXIT_OK
     try:
-        bug = get(args.bug[0]) if args.bug else DEFAULT  # what --explain and --markdown are about
         # the body says which other APIs matched: it runs the default scenarios, and its bug's own if none is
-        selection = select([], args.slow, also=(bug.id,)) if args.markdown else select(args.bug, args.slow)
+        selection = select([], args.slow, also=(args.bug[0],)) if args.markdown else select(args.bug, args.slow)
     except UnknownBug as problem:
         return fail(problem)
     expected: dict[str, Expectation] = {
@@ -180,7 +176,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         if unusable:
             return fail(unusable)
     if args.explain:  # one section per bug asked for, in order
-        bugs = [get(bug_id) for bug_id in dict.fromkeys(args.bug)] or [bug]
+        bugs = [get(bug_id) for bug_id in dict.fromkeys(args.bug)] or list(BUGS.values())
         sections = [(b, steps(b)) for b in bugs]
         emit(shown(text.render_explanations(environment.torch_version, sections)))
         return EXIT_OK
@@ -197,6 +193,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
     if args.candidates:
         from repro.filing.candidates import judge_all
 
+        bug = get(args.bug[0])
         results = judge_all(
             bug,
             environment.device,
@@ -227,7 +224,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         lambda more: run_all(environment.device, more, processes, explains=cause_of),
     )
     if args.json:
-        emit(json_format.render(report, explain()))
+        emit(json_format.render(report, {bug_id: steps(get(bug_id)) for bug_id in dict.fromkeys(args.bug)}))
     elif args.markdown:
         from repro.filing.material import gather
         from repro.formats import markdown
@@ -235,6 +232,7 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         def progress(line: str) -> None:
             print(line, file=sys.stderr, flush=True)
 
+        bug = get(args.bug[0])
         cause = steps(bug)  # before gather, which ends waiting on other processes
         assert started is not None  # --markdown always has its head start (_head_start)
         # the report's runs, made here on torch as installed, are the candidates' baseline too

@@ -346,7 +346,7 @@ def bug_history(ledger: dict[str, Any], bug_id: str) -> tuple[str | None, dict[s
     return (ledger["bugs"].get(bug_id) or {}).get("fixed_in"), releases
 
 
-def expectation_for(ledger: dict[str, Any], torch_version: str, bug_id: str = ORIGINAL) -> Expectation:
+def expectation_for(ledger: dict[str, Any], torch_version: str, bug_id: str) -> Expectation:
     """A confirmed result for this very release wins; otherwise the bug is expected
     present unless its ``fixed_in`` is at or below the installed version."""
     key = release_key(torch_version)

@@ -28,7 +28,7 @@ from repro.environment import Environment
 from repro.ledger import Expectation
 from repro.vocabulary import DEPARTURES, NOT_JUDGED, Outcome, Status, Verdict
 
-SCHEMA = 5
+SCHEMA = 6
 
 
 def scenario_summary(result: ScenarioResult) -> dict[str, Any]:

@@ -97,7 +97,7 @@ def main(argv: list[str]) -> None:
     else:
         _usage("give a candidate or --sources DIR, then -m MODULE or SCRIPT")
     if len(argv) < 2:
-        _usage(for_terminal(f"nothing to run after {argv[0]!r}: give -m MODULE or SCRIPT"))
+        _usage("nothing to run after the candidate: give -m MODULE or SCRIPT")
     if argv[1] == "-m" and len(argv) < 3:
         _usage("-m needs a MODULE")
     with ExitStack() as stack:

@@ -27,7 +27,7 @@ from helpers import (
     write_fixed_ledger,
     write_ledger,
 )
-from repro.catalogue import BUGS, DEFAULT, cause_of, select
+from repro.catalogue import BUGS, cause_of, select
 from repro.cli import main
 from repro.engine.oracle import run_scenario
 from repro.engine.scenarios import SCENARIOS
@@ -77,7 +77,8 @@ def broken_npu(request, tmp_path):
 def test_json_report_shows_each_bug_next_to_working_apis(repro_main, ledger):
     code, out, _ = repro_main(ledger, "--json")
     report = json.loads(out)
-    assert code == 0 and report["schema"] == 5 and report["matches_expectation"] is True
+    assert code == 0 and report["schema"] == 6 and report["matches_expectation"] is True
+    assert [b["id"] for b in report["bugs"] if b["root_cause"] is not None] == []  # no bug named: none measured
     assert report["torch_version"] == torch.__version__ and report["device"] == "cpu"
     statuses = {b["id"]: b["status"] for b in report["bugs"]}
     assert statuses == {
@@ -163,7 +164,7 @@ def test_a_scenario_without_hook_calls_names_what_was_compared():
     "tool",
     [
         pytest.param(["-m", "repro", "--json"], id="repro", marks=pytest.mark.slow),
-        pytest.param(["-m", "repro", "--patch"], id="patch"),
+        pytest.param(["-m", "repro", "--patch", "--bug", ORIGINAL], id="patch"),
     ],
 )
 def test_a_reader_that_stops_early_costs_no_traceback(ledger, tool):
@@ -209,7 +210,7 @@ def test_fixed_torch_is_drift_while_the_ledger_says_present(repro_main, ledger):
     """A torch whose ScriptModule registers full backward hooks as nn.Module does (the workaround, in
     force on the class). The upstream patch with a ledger that follows:
     test_patch_applies_and_every_scenario_matches_eager."""
-    with applied(candidates_of(DEFAULT)["workaround"]):
+    with applied(candidates_of(BUGS[ORIGINAL])["workaround"]):
         code, out, _ = repro_main(ledger, "--json", "--bug", ORIGINAL)
     report = json.loads(out)
     assert code == 1 and {b["id"]: b["status"] for b in report["bugs"]}[ORIGINAL] == "fixed"
@@ -220,7 +221,7 @@ def test_fixed_torch_is_drift_while_the_ledger_says_present(repro_main, ledger):
 @pytest.mark.needs_bug
 def test_silenced_error_is_still_the_bug(repro_main, ledger):
     """The ignored_attributes one-liner: registration succeeds, no backward hook ever runs."""
-    with applied(candidates_of(DEFAULT)["ignored-attributes"]):
+    with applied(candidates_of(BUGS[ORIGINAL])["ignored-attributes"]):
         code, out, _ = repro_main(ledger, "--json", "--bug", ORIGINAL)
     report = json.loads(out)
     assert report["outcome"] == "present" and code == 0  # the same bug, in its silent form
@@ -299,7 +300,7 @@ def test_torchscript_disabled_cannot_test(ledger):
 @pytest.mark.parametrize("mode", ["--candidates", "--markdown", "--explain"])
 def test_torchscript_disabled_is_exit_2_for_the_filing_kit_too(ledger, mode):
     """Nothing observed is nothing to file: no '0/0 scenarios match' fix, no issue body, no measured cause."""
-    proc = run(["-m", "repro", mode], ledger=ledger, env={"PYTORCH_JIT": "0"})
+    proc = run(["-m", "repro", mode, "--bug", ORIGINAL], ledger=ledger, env={"PYTORCH_JIT": "0"})
     assert (proc.returncode, proc.stdout) == (2, "") and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("python -m repro: error: TorchScript is disabled (PYTORCH_JIT=0?)")
     assert len(proc.stderr.strip().splitlines()) == 1
@@ -352,7 +353,7 @@ def test_minimal_script_exits_1_while_the_bug_is_present():
     [("workaround", 0, "OK:"), ("ignored-attributes", 1, "the full backward hook ran 0 times")],
 )
 def test_minimal_script_judges_behaviour_not_registration(candidate, code, says):
-    with applied(candidates_of(DEFAULT)[candidate]):
+    with applied(candidates_of(BUGS[ORIGINAL])[candidate]):
         got, out = run_here(Path(SCRIPT))
     assert got == code and says in out
 
@@ -360,7 +361,7 @@ def test_minimal_script_judges_behaviour_not_registration(candidate, code, says)
 @pytest.mark.slow
 @pytest.mark.needs_bug
 def test_minimal_script_passes_with_the_upstream_patch_applied_before_torch_loads():
-    proc = run(["-m", "repro.run_patched", "upstream-patch", SCRIPT])
+    proc = run(["-m", "repro.run_patched", f"{ORIGINAL}:upstream-patch", SCRIPT])
     assert proc.returncode == 0 and "OK:" in proc.stdout
 
 
@@ -397,3 +398,16 @@ def test_a_per_bug_run_names_another_bugs_departure_without_judging_it(repro_mai
     report = json.loads(out)
     statuses = {b["id"]: b["status"] for b in report["bugs"]}
     assert statuses["global-backward-hooks-scripted"] == "skipped" and report["drift"] == [] and code == 0
+
+
+@pytest.mark.parametrize(
+    "named", [["copy-shares-training"], ["jit-error-replaces-exception", "deepcopy-drops-subclass"]]
+)
+def test_each_bug_named_has_its_own_measured_root_cause_in_the_json(repro_main, ledger, named):
+    """Schema 6: no bug's cause is special (schema 5 put the first bug's at the top of every report)."""
+    code, out, _ = repro_main(ledger, "--json", *(a for bug_id in named for a in ("--bug", bug_id)))
+    report = json.loads(out)
+    causes = {b["id"]: b["root_cause"] for b in report["bugs"]}
+    assert "root_cause" not in report and sorted(i for i, c in causes.items() if c is not None) == sorted(named)
+    for bug_id in named:
+        assert len(causes[bug_id]) >= 3 and all(isinstance(step, str) and step for step in causes[bug_id])

@@ -39,13 +39,25 @@ def test_explain_gives_one_section_per_bug_asked_for(repro_main):
 
 def test_markdown_with_two_bugs_is_one_sentence_exit_2(repro_main):
     code, out, err = repro_main("--markdown", "--bug", ORIGINAL, "--bug", OTHER)
-    assert (code, out) == (2, "") and "one issue body, about one bug" in _one_sentence(err)
+    assert (code, out) == (2, "") and "--markdown is about one bug" in _one_sentence(err)
 
 
 @pytest.mark.parametrize("mode", ["--patch", "--candidates"])
 def test_patch_and_candidates_are_about_one_bug(repro_main, mode):
     code, out, err = repro_main(mode, "--bug", ORIGINAL, "--bug", OTHER)
     assert (code, out) == (2, "") and f"{mode} is about one bug" in _one_sentence(err)
+
+
+@pytest.mark.parametrize("mode", ["--markdown", "--patch", "--candidates"])
+def test_no_bug_is_the_default_of_a_one_bug_mode(repro_main, mode):
+    """Before, each of these filed, patched or judged the first catalogued bug when none was named."""
+    code, out, err = repro_main(mode)
+    assert (code, out) == (2, "") and f"{mode} is about one bug: name it with one --bug ID" in _one_sentence(err)
+
+
+def test_explain_without_a_bug_explains_every_bug(repro_main):
+    code, out, _ = repro_main("--explain")
+    assert code == 0 and [bug_id for bug_id in BUGS if f"{bug_id}" not in out] == []
 
 
 @pytest.mark.parametrize("mode", [[], ["--list-bugs"], ["--patch"], ["--explain"], ["--json"]])
@@ -64,7 +76,7 @@ def test_list_bugs_lists_the_bugs_asked_for_and_needs_no_ledger(repro_main, monk
 
 
 def test_the_patch_note_fits_100_columns(repro_main):
-    code, out, err = repro_main("--patch")
+    code, out, err = repro_main("--patch", "--bug", ORIGINAL)
     assert code == 0 and out.startswith("--- a/torch/jit/_recursive.py")
     assert err.startswith("note: the torch/ hunks are against the installed release")
     assert max(len(line) for line in err.splitlines()) <= 100

@@ -13,7 +13,6 @@ import tomllib
 
 from helpers import ROOT, run
 from repro.catalogue import BUGS
-from repro.catalogue.full_backward_hook_flag import RootCause
 from repro.cli import build_parser as repro_parser
 from repro.cli import main as repro_main
 from repro.engine.oracle import OracleRun, ScenarioResult, Side
@@ -23,7 +22,6 @@ from repro.filing.candidates import candidates_of
 from repro.formats.json import as_dict
 from repro.ledger import DEFAULT_PATH, Expectation, load
 from repro.report import build_report
-from repro.source_checks import StaticVerdict
 from repro.vocabulary import Verdict
 from tools import release
 from tracker import catalogue_docs, device_report, matrix, patches_on_main, rolling_issue, rolling_pr
@@ -119,7 +117,7 @@ def _repro_json() -> dict:
     run_ = OracleRun([ScenarioResult(SCENARIOS[0], "script_method", Verdict.MATCH, "", side, side)], [], None)
     expected = {bug_id: Expectation("present", "x") for bug_id in BUGS}
     report = build_report(Environment("2.13.0", "3.11", "cpu", "not installed"), run_, expected)
-    return as_dict(report, RootCause("NoneType", False, StaticVerdict("present", [])))
+    return as_dict(report, {bug_id: ["a step"] for bug_id in BUGS})
 
 
 def test_every_key_of_the_reproducer_json_is_documented():

@@ -29,7 +29,7 @@ from repro.ledger import ORIGINAL, LedgerError, check_writable, expectation_for,
 )
 def test_expectation_from_fixed_in(fixed_in, torch_version, outcome):
     ledger = {"bugs": {ORIGINAL: {"fixed_in": fixed_in}}, "releases": {}}
-    assert expectation_for(ledger, torch_version).outcome == outcome
+    assert expectation_for(ledger, torch_version, ORIGINAL).outcome == outcome
 
 
 def test_confirmed_result_for_the_release_wins_over_fixed_in():
@@ -37,7 +37,7 @@ def test_confirmed_result_for_the_release_wins_over_fixed_in():
         "bugs": {ORIGINAL: {"fixed_in": "2.10.0"}},
         "releases": {"2.13.0": {"bugs": {ORIGINAL: {"dynamic": {"verdict": "present"}}}}},
     }
-    expectation = expectation_for(ledger, "2.13.0+cpu")
+    expectation = expectation_for(ledger, "2.13.0+cpu", ORIGINAL)
     assert expectation.outcome == "present" and "2.13.0" in expectation.reason
 
 
@@ -96,7 +96,7 @@ def test_schema_1_ledger_is_migrated_on_read():
     assert release["probe"]["wheel"] == old["releases"]["2.13.0"]["static"]["wheel"]
     assert release["bugs"][ORIGINAL]["static"]["evidence"] == old["releases"]["2.13.0"]["static"]["evidence"]
     assert release["bugs"][ORIGINAL]["dynamic"] == old["releases"]["2.13.0"]["dynamic"]
-    assert expectation_for(data, "2.13.0+cpu").reason == "the ledger's confirmed result for 2.13.0"
+    assert expectation_for(data, "2.13.0+cpu", ORIGINAL).reason == "the ledger's confirmed result for 2.13.0"
 
 
 def test_schema_1_ledger_is_written_back_only_as_schema_3(tmp_path):

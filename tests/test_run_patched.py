@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from helpers import run
+from repro.ledger import ORIGINAL
 from repro.source_checks import SCRIPT_PY, installed_torch_root
 
 PROG = "python -m repro.run_patched"
@@ -39,15 +40,23 @@ def _copy(root, relative: str, *, edit: bool):
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["no-such-candidate", "-m", "repro"], ["upstream-patch"], ["--sources"], ["upstream-patch", "-m"]],
-    ids=["nothing", "unknown-candidate", "no-target", "no-dir", "no-module"],
+    [
+        [],
+        [f"{ORIGINAL}:no-such-candidate", "-m", "repro"],
+        ["upstream-patch", "-m", "repro"],
+        [f"{ORIGINAL}:upstream-patch"],
+        ["--sources"],
+        [f"{ORIGINAL}:upstream-patch", "-m"],
+    ],
+    ids=["nothing", "unknown-candidate", "no-bug-named", "no-target", "no-dir", "no-module"],
 )
 def test_usage_errors_exit_2_like_argparse(argv):
     proc = run(["-m", "repro.run_patched", *argv])
     assert proc.returncode == 2 and proc.stderr.startswith(f"usage: {PROG} ") and "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]  # what it did not understand, named (argparse's shape)
     assert last.startswith(f"{PROG}: error: ") and max(len(line) for line in proc.stderr.splitlines()) <= 100
-    assert argv[:1] != ["no-such-candidate"] or "no candidate 'no-such-candidate' (see --help)" in last
+    assert "no-such" not in " ".join(argv) or "no candidate 'no-such-candidate' (see --help)" in last
+    assert argv[:1] != ["upstream-patch"] or "'upstream-patch' names no bug: write BUG:NAME (see --help)" in last
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])

@@ -78,7 +78,7 @@ def test_the_suite_under_patch_help_is_its_docstring_and_fits():
 
 @pytest.mark.slow  # starts the upstream patch's process, which imports torch
 def test_the_candidates_text_fits(repro_main):
-    code, out, err = repro_main("--candidates")
+    code, out, err = repro_main("--candidates", "--bug", ORIGINAL)
     assert code == 0 and _wide(out) == [] and _wide(err) == []
 
 

@@ -3,7 +3,7 @@
 The wheel is opened with ``zipfile`` over a ``RangeFile``: the end record, the central directory in
 one exact read, then the members below, those that lie close together in one request each. The
 bytes are only decoded, as Python decodes a source file (a BOM or a PEP 263 coding line, else
-UTF-8), and handed to ``analyse``; nothing is imported.
+UTF-8), and handed to each bug's static signature; nothing is imported.
 
 Content that cannot be judged makes the release ``unknown`` with the reason, final: a member larger
 than ``Limits.max_member_bytes`` (a zip bomb: torch's sources are under 1 MB; it is not read), one that
@@ -23,7 +23,6 @@ from dataclasses import dataclass
 import requests
 from packaging.utils import parse_wheel_filename
 
-from repro.catalogue.full_backward_hook_flag import analyse
 from repro.source_checks import MODULE_PY, RECURSIVE_PY, SCRIPT_PY, StaticVerdict
 from tracker.index import WheelFile
 from tracker.remote import FetchError, Limits, RangeFile, Traffic, get
@@ -110,11 +109,10 @@ def coalesce(spans: list[tuple[int, int]], near: int = NEAR) -> list[tuple[int, 
     return merged
 
 
-def judge(
-    sources: dict[str, str | None], signature: Callable[[dict[str, str | None]], StaticVerdict] = analyse
-) -> StaticVerdict:
-    """One bug's static ``signature`` (the original bug's by default), with what ``ast`` refuses to
-    build (too deep, too large) made ``unknown``: such a wheel will not parse any better next run."""
+def judge(sources: dict[str, str | None], signature: Callable[[dict[str, str | None]], StaticVerdict]) -> StaticVerdict:
+    """One bug's static ``signature`` (its ``Bug.static``; no bug's is the default), with what ``ast``
+    refuses to build (too deep, too large) made ``unknown``: such a wheel will not parse any better
+    next run."""
     try:
         return signature(sources)
     except (RecursionError, MemoryError, SyntaxError) as err:

@@ -63,10 +63,6 @@ BUGS: dict[str, Bug] = {
 }
 
 
-# What --explain and --markdown are about without --bug: the first bug, the one this project began with.
-DEFAULT: Bug = next(iter(BUGS.values()))
-
-
 class UnknownBug(KeyError):
     """An id the catalogue does not hold (one sentence; CLI exit code 2)."""
 

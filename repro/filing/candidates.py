@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from repro.catalogue import BUGS, DEFAULT, cause_of
+from repro.catalogue import BUGS, cause_of
 from repro.catalogue.bug import Bug
 from repro.catalogue.fixes import Candidate, Edit
 from repro.environment import import_torch
@@ -52,14 +52,16 @@ def specs() -> list[str]:
 
 
 def find(spec: str) -> tuple[Bug, Candidate]:
-    """``BUG:NAME``, or a bare ``NAME`` of the first catalogued bug (the names it always had)."""
-    bug_id, _, name = spec.rpartition(":")
-    bug = BUGS.get(bug_id) if bug_id else DEFAULT
+    """``BUG:NAME``: no bug's candidates are found by a bare name (no bug is the default)."""
+    bug_id, colon, name = spec.rpartition(":")
+    if not colon:
+        raise UnknownCandidate(f"{spec!r} names no bug: write BUG:NAME")
+    bug = BUGS.get(bug_id)
     if bug is None:
         raise UnknownCandidate(f"{spec!r} names no catalogued bug before its ':'")
     found = candidates_of(bug).get(name)
     if found is None:
-        raise UnknownCandidate(f"no candidate {name!r}" + (f" of {bug.id}" if bug_id else ""))
+        raise UnknownCandidate(f"no candidate {name!r}")  # the line names the bug: the user wrote it
     return bug, found
 
 

@@ -5,7 +5,7 @@ What each ``render`` takes differs because each format shows more than the repor
 - ``text.render(report)``: the terminal report; ``text`` also renders the bug list, root causes,
   proofs and candidate verdicts (``render_bugs``, ``render_explanations``, ``render_proofs``,
   ``render_candidates``).
-- ``json.render(report, cause)``: the report and the first bug's measured root cause, for machines;
+- ``json.render(report, causes)``: the report, with the measured root cause of each bug named, for machines;
   ``json.render_proofs(environment, proofs)`` for ``--workarounds --json``.
 - ``markdown.render(report, filing, cause)``: an upstream issue body, with the filing kit's material
   (script output, versions, candidates) and the bug's cause as steps.

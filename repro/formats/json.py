@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sysconfig
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from repro.catalogue.full_backward_hook_flag import RootCause
 from repro.engine.oracle import ScenarioResult
 from repro.engine.scenarios import fingerprint
 from repro.environment import Environment
@@ -26,7 +26,7 @@ def scenario_as_dict(result: ScenarioResult) -> dict[str, Any]:
     }
 
 
-def _bug(status: BugStatus) -> dict[str, Any]:
+def _bug(status: BugStatus, cause: list[str] | None) -> dict[str, Any]:
     return {
         "id": status.bug.id,
         "title": status.bug.title,
@@ -35,20 +35,13 @@ def _bug(status: BugStatus) -> dict[str, Any]:
         "detail": status.detail,
         "expected": asdict(status.expected),
         "matches_expectation": status.matches_expectation,
+        "root_cause": cause,
     }
 
 
-def _root_cause(cause: RootCause) -> dict[str, Any]:
-    return {
-        "flag_cpp_type": cause.flag_type,
-        "flag_on_wrapper": cause.flag_on_wrapper,
-        "static_verdict": cause.static.verdict,
-        "evidence": cause.static.evidence,
-        "chain": cause.chain(),
-    }
-
-
-def as_dict(report: Report, cause: RootCause) -> dict[str, Any]:
+def as_dict(report: Report, causes: Mapping[str, list[str]]) -> dict[str, Any]:
+    """The report; each bug's ``root_cause`` is its steps measured on this torch where ``causes`` holds
+    them (the bugs a run names with --bug), else null."""
     env = report.environment
     return {
         "schema": SCHEMA,
@@ -61,7 +54,7 @@ def as_dict(report: Report, cause: RootCause) -> dict[str, Any]:
         "bug_present": report.bug_present,
         "cannot_test_reason": report.run.cannot_test,
         "warnings": report.run.warnings,
-        "bugs": [_bug(b) for b in report.bugs],
+        "bugs": [_bug(b, causes.get(b.bug.id)) for b in report.bugs],
         "scenarios": [scenario_as_dict(r) for r in report.run.results],
         "support": support_table.as_dicts(support_table.support_rows(report.run.results)),
         "scenario_table": fingerprint(),
@@ -70,12 +63,11 @@ def as_dict(report: Report, cause: RootCause) -> dict[str, Any]:
         "matches_expectation": report.matches_expectation,
         "drift": report.drift,
         "conclusion": conclusion(report),
-        "root_cause": _root_cause(cause),
     }
 
 
-def render(report: Report, cause: RootCause) -> str:
-    return json.dumps(as_dict(report, cause), indent=2)
+def render(report: Report, causes: Mapping[str, list[str]]) -> str:
+    return json.dumps(as_dict(report, causes), indent=2)
 
 
 def render_proofs(environment: Environment, proofs: list[Proof]) -> str:

@@ -211,7 +211,7 @@ def test_a_release_before_the_api_is_not_applicable_from_module_py_alone():
 
 
 def test_no_code_names_a_bug_id_outside_the_catalogue():
-    """A bug's kit is its catalogue module: other code asks the catalogue (``DEFAULT``, ``WITH_FIXES``,
+    """A bug's kit is its catalogue module: other code asks the catalogue (``BUGS``, ``WITH_FIXES``,
     a ``Bug``'s fields). The schema-1 ledger migration and the thin bisect entries are the exceptions."""
     allowed = {ROOT / "repro" / "ledger.py", *(ROOT / "repro").glob("*_bug.py")}
     code = [

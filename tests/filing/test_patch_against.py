@@ -12,6 +12,7 @@ from helpers import run
 from repro.catalogue.fixes import lines_of
 from repro.catalogue.full_backward_hook_flag import FIXES
 from repro.filing.upstream_patch import unified_diff
+from repro.ledger import ORIGINAL
 from repro.source_checks import RECURSIVE_PY, SCRIPT_PY
 
 TEST_JIT = FIXES.patch.test.runner
@@ -35,7 +36,7 @@ def test_a_checkout_file_that_cannot_be_read_or_parsed_is_one_sentence(checkout,
         target.mkdir()
     else:
         target.write_bytes(content)
-    proc = run(["-m", "repro", "--patch", "--against", str(checkout)])
+    proc = run(["-m", "repro", "--patch", "--bug", ORIGINAL, "--against", str(checkout)])
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and said in proc.stderr, proc.stderr
 
@@ -56,7 +57,7 @@ def test_separators_other_than_newline_survive_and_git_apply_accepts_the_diff(ch
     prefix = f"# section one{separator} still one\n" + ("\x0c\n" if separator == "\x0c" else "") + "# two\n"
     for path in (TEST_JIT, SCRIPT_PY, RECURSIVE_PY):
         (checkout / path).write_text(prefix + (checkout / path).read_text())
-    proc = run(["-m", "repro", "--patch", "--against", str(checkout)])
+    proc = run(["-m", "repro", "--patch", "--bug", ORIGINAL, "--against", str(checkout)])
     assert proc.returncode == 0, proc.stderr
     check = subprocess.run(
         ["git", "apply", "--check", "-"], cwd=checkout, input=proc.stdout, capture_output=True, text=True
