@@ -1,36 +1,18 @@
-"""The catalogue of known upstream bugs, as data: one module per bug, and this registry.
+"""The catalogue of known upstream bugs, as data: one folder per bug, found by this registry.
 
 Each bug says which scenarios it covers (APIs and subclass styles), how to recognise its
 departure in an oracle result, its static signature over torch's sources (for the tracker),
-and two scripts: a bisect-ready one and a paste-ready one. What TorchScript refuses on purpose,
+and a paste-ready script (which `python -m repro.bisect` runs). What TorchScript refuses on purpose,
 which is not a bug, is the engine's (``repro.engine.by_design``).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from repro.catalogue import (
-    addition_refused_misleadingly,
-    attribute_assignment_forwarded,
-    autocast_compiled_float32,
-    checkpoint_early_stop,
-    child_hooks_bypassed,
-    compile_subclass_silent,
-    copy_shares_training,
-    deepcopy_drops_subclass,
-    export_scripted_child_crashes,
-    full_backward_hook_flag,
-    global_backward_hooks_scripted,
-    global_hooks_root_only,
-    init_hooks_break_plain_forward,
-    jit_error_replaces_exception,
-    jit_save_drops_forward,
-    module_compile_noop,
-    optimized_graph_ignores_grad_mode,
-    quantize_dynamic_skips_subclass,
-)
 from repro.catalogue.bug import Bug
 from repro.vocabulary import Tier, Verdict
 
@@ -38,29 +20,23 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads the catalogue w
     from repro.engine.oracle import ScenarioResult
     from repro.engine.scenarios import Scenario
 
-BUGS: dict[str, Bug] = {
-    module.BUG.id: module.BUG
-    for module in (
-        full_backward_hook_flag,
-        global_backward_hooks_scripted,
-        global_hooks_root_only,
-        module_compile_noop,
-        deepcopy_drops_subclass,
-        attribute_assignment_forwarded,
-        child_hooks_bypassed,
-        checkpoint_early_stop,
-        jit_error_replaces_exception,
-        addition_refused_misleadingly,
-        copy_shares_training,
-        compile_subclass_silent,
-        jit_save_drops_forward,
-        quantize_dynamic_skips_subclass,
-        optimized_graph_ignores_grad_mode,
-        init_hooks_break_plain_forward,
-        export_scripted_child_crashes,
-        autocast_compiled_float32,
-    )
-}
+def _discovered() -> dict[str, Bug]:
+    """Every bug folder of this package (a subpackage whose ``BUG`` it declares), in catalogue order
+    (``Bug.number``): adding a bug is adding its folder, with no registry to edit."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.ispkg:
+            bug = importlib.import_module(f"{__name__}.{info.name}").BUG
+            if info.name != bug.id.replace("-", "_"):
+                raise ImportError(f"the folder {info.name} holds the bug {bug.id}: name it {bug.id.replace('-', '_')}")
+            found.append(bug)
+    numbers = [bug.number for bug in found]
+    if len(set(numbers)) != len(numbers):
+        raise ImportError(f"two bug folders share a number: {sorted(numbers)}")
+    return {bug.id: bug for bug in sorted(found, key=lambda bug: bug.number)}
+
+
+BUGS: dict[str, Bug] = _discovered()
 
 
 class UnknownBug(KeyError):

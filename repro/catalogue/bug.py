@@ -111,6 +111,7 @@ def always_applies(trees: Trees) -> str | None:
 @dataclass(frozen=True, kw_only=True)
 class Bug:
     id: str
+    number: int  # its place in the catalogue (1: the first catalogued); every list of bugs follows it
     title: str
     headline: str  # a few words for the README's table of bugs (generated: tracker/catalogue_docs.py)
     upstream: str  # "pytorch/pytorch#N", or "not reported yet"

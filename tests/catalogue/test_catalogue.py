@@ -260,25 +260,28 @@ def test_per_bug_test_data_names_every_catalogued_bug_and_no_other():
         )
 
 
-def test_no_bug_module_imports_another():
-    """What bugs share lives in repro/catalogue/shared.py (or bug, fixes, measure): one bug's module
+def test_no_bug_folder_imports_another():
+    """What bugs share lives in repro/catalogue/shared.py (or bug, fixes, measure): one bug's folder
     changes without touching another's."""
     import ast
 
-    from repro import catalogue
-
-    modules = {
-        getattr(catalogue, name).__name__
-        for name in dir(catalogue)
-        if getattr(getattr(catalogue, name), "BUG", None) in BUGS.values()
-    }
-    assert len(modules) == len(BUGS)
+    folders = {bug.id.replace("-", "_") for bug in BUGS.values()}
+    assert {p.name for p in (ROOT / "repro" / "catalogue").iterdir() if (p / "__init__.py").is_file()} == folders
     found = {}
-    for name in sorted(modules):
-        path = ROOT / (name.replace(".", "/") + ".py")
-        tree = ast.parse(path.read_text())
-        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module} | {
-            f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
-        }
-        found[name] = sorted(imported & (modules - {name}))
-    assert {name: others for name, others in found.items() if others} == {}
+    for folder in sorted(folders):
+        imported = set()
+        for path in (ROOT / "repro" / "catalogue" / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text())
+            imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+            imported |= {
+                f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+            }
+            imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        others = {f"repro.catalogue.{other}" for other in folders - {folder}}
+        found[folder] = sorted(m for m in imported if any(m == o or m.startswith(f"{o}.") for o in others))
+    assert {folder: others for folder, others in found.items() if others} == {}
+
+
+def test_the_registry_is_the_folders_in_catalogue_order():
+    """Adding a bug is adding its folder: the registry finds it; ``Bug.number`` orders every list."""
+    assert [bug.number for bug in BUGS.values()] == list(range(1, len(BUGS) + 1))

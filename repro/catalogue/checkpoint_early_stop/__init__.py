@@ -242,6 +242,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="checkpoint-early-stop",
+    number=8,
     headline="non-reentrant checkpoint fails through compiled code",
     title="Non-reentrant torch.utils.checkpoint fails through compiled code",
     upstream="not reported yet",

@@ -143,6 +143,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="module-compile-noop",
+    number=4,
     headline="`Module.compile()` compiles nothing",
     title="Module.compile() on a ScriptModule subclass compiles nothing",
     upstream="not reported yet",

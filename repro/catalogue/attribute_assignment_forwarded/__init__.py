@@ -187,6 +187,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="attribute-assignment-forwarded",
+    number=6,
     headline="setting a parameter, buffer or `training` is cast or refused",
     title="Assigning a parameter, buffer or training on a ScriptModule subclass is cast or refused",
     upstream="not reported yet",

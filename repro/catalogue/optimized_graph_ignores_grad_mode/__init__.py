@@ -265,6 +265,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="optimized-graph-ignores-grad-mode",
+    number=15,
     headline="an optimized forward ignores `no_grad` and `torch.func`",
     title="Once optimized, a compiled forward ignores no_grad, inference_mode and torch.func transforms",
     upstream="not reported yet (related: pytorch/pytorch#128261)",

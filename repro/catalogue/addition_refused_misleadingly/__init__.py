@@ -217,6 +217,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="addition-refused-misleadingly",
+    number=10,
     headline="adding a child, parameter or buffer: refused, misleadingly",
     title="Adding a child, parameter or buffer after __init__ is refused with a misleading message",
     upstream="not reported yet",

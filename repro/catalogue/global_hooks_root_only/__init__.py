@@ -205,6 +205,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="global-hooks-root-only",
+    number=3,
     headline="global hooks skip the modules a compiled forward calls",
     title="Global module hooks skip the modules a compiled forward calls",
     upstream="not reported yet",

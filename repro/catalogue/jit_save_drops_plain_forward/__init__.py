@@ -166,6 +166,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="jit-save-drops-plain-forward",
+    number=13,
     headline="`torch.jit.save` of a plain `forward` saves no `forward`",
     title="torch.jit.save of a ScriptModule subclass with a plain forward saves a module that cannot be called",
     upstream="not reported yet (related: pytorch/pytorch#38214)",

@@ -218,6 +218,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="child-hooks-bypassed",
+    number=7,
     headline="hooks on a subclass child never run under a `script_method` forward",
     title="Hooks on a ScriptModule-subclass child never run under a script_method forward",
     upstream="not reported yet",

@@ -192,6 +192,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="quantize-dynamic-skips-subclass",
+    number=14,
     headline="`quantize_dynamic` quantizes nothing, silently",
     title="quantize_dynamic quantizes nothing of a ScriptModule subclass, silently",
     upstream="not reported yet",

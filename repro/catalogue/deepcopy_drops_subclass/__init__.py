@@ -194,6 +194,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="deepcopy-drops-subclass",
+    number=5,
     headline="`copy.deepcopy` returns a `RecursiveScriptModule` without hooks",
     title="copy.deepcopy of a ScriptModule subclass returns a RecursiveScriptModule without its hooks",
     upstream="not reported yet",

@@ -183,6 +183,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="export-scripted-child-crashes",
+    number=17,
     headline="exporting a model with a ScriptModule child crashes",
     title="torch.export.export of an eager model with a ScriptModule child crashes in its tracer",
     upstream="not reported yet (related: pytorch/pytorch#137455)",

@@ -216,6 +216,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="copy-shares-training",
+    number=11,
     headline="`eval()` on a `copy.copy` of the model puts the original in eval mode",
     title="copy.copy of a ScriptModule subclass shares its training mode with the original",
     upstream="not reported yet (related: pytorch/pytorch#18106)",

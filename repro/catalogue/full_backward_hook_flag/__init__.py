@@ -296,6 +296,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="full-backward-hook-flag",
+    number=1,
     headline="`register_full_backward_hook` and `register_backward_hook` raise",
     title="register_full_backward_hook raises on a ScriptModule subclass",
     upstream="pytorch/pytorch#181473",

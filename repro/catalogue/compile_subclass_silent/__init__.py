@@ -196,6 +196,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="compile-subclass-silent",
+    number=12,
     headline="`torch.compile(model)` compiles nothing, silently",
     title="torch.compile of a ScriptModule subclass compiles nothing, silently",
     upstream="not reported yet (related: pytorch/pytorch#150089, #177089)",

@@ -187,6 +187,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="jit-error-replaces-exception",
+    number=9,
     headline="an exception in a compiled forward arrives as `torch.jit.Error`",
     title="An exception raised in a script_method forward reaches the caller as torch.jit.Error",
     upstream="pytorch/pytorch#54612",

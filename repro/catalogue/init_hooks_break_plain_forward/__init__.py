@@ -187,6 +187,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="init-hooks-break-plain-forward",
+    number=16,
     headline="a hook in `__init__` breaks a plain-`forward` subclass",
     title="A hook registered in __init__ of a ScriptModule subclass with a plain forward breaks construction",
     upstream="not reported yet",

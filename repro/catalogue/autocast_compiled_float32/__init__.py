@@ -220,6 +220,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="autocast-compiled-float32",
+    number=18,
     headline="under `torch.autocast` a compiled forward returns float32",
     title="Under torch.autocast, a script_method forward's ops after a child come out float32",
     upstream="not reported yet (related: pytorch/pytorch#63939)",

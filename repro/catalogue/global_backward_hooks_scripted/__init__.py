@@ -189,6 +189,7 @@ FIXES = Fixes(
 
 BUG = Bug(
     id="global-backward-hooks-scripted",
+    number=2,
     headline="global backward hooks crash a forward via a scripted child",
     title="Global module backward hooks crash a forward that calls a scripted child from Python",
     upstream="not reported yet",

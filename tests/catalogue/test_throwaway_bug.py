@@ -1,0 +1,89 @@
+"""A bug is one folder (issue 44): a throwaway bug folder dropped into a temporary copy of the package is
+picked up, with no other edit, by the registry, `--list-bugs`, the bisect entry, the support table, the
+docs generator and the catalogue's generic tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from helpers import ROOT, run
+
+THROWAWAY = '''"""A throwaway bug for the test that adding a bug is adding its folder."""
+
+import dataclasses
+import importlib
+
+_MODEL = importlib.import_module("repro.catalogue.jit_error_replaces_exception").BUG
+
+BUG = dataclasses.replace(
+    _MODEL, id="zz-throwaway", number=0, title="a throwaway bug", headline="thrown away"
+)
+'''
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory):
+    """This checkout's code and docs, plus one bug folder; number 0 puts it first in every list, so that
+    it, not the bug it copies, explains the departures the two share."""
+    root = tmp_path_factory.mktemp("throwaway")
+    for name in ("repro", "tracker", "tests", "docs"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("README.md", "pyproject.toml"):
+        shutil.copy(ROOT / name, root / name)
+    (root / "repro" / "catalogue" / "zz_throwaway").mkdir()
+    (root / "repro" / "catalogue" / "zz_throwaway" / "__init__.py").write_text(THROWAWAY)
+    return root
+
+
+def in_copy(copy, *args: str, **kwargs):
+    return run(list(args), cwd=copy, env={"PYTHONPATH": str(copy)}, **kwargs)
+
+
+@pytest.mark.slow  # fresh interpreters that import torch
+def test_the_registry_list_bugs_and_bisect_find_the_new_folder(copy):
+    listed = in_copy(copy, "-m", "repro", "--list-bugs")
+    assert listed.returncode == 0 and listed.stdout.startswith("zz-throwaway: a throwaway bug"), listed.stderr
+    assert "bisect: python -m repro.bisect zz-throwaway" in listed.stdout
+    bisected = in_copy(copy, "-m", "repro.bisect", "zz-throwaway")
+    assert bisected.returncode == 1 and "BUG:" in bisected.stdout + bisected.stderr
+
+
+@pytest.mark.slow
+def test_the_support_table_names_the_new_bug_where_it_departs(copy):
+    proc = in_copy(copy, "-m", "repro", "--support-table", "--json", timeout=300)
+    cells = " ".join(json.dumps(row) for row in json.loads(proc.stdout)["rows"])
+    assert "zz-throwaway" in cells, proc.stderr[-2000:]
+
+
+def test_the_docs_generator_adds_the_new_bug_to_every_list(copy):
+    check = in_copy(copy, "-m", "tracker.catalogue_docs", "--check", "--root", str(copy))
+    assert check.returncode == 1 and len(check.stdout.splitlines()) == 3, check.stdout + check.stderr
+    write = in_copy(copy, "-m", "tracker.catalogue_docs", "--root", str(copy))
+    assert write.returncode == 0
+    for page in ("README.md", "docs/reproducer.md", "docs/filing.md"):
+        assert "`zz-throwaway`" in (copy / page).read_text(), page
+
+
+@pytest.mark.slow
+def test_the_catalogues_generic_tests_cover_the_new_bug(copy):
+    proc = in_copy(
+        copy,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "0",
+        "-m",
+        "not slow",
+        "tests/catalogue/test_catalogue.py",
+        "-k",
+        "zz-throwaway and (element or static_signature or bisect_script)",
+        timeout=300,
+    )
+    passed = int(proc.stdout.strip().splitlines()[-1].split(" passed")[0].split()[-1])
+    assert proc.returncode == 0 and passed >= 9, proc.stdout[-3000:]  # 7 elements, its signature, its script
