@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads the catalogue w
     from repro.engine.oracle import ScenarioResult
     from repro.engine.scenarios import Scenario
 
+
 def _discovered() -> dict[str, Bug]:
     """Every bug folder of this package (a subpackage whose ``BUG`` it declares), in catalogue order
     (``Bug.number``): adding a bug is adding its folder, with no registry to edit."""
