@@ -25,43 +25,13 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
+from repro.catalogue import select
 from repro.ledger import ORIGINAL, Expectation, expectation_for, ledger_path, load, verdicts_of
 from repro.source_checks import installed_torch_root
 
 ROOT = Path(__file__).resolve().parents[1]
-# How each catalogued bug's paste-ready script ends while the bug is present: its last line of output.
-PASTE_ENDS = {
-    "full-backward-hook-flag": "RuntimeError: Could not cast attribute '_is_full_backward_hook'",
-    "global-backward-hooks-scripted": "RuntimeError: _get_backward_hooks is not supported on ScriptModules",
-    "global-hooks-root-only": "AssertionError: global forward hooks ran for ['Net']",
-    "module-compile-noop": "AssertionError: Module.compile() had no effect",
-    "deepcopy-drops-subclass": "AssertionError: copy.deepcopy returned a RecursiveScriptModule",
-    "attribute-assignment-forwarded": "AssertionError: model.weight = None raised: Could not cast attribute 'weight'",
-    "child-hooks-bypassed": "AssertionError: the forward hook on model.child registered without error",
-    "checkpoint-early-stop": "AssertionError: backward through checkpoint raised: The following operation failed",
-    "jit-error-replaces-exception": "AssertionError: the caller got",
-    "addition-refused-misleadingly": "AssertionError: refused with a message about __init__",
-    "copy-shares-training": "AssertionError: eval() on a copy.copy of the model put the original in eval mode",
-    "compile-subclass-silent": "AssertionError: torch.compile(model) compiled nothing and said nothing",
-    "jit-save-drops-plain-forward": "AssertionError: torch.jit.save kept no forward",
-    "quantize-dynamic-skips-subclass": "AssertionError: quantize_dynamic quantized nothing and said nothing",
-    "optimized-graph-ignores-grad-mode": "AssertionError: under torch.no_grad() the output of the optimized forward",
-    "init-hooks-break-plain-forward": "AssertionError: construction failed: Couldn't find method: 'forward'",
-    "export-scripted-child-crashes": "AssertionError: export crashed in its tracer",
-    "autocast-compiled-float32": "AssertionError: under autocast the compiled forward returned torch.float32",
-}
 
-SLOW_BUGS = (  # the default run leaves out all their scenarios (slow or variant tier)
-    "module-compile-noop",
-    "checkpoint-early-stop",
-    "compile-subclass-silent",
-    "jit-save-drops-plain-forward",
-    "quantize-dynamic-skips-subclass",
-    "optimized-graph-ignores-grad-mode",
-    "init-hooks-break-plain-forward",
-    "export-scripted-child-crashes",
-    "autocast-compiled-float32",
-)
+SLOW_BUGS = tuple(select([], slow=False).skipped)  # the default run leaves out all their scenarios
 
 
 @functools.cache

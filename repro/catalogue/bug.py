@@ -123,6 +123,7 @@ class Bug:
     fingerprinted: Fingerprinted = ()  # what must stay unchanged from the latest release confirmed present
     applies: Callable[[Trees], str | None] = always_applies  # names the missing API where the bug cannot exist
     paste: str  # the paste-ready script: at most 25 lines, torch only, ends in the error or a failing assert
+    paste_ends: str  # how the last line ``paste`` prints while the bug is present begins (its error or assert)
     explanation: str  # the mechanism, in prose (its module's docstring); file:line evidence comes from ``static``
     no_static: str = ""  # why the bug has no static signature (``pieces`` empty): the tracker confirms it dynamically
     cases: tuple[str, ...] = ()  # the scenario names of its APIs it affects, where it affects only some

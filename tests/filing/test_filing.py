@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from helpers import PASTE_ENDS, ROOT, fake_broken_npu, run, run_json, write_ledger
+from helpers import ROOT, fake_broken_npu, run, run_json, write_ledger
 from repro import workaround
 from repro.catalogue import BUGS, cause_of, select
 from repro.catalogue.fixes import Candidate, PatchError
@@ -454,7 +454,7 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert f"```python\n{bug.paste.rstrip()}\n```" in body  # the catalogue's paste-ready script, verbatim
     output = body.split("(exit code 1):\n\n```\n")[1].split("\n```")[0]  # what running exactly it printed
     assert output.startswith('Traceback (most recent call last):\n  File "bug.py", line ')
-    assert output.splitlines()[-1].startswith(PASTE_ENDS[bug_id])  # the bug's own error, or its failing assert
+    assert output.splitlines()[-1].startswith(BUGS[bug_id].paste_ends)  # the bug's own error, or its failing assert
     assert len(_outside_collapsed(body)) < 80
     assert str(ROOT) not in body and str(Path.home()) + "/" not in body and "/tmp/" not in body
     assert [line for line in body.splitlines() if "/site-packages/" in line and ".../site-packages/" not in line] == []

@@ -225,6 +225,7 @@ BUG = Bug(
     scope=scope(ROOTS),
     symptom="'tried to replace existing module' for a new name; 'before Module.__init__() call' after it",
     recognise=recognise,
+    paste_ends="AssertionError: refused with a message about __init__",
     paste=PASTE,
     explanation=__doc__,
     no_static="its refusals are ordinary Python; their texts, not a structure, make it: judged at run time",

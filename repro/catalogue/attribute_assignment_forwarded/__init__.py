@@ -204,6 +204,7 @@ BUG = Bug(
         "assigns a plain tensor to a parameter (eager refuses)",
         "deletes a plain attribute set earlier",
     ),
+    paste_ends="AssertionError: model.weight = None raised: Could not cast attribute 'weight'",
     paste=PASTE,
     explanation=__doc__,
     root_cause=root_cause,

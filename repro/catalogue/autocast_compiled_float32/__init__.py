@@ -230,6 +230,7 @@ BUG = Bug(
     symptom="the output is float32 where eager's is bfloat16 (JIT autocast's policy, not eager's); in "
     "training, on child between, gradients differ from eager's from the second call",
     recognise=recognise,
+    paste_ends="AssertionError: under autocast the compiled forward returned torch.float32",
     paste=PASTE,
     explanation=__doc__,
     no_static="the JIT autocast pass is C++ (torch/csrc/jit/passes/autocast.cpp)",

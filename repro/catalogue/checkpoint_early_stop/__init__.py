@@ -257,6 +257,7 @@ BUG = Bug(
     + scope(("scripted child",), ("torch.jit.script",), EARLY_STOP),
     symptom=f"RuntimeError: {SIGNATURE} (checkpoint's early stop)",
     recognise=recognise,
+    paste_ends="AssertionError: backward through checkpoint raised: The following operation failed",
     paste=PASTE,
     explanation=__doc__,
     no_static="it lives in torch/utils/checkpoint.py, which the wheel probe does not read",

@@ -229,6 +229,7 @@ BUG = Bug(
     recognise=recognise,
     pieces=(call_impl_runs_global_hooks, script_method_compiles),
     fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),
+    paste_ends="AssertionError: the forward hook on model.child registered without error",
     paste=PASTE,
     explanation=__doc__,
     root_cause=root_cause,

@@ -207,6 +207,7 @@ BUG = Bug(
     symptom="the backend is never called: the model runs uncompiled, with no error or warning",
     recognise=recognise,
     needs=("torch.compile",),
+    paste_ends="AssertionError: torch.compile(model) compiled nothing and said nothing",
     paste=PASTE,
     explanation=__doc__,
     no_static="dynamo's graph break at a ScriptModule is decided while tracing, not by one line of source",

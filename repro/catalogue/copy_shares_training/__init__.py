@@ -224,6 +224,7 @@ BUG = Bug(
     scope=scope(ROOTS),
     symptom="eval() on the copy puts the original in eval mode (eager's original stays in training)",
     recognise=recognise,
+    paste_ends="AssertionError: eval() on a copy.copy of the model put the original in eval mode",
     paste=PASTE,
     explanation=__doc__,
     no_static="the shared state is the compiled C++ module: judged at run time",

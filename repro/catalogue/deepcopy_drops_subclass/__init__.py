@@ -204,6 +204,7 @@ BUG = Bug(
     recognise=recognise,
     pieces=(_no_copy_of_its_own, _inner_copy_wraps_cpp),
     fingerprinted=((SCRIPT_PY, "ScriptModule.__getattr__"), (SCRIPT_PY, "RecursiveScriptModule.__deepcopy__")),
+    paste_ends="AssertionError: copy.deepcopy returned a RecursiveScriptModule",
     paste=PASTE,
     explanation=__doc__,
     root_cause=root_cause,

@@ -193,6 +193,7 @@ BUG = Bug(
     + scope(("scripted child",), ("torch.jit.script",)),
     symptom="AttributeError ('ScriptMethod' object has no attribute) or TypeError (3 arguments given)",
     recognise=recognise,
+    paste_ends="AssertionError: export crashed in its tracer",
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.export.export",),

@@ -313,6 +313,7 @@ BUG = Bug(
         (MODULE_PY, "Module._get_backward_hooks"),
     ),
     applies=applies,
+    paste_ends="RuntimeError: Could not cast attribute '_is_full_backward_hook'",
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.Module.register_full_backward_hook",),

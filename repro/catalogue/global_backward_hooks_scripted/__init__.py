@@ -210,6 +210,7 @@ BUG = Bug(
         (SCRIPT_PY, "_make_fail"),
     ),
     applies=applies,
+    paste_ends="RuntimeError: _get_backward_hooks is not supported on ScriptModules",
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.modules.module.register_module_full_backward_hook",),

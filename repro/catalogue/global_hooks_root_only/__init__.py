@@ -219,6 +219,7 @@ BUG = Bug(
     pieces=(call_impl_runs_global_hooks, script_method_compiles),
     fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),
     applies=applies,
+    paste_ends="AssertionError: global forward hooks ran for ['Net']",
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.modules.module.register_module_forward_hook",),

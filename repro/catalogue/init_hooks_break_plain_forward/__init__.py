@@ -195,6 +195,7 @@ BUG = Bug(
     scope=scope(("hooked in __init__, before children", "hooked in __init__, after children"), ("plain_forward",)),
     symptom="construction fails: Couldn't find method: 'forward' (the class has one)",
     recognise=recognise,
+    paste_ends="AssertionError: construction failed: Couldn't find method: 'forward'",
     paste=PASTE,
     explanation=__doc__,
     no_static="the hook's schema check is C++, against the compiled forward",

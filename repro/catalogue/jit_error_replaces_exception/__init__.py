@@ -195,6 +195,7 @@ BUG = Bug(
     scope=scope(("raising",), ("script_method",)),
     symptom="except ValueError around the model misses it: the caller gets torch.jit.Error",
     recognise=recognise,
+    paste_ends="AssertionError: the caller got",
     paste=PASTE,
     explanation=__doc__,
     no_static="the interpreter's exception handling is C++ (torch/csrc/jit/runtime/interpreter.cpp)",

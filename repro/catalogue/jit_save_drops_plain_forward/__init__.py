@@ -174,6 +174,7 @@ BUG = Bug(
     scope=scope(ROOTS, ("plain_forward",)),
     symptom="save succeeds; the loaded module has no forward ('object has no attribute forward')",
     recognise=recognise,
+    paste_ends="AssertionError: torch.jit.save kept no forward",
     paste=PASTE,
     explanation=__doc__,
     no_static="what TorchScript compiles of a class is decided when it is built, not by one line",

@@ -154,6 +154,7 @@ BUG = Bug(
     pieces=(_compile_assigns, setattr_forwards(ATTRIBUTE)),
     fingerprinted=((MODULE_PY, "Module.compile"), (SCRIPT_PY, "ScriptModule.__setattr__")),
     applies=applies,
+    paste_ends="AssertionError: Module.compile() had no effect",
     paste=PASTE,
     explanation=__doc__,
     needs=("torch.nn.Module.compile",),

@@ -273,6 +273,7 @@ BUG = Bug(
     scope=sum((scope(shapes, ("script_method",), case=name) for shapes, name in CASES.values()), ()),
     symptom="no_grad output requires grad; inference_mode fails; jvp tangents are zero; vmap loses grad",
     recognise=recognise,
+    paste_ends="AssertionError: under torch.no_grad() the output of the optimized forward",
     paste=PASTE,
     explanation=__doc__,
     no_static="the profiling executor is C++ (torch/csrc/jit/runtime/profiling_graph_executor_impl.cpp)",

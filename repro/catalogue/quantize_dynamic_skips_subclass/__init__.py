@@ -200,6 +200,7 @@ BUG = Bug(
     scope=scope(WITH_CHILDREN),
     symptom="the Linear children stay float (script_method), or the result cannot be called (plain forward)",
     recognise=recognise,
+    paste_ends="AssertionError: quantize_dynamic quantized nothing and said nothing",
     paste=PASTE,
     errors=ERRORS,
     explanation=__doc__,
