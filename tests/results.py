@@ -4,9 +4,9 @@ tests of the catalogue, the report, the support table and the issue body feed th
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 from repro.catalogue import BUGS, cause_of, select
+from repro.catalogue.bug import Departure
 from repro.engine.models import styles_of
 from repro.engine.oracle import OracleRun, ScenarioResult, Side
 from repro.engine.scenarios import SCENARIOS, Scenario
@@ -15,9 +15,7 @@ from repro.ledger import Expectation
 from repro.report import Report, build_report
 from repro.vocabulary import Verdict
 
-ITSELF = "<the module itself>"
 SCENARIO = {s.key: s for s in SCENARIOS}
-CHILD = "<another module: Linear>"
 
 
 def result(
@@ -34,149 +32,24 @@ def result(
     )
 
 
-# One measured departure per bug (torch 2.13.0, CPU), as the oracle records it.
+def departed(found: Departure) -> ScenarioResult:
+    """A bug's recorded departure (``Bug.departures``) as the oracle's result."""
+    scenario = SCENARIO[found.scenario]
+    return ScenarioResult(
+        scenario.on(found.model) if found.model else scenario,
+        found.style,
+        Verdict(found.verdict),
+        found.detail,
+        Side(dict(found.scripted), found.detail if found.verdict == "raises" else None),
+        Side(dict(found.eager), None),
+    )
+
+
+# Each bug's measured departures (torch 2.13.0, CPU), from its folder: "ID", or "ID (label)".
 DEPARTURES = {
-    "full-backward-hook-flag": result(
-        "register_full_backward_hook: called with grad_input and grad_output",
-        "plain_forward",
-        "raises",
-        "RuntimeError: Could not cast attribute '_is_full_backward_hook' to type NoneType: Cannot cast True to None",
-    ),
-    "full-backward-hook-flag (silenced)": result(
-        "register_full_backward_hook: called with grad_input and grad_output",
-        "script_method",
-        "differs",
-        "hook calls: ScriptModule [] vs eager ['backward']",
-        eager=[["backward", ITSELF]],
-    ),
-    "global-backward-hooks-scripted": result(
-        "register_module_full_backward_hook: runs for the model and its child",
-        "plain_forward",
-        "raises",
-        "RuntimeError: _get_backward_hooks is not supported on ScriptModules",
-    ),
-    "global-hooks-root-only": result(
-        "register_module_forward_hook: runs for the model and its child",
-        "script_method",
-        "differs",
-        "hook calls",
-        scripted=[["global forward", ITSELF]],
-        eager=[["global forward", CHILD], ["global forward", ITSELF]],
-    ),
-    "module-compile-noop": result(
-        "compile: later calls go through torch.compile",
-        "script_method",
-        "differs",
-        "hook calls",
-        eager=[["torch.compile backend"]],
-    ),
-    "deepcopy-drops-subclass": result(
-        "copy.deepcopy: keeps the class and the hooks; the copy runs",
-        "plain_forward",
-        "raises",
-        "AttributeError: 'RecursiveScriptModule' object has no attribute 'forward'",
-    ),
-    "attribute-assignment-forwarded": result(
-        "setattr: assigns a parameter to None",
-        "script_method",
-        "raises",
-        "RuntimeError: Could not cast attribute 'weight' to type Tensor: strides() called on an undefined Tensor",
-    ),
-    "child-hooks-bypassed": result(
-        "register_forward_hook: on a child that is itself a ScriptModule subclass",
-        "script_method",
-        "differs",
-        "hook calls",
-        eager=[["child forward"]],
-    ),
-    "checkpoint-early-stop": result(
-        "torch.utils.checkpoint.checkpoint: non-reentrant, with early stop: same gradients",
-        "script_method",
-        "raises",
-        "RuntimeError: The following operation failed in the TorchScript interpreter.",
-    ),
-    "jit-error-replaces-exception": replace(
-        result(
-            "register_forward_hook: always_call: the forward itself raises; the caller catches",
-            "script_method",
-            "differs",
-        ),
-        scripted=Side({"hook calls": [["forward (always_call)"]], "the caller catches": "Error"}, None),
-        eager=Side({"hook calls": [["forward (always_call)"]], "the caller catches": "ValueError"}, None),
-    ),
-    "addition-refused-misleadingly": result(
-        "register_buffer: adds a buffer after __init__",
-        "plain_forward",
-        "raises",
-        "AttributeError: cannot assign buffer before Module.__init__() call",
-    ),
-    "copy-shares-training": replace(
-        result("copy.copy: eval() on the copy leaves the original in training mode", "script_method", "differs"),
-        scripted=Side({"hook calls": [], "original training": False, "copy training": False}, None),
-        eager=Side({"hook calls": [], "original training": True, "copy training": False}, None),
-    ),
-    "compile-subclass-silent": replace(
-        result(
-            "torch.compile: a counting backend captures the forward; outputs and hooks as eager",
-            "script_method",
-            "differs",
-        ),
-        scripted=Side({"hook calls": [], "graphs captured": 0}, None),
-        eager=Side({"hook calls": [], "graphs captured": 1}, None),
-    ),
-    "jit-save-drops-plain-forward": result(
-        "torch.jit.save: round-trips through torch.jit.save and torch.jit.load: outputs, parameters, training flag",
-        "plain_forward",
-        "raises",
-        "AttributeError: 'RecursiveScriptModule' object has no attribute 'forward'",
-    ),
-    "quantize-dynamic-skips-subclass": replace(
-        result(
-            "torch.ao.quantization.quantize_dynamic: dynamic int8 quantization of the linear layers",
-            "script_method",
-            "differs",
-        ),
-        scripted=Side({"hook calls": [], "first call: its child quantized": False}, None),
-        eager=Side({"hook calls": [], "first call: its child quantized": True}, None),
-    ),
-    "optimized-graph-ignores-grad-mode": replace(
-        result("torch.no_grad: no graph recorded; hooks run", "script_method", "differs"),
-        scenario=SCENARIO["torch.no_grad: no graph recorded; hooks run"].on("child between"),
-        scripted=Side({"hook calls": [], "first call: output": {"requires_grad": True}}, None),
-        eager=Side({"hook calls": [], "first call: output": {"requires_grad": False}}, None),
-    ),
-    "optimized-graph-ignores-grad-mode (vmap)": replace(
-        result(
-            "torch.func.vmap: maps the model over a batch dimension",
-            "script_method",
-            "raises",
-            "RuntimeError: The following operation failed in the TorchScript interpreter.",
-        ),
-        scenario=SCENARIO["torch.func.vmap: maps the model over a batch dimension"].on("child between"),
-    ),
-    "init-hooks-break-plain-forward": result(
-        "register_forward_hook: a forward hook and pre-hook registered in __init__ change every call's output",
-        "plain_forward",
-        "raises",
-        "building the model raised RuntimeError: Couldn't find method: 'forward' on class: 'HookedBeforeChildren'",
-    ),
-    "autocast-compiled-float32": replace(
-        result("torch.autocast: autocast to bfloat16 on CPU: output dtype and values", "script_method", "differs"),
-        scenario=SCENARIO["torch.autocast: autocast to bfloat16 on CPU: output dtype and values"].on("child first"),
-        scripted=Side({"hook calls": [], "first call: output": {"dtype": "torch.float32"}}, None),
-        eager=Side({"hook calls": [], "first call: output": {"dtype": "torch.bfloat16"}}, None),
-    ),
-    "export-scripted-child-crashes": replace(
-        result(
-            "torch.export.export: exports the forward; the exported program computes the same output",
-            "torch.jit.script",
-            "raises",
-            "TypeError: Flat.forward() takes 2 positional arguments but 3 were given",
-        ),
-        scenario=SCENARIO["torch.export.export: exports the forward; the exported program computes the same output"].on(
-            "scripted child"
-        ),
-    ),
+    f"{bug.id} ({found.label})" if found.label else bug.id: departed(found)
+    for bug in BUGS.values()
+    for found in bug.departures
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from repro.catalogue.fixes import Fixes
@@ -108,6 +108,21 @@ def always_applies(trees: Trees) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Departure:
+    """One departure of the bug as the oracle recorded it (torch 2.13.0, CPU): the example its
+    recogniser must know, and what tests feed the report, the support table and the issue body."""
+
+    scenario: str  # the scenario's key
+    style: str
+    verdict: str  # "raises" or "differs"
+    detail: str = ""
+    scripted: Mapping[str, Any] = field(default_factory=lambda: {"hook calls": []})  # the ScriptModule's side
+    eager: Mapping[str, Any] = field(default_factory=lambda: {"hook calls": []})
+    model: str = ""  # the shape it ran on, where not the scenario's own
+    label: str = ""  # what tells a second example of the bug apart ("silenced")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Bug:
     id: str
@@ -118,6 +133,7 @@ class Bug:
     apis: tuple[str, ...]  # a scenario is in scope when it calls one of these
     scope: Scope  # the (shape, style, case) it affects, as exploration over every declared shape measured
     symptom: str  # how it shows, in one line
+    departures: tuple[Departure, ...]  # at least one, measured: the first is its example
     recognise: Callable[[ScenarioResult], bool]
     pieces: tuple[Check, ...] = ()  # the static signature: every piece intact means present
     fingerprinted: Fingerprinted = ()  # what must stay unchanged from the latest release confirmed present

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope
+from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, raised, scope
 from repro.catalogue.fixes import (
     TEST_JIT,
     Fixes,
@@ -224,6 +224,14 @@ BUG = Bug(
     apis=("add_module", "register_module", "register_parameter", "register_buffer", "setattr"),
     scope=scope(ROOTS),
     symptom="'tried to replace existing module' for a new name; 'before Module.__init__() call' after it",
+    departures=(
+        Departure(
+            "register_buffer: adds a buffer after __init__",
+            "plain_forward",
+            "raises",
+            detail="AttributeError: cannot assign buffer before Module.__init__() call",
+        ),
+    ),
     recognise=recognise,
     paste_ends="AssertionError: refused with a message about __init__",
     paste=PASTE,

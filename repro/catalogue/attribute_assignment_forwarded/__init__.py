@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope
+from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, raised, scope
 from repro.catalogue.fixes import (
     TEST_JIT,
     Fixes,
@@ -194,6 +194,15 @@ BUG = Bug(
     apis=APIS,
     scope=scope(ROOTS),  # its scenarios are declared on every shape holding the attribute
     symptom="weight = None raises a cast error; a tensor replaces a parameter silently; training = 0 -> False",
+    departures=(
+        Departure(
+            "setattr: assigns a parameter to None",
+            "script_method",
+            "raises",
+            detail="RuntimeError: Could not cast attribute 'weight' to type Tensor: "
+            "strides() called on an undefined Tensor",
+        ),
+    ),
     recognise=recognise,
     pieces=(setattr_forwards("training"),),
     fingerprinted=((SCRIPT_PY, "ScriptModule.__setattr__"),),

@@ -30,6 +30,7 @@ from repro.catalogue.bug import (
     NESTED,
     ROOTS,
     Bug,
+    Departure,
     Workaround,
     raised,
     scope,
@@ -256,6 +257,14 @@ BUG = Bug(
     )
     + scope(("scripted child",), ("torch.jit.script",), EARLY_STOP),
     symptom=f"RuntimeError: {SIGNATURE} (checkpoint's early stop)",
+    departures=(
+        Departure(
+            "torch.utils.checkpoint.checkpoint: non-reentrant, with early stop: same gradients",
+            "script_method",
+            "raises",
+            detail="RuntimeError: The following operation failed in the TorchScript interpreter.",
+        ),
+    ),
     recognise=recognise,
     paste_ends="AssertionError: backward through checkpoint raised: The following operation failed",
     paste=PASTE,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import NESTED, Bug, Workaround, fewer_calls, routed, scope
+from repro.catalogue.bug import NESTED, Bug, Departure, Workaround, fewer_calls, routed, scope
 from repro.catalogue.fixes import (
     TEST_JIT,
     Fixes,
@@ -226,6 +226,15 @@ BUG = Bug(
     scope=scope(NESTED, ("script_method",)),  # a plain forward calls the child's wrapper: its hooks run
     cases=CASES,
     symptom="the child's hooks register without error and never run (eager runs them)",
+    departures=(
+        Departure(
+            "register_forward_hook: on a child that is itself a ScriptModule subclass",
+            "script_method",
+            "differs",
+            detail="hook calls",
+            eager={"hook calls": [["child forward"]]},
+        ),
+    ),
     recognise=recognise,
     pieces=(call_impl_runs_global_hooks, script_method_compiles),
     fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, paste_script, routed, scope
+from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, paste_script, routed, scope
 from repro.catalogue.fixes import (
     TEST_JIT,
     Candidate,
@@ -223,6 +223,15 @@ BUG = Bug(
     apis=("copy.copy",),
     scope=scope(ROOTS),
     symptom="eval() on the copy puts the original in eval mode (eager's original stays in training)",
+    departures=(
+        Departure(
+            "copy.copy: eval() on the copy leaves the original in training mode",
+            "script_method",
+            "differs",
+            scripted={"hook calls": [], "original training": False, "copy training": False},
+            eager={"hook calls": [], "original training": True, "copy training": False},
+        ),
+    ),
     recognise=recognise,
     paste_ends="AssertionError: eval() on a copy.copy of the model put the original in eval mode",
     paste=PASTE,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue.bug import (
     ROOTS,
     Bug,
+    Departure,
     Workaround,
     paste_script,
     raised,
@@ -201,6 +202,14 @@ BUG = Bug(
     apis=APIS,
     scope=scope(ROOTS),
     symptom="the copy is a RecursiveScriptModule: not the user's class, no hooks, no Python forward",
+    departures=(
+        Departure(
+            "copy.deepcopy: keeps the class and the hooks; the copy runs",
+            "plain_forward",
+            "raises",
+            detail="AttributeError: 'RecursiveScriptModule' object has no attribute 'forward'",
+        ),
+    ),
     recognise=recognise,
     pieces=(_no_copy_of_its_own, _inner_copy_wraps_cpp),
     fingerprinted=((SCRIPT_PY, "ScriptModule.__getattr__"), (SCRIPT_PY, "RecursiveScriptModule.__deepcopy__")),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, Workaround, raised, scope
+from repro.catalogue.bug import Bug, Departure, Workaround, raised, scope
 from repro.catalogue.fixes import (
     Fixes,
     PatchError,
@@ -192,6 +192,15 @@ BUG = Bug(
     + scope(("in eager parent, with child",))
     + scope(("scripted child",), ("torch.jit.script",)),
     symptom="AttributeError ('ScriptMethod' object has no attribute) or TypeError (3 arguments given)",
+    departures=(
+        Departure(
+            "torch.export.export: exports the forward; the exported program computes the same output",
+            "torch.jit.script",
+            "raises",
+            detail="TypeError: Flat.forward() takes 2 positional arguments but 3 were given",
+            model="scripted child",
+        ),
+    ),
     recognise=recognise,
     paste_ends="AssertionError: export crashed in its tracer",
     paste=PASTE,

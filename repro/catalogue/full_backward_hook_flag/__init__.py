@@ -20,6 +20,7 @@ from repro.catalogue.bug import (
     NESTED,
     SUBCLASS_SHAPES,
     Bug,
+    Departure,
     Workaround,
     fewer_calls,
     paste_script,
@@ -303,6 +304,23 @@ BUG = Bug(
     apis=APIS,
     scope=scope(SUBCLASS_SHAPES),
     symptom=f"RuntimeError: {SIGNATURE} to type NoneType; where silenced, the hook never runs",
+    departures=(
+        Departure(
+            "register_full_backward_hook: called with grad_input and grad_output",
+            "plain_forward",
+            "raises",
+            detail="RuntimeError: Could not cast attribute '_is_full_backward_hook' to type NoneType: "
+            "Cannot cast True to None",
+        ),
+        Departure(
+            "register_full_backward_hook: called with grad_input and grad_output",
+            "script_method",
+            "differs",
+            detail="hook calls: ScriptModule [] vs eager ['backward']",
+            eager={"hook calls": [["backward", "<the module itself>"]]},
+            label="silenced",
+        ),
+    ),
     recognise=recognise,
     pieces=PIECES,
     fingerprinted=(

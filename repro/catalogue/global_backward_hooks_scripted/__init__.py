@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue.bug import (
     WITH_CHILDREN,
     Bug,
+    Departure,
     Workaround,
     global_backward_hooks_allowed,
     paste_script,
@@ -202,6 +203,14 @@ BUG = Bug(
     scope=scope((*WITH_CHILDREN, "in eager parent, with child"), ("plain_forward",))
     + scope(("scripted child",), ("torch.jit.script",)),
     symptom="RuntimeError: _get_backward_hooks is not supported on ScriptModules (from Module._call_impl)",
+    departures=(
+        Departure(
+            "register_module_full_backward_hook: runs for the model and its child",
+            "plain_forward",
+            "raises",
+            detail="RuntimeError: _get_backward_hooks is not supported on ScriptModules",
+        ),
+    ),
     recognise=recognise,
     pieces=(_call_impl_asks, _stubs_raise),
     fingerprinted=(

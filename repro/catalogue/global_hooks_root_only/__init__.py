@@ -19,6 +19,7 @@ from repro.catalogue.bug import (
     NESTED,
     WITH_CHILDREN,
     Bug,
+    Departure,
     Workaround,
     fewer_calls,
     global_backward_hooks_allowed,
@@ -215,6 +216,21 @@ BUG = Bug(
     scope=scope((*WITH_CHILDREN, "in eager parent, with child", *NESTED), ("script_method",))
     + scope(("two deep", "three deep"), ("plain_forward",)),
     symptom="global hooks run for the model but never for its children (eager runs both)",
+    departures=(
+        Departure(
+            "register_module_forward_hook: runs for the model and its child",
+            "script_method",
+            "differs",
+            detail="hook calls",
+            scripted={"hook calls": [["global forward", "<the module itself>"]]},
+            eager={
+                "hook calls": [
+                    ["global forward", "<another module: Linear>"],
+                    ["global forward", "<the module itself>"],
+                ]
+            },
+        ),
+    ),
     recognise=recognise,
     pieces=(call_impl_runs_global_hooks, script_method_compiles),
     fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, Workaround, raised, scope, unchanged
+from repro.catalogue.bug import Bug, Departure, Workaround, raised, scope, unchanged
 from repro.catalogue.fixes import (
     TEST_JIT,
     Fixes,
@@ -194,6 +194,15 @@ BUG = Bug(
     apis=("register_forward_hook", "register_forward_pre_hook"),
     scope=scope(("hooked in __init__, before children", "hooked in __init__, after children"), ("plain_forward",)),
     symptom="construction fails: Couldn't find method: 'forward' (the class has one)",
+    departures=(
+        Departure(
+            "register_forward_hook: a forward hook and pre-hook registered in __init__ change every call's output",
+            "plain_forward",
+            "raises",
+            detail="building the model raised RuntimeError: Couldn't find method: 'forward' on class: "
+            "'HookedBeforeChildren'",
+        ),
+    ),
     recognise=recognise,
     paste_ends="AssertionError: construction failed: Couldn't find method: 'forward'",
     paste=PASTE,

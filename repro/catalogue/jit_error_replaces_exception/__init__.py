@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import Bug, Workaround, scope, unchanged
+from repro.catalogue.bug import Bug, Departure, Workaround, scope, unchanged
 from repro.catalogue.fixes import TEST_JIT, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
 from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
@@ -194,6 +194,15 @@ BUG = Bug(
     apis=("register_forward_hook", "forward"),
     scope=scope(("raising",), ("script_method",)),
     symptom="except ValueError around the model misses it: the caller gets torch.jit.Error",
+    departures=(
+        Departure(
+            "register_forward_hook: always_call: the forward itself raises; the caller catches",
+            "script_method",
+            "differs",
+            scripted={"hook calls": [["forward (always_call)"]], "the caller catches": "Error"},
+            eager={"hook calls": [["forward (always_call)"]], "the caller catches": "ValueError"},
+        ),
+    ),
     recognise=recognise,
     paste_ends="AssertionError: the caller got",
     paste=PASTE,

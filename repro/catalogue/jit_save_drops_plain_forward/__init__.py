@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, raised, scope, unchanged
+from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, raised, scope, unchanged
 from repro.catalogue.fixes import (
     TEST_JIT,
     Fixes,
@@ -173,6 +173,14 @@ BUG = Bug(
     apis=("torch.jit.save",),
     scope=scope(ROOTS, ("plain_forward",)),
     symptom="save succeeds; the loaded module has no forward ('object has no attribute forward')",
+    departures=(
+        Departure(
+            "torch.jit.save: round-trips through torch.jit.save and torch.jit.load: outputs, parameters, training flag",
+            "plain_forward",
+            "raises",
+            detail="AttributeError: 'RecursiveScriptModule' object has no attribute 'forward'",
+        ),
+    ),
     recognise=recognise,
     paste_ends="AssertionError: torch.jit.save kept no forward",
     paste=PASTE,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Workaround, calls, paste_script, scope
+from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, calls, paste_script, scope
 from repro.catalogue.fixes import TEST_JIT, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, assigns, method, setattr_forwards
 from repro.vocabulary import Verdict
@@ -150,6 +150,15 @@ BUG = Bug(
     apis=("compile",),
     scope=scope(tuple(shape for shape in ROOTS if shape != "raising")),  # raising's forward breaks the graph
     symptom="no error, but later calls never go through torch.compile (the wrapper reads None)",
+    departures=(
+        Departure(
+            "compile: later calls go through torch.compile",
+            "script_method",
+            "differs",
+            detail="hook calls",
+            eager={"hook calls": [["torch.compile backend"]]},
+        ),
+    ),
     recognise=recognise,
     pieces=(_compile_assigns, setattr_forwards(ATTRIBUTE)),
     fingerprinted=((MODULE_PY, "Module.compile"), (SCRIPT_PY, "ScriptModule.__setattr__")),

@@ -18,7 +18,7 @@ import ast
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from repro.catalogue.bug import Bug, Workaround, scope
+from repro.catalogue.bug import Bug, Departure, Workaround, scope
 from repro.catalogue.fixes import (
     TEST_JIT,
     Fixes,
@@ -272,6 +272,24 @@ BUG = Bug(
     apis=APIS,
     scope=sum((scope(shapes, ("script_method",), case=name) for shapes, name in CASES.values()), ()),
     symptom="no_grad output requires grad; inference_mode fails; jvp tangents are zero; vmap loses grad",
+    departures=(
+        Departure(
+            "torch.no_grad: no graph recorded; hooks run",
+            "script_method",
+            "differs",
+            scripted={"hook calls": [], "first call: output": {"requires_grad": True}},
+            eager={"hook calls": [], "first call: output": {"requires_grad": False}},
+            model="child between",
+        ),
+        Departure(
+            "torch.func.vmap: maps the model over a batch dimension",
+            "script_method",
+            "raises",
+            detail="RuntimeError: The following operation failed in the TorchScript interpreter.",
+            model="child between",
+            label="vmap",
+        ),
+    ),
     recognise=recognise,
     paste_ends="AssertionError: under torch.no_grad() the output of the optimized forward",
     paste=PASTE,
