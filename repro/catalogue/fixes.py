@@ -15,6 +15,7 @@ import ast
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 Sources = Mapping[str, "str | None"]  # path as in a PyTorch checkout -> text (None: the file is absent)
@@ -100,6 +101,12 @@ class Fixes:
 
 
 # --- helpers edits share
+
+
+def upstream_test(package: str) -> str:
+    """The regression test beside a bug's ``__init__.py`` (``regression_test.py``, a real file that ruff
+    and mypy check), as upstream gets it."""
+    return resources.files(package).joinpath("regression_test.py").read_text(encoding="utf-8")
 
 
 def source(sources: Sources, path: str) -> str:

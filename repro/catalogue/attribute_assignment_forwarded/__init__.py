@@ -26,6 +26,7 @@ from repro.catalogue.fixes import (
     insert,
     parse,
     source,
+    upstream_test,
 )
 from repro.source_checks import SCRIPT_PY, forwarding_call, setattr_forwards
 from repro.vocabulary import Verdict
@@ -126,50 +127,7 @@ def check_assignments(sources: Sources) -> dict[str, str]:
     return {SCRIPT_PY: add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", DELATTR)}
 
 
-REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
-
-import torch
-from torch.testing._internal.common_utils import run_tests, TestCase
-
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.weight = torch.nn.Parameter(torch.ones(2, 2))
-        self.register_buffer("steps", torch.zeros(1))
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return x @ self.weight + self.steps
-
-
-class TestScriptModuleAssignment(TestCase):
-    def test_none_on_a_parameter_or_buffer_is_refused_in_words_that_say_why(self):
-        model = Net()
-        for name in ("weight", "steps"):
-            with self.assertRaisesRegex(
-                RuntimeError, f"cannot assign None to '{name}' of a ScriptModule"
-            ):
-                setattr(model, name, None)
-
-    def test_training_takes_a_bool_only(self):
-        with self.assertRaisesRegex(TypeError, "to training of a ScriptModule"):
-            Net().training = 0
-
-    def test_plain_tensor_on_a_parameter_is_refused_as_nn_module_refuses_it(self):
-        with self.assertRaisesRegex(TypeError, "torch.nn.Parameter or None expected"):
-            Net().weight = torch.ones(2, 2)
-
-    def test_attribute_set_after_construction_can_be_deleted(self):
-        model = Net()
-        model.label = "a"
-        del model.label
-        self.assertFalse(hasattr(model, "label"))
-
-
-if __name__ == "__main__":
-    run_tests()
-"""
+REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(

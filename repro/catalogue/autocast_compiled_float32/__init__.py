@@ -38,6 +38,7 @@ from repro.catalogue.fixes import (
     parse,
     source,
     statement,
+    upstream_test,
 )
 from repro.vocabulary import Verdict
 
@@ -159,47 +160,7 @@ def jit_autocast_off_by_default(sources: Sources) -> dict[str, str]:
     return {JIT_INIT: after(text, init, ["", *OFF])}
 
 
-REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
-
-import torch
-from torch.testing._internal.common_utils import run_tests, TestCase
-
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x) * 2.0 + 1.0
-
-
-class Eager(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    def forward(self, x):
-        return self.linear(x) * 2.0 + 1.0
-
-
-class TestScriptModuleEagerAutocast(TestCase):
-    def test_compiled_forward_follows_eager_autocast(self):
-        model, eager = Net(), Eager()
-        eager.load_state_dict(model.state_dict())
-        x = torch.ones(1, 2)
-        for _ in range(3):  # the first call and the optimized ones
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                out, expected = model(x), eager(x)
-            self.assertEqual(out.dtype, torch.bfloat16)
-            self.assertEqual(out, expected)
-        self.assertEqual(model(x).dtype, torch.float32)
-
-
-if __name__ == "__main__":
-    run_tests()
-"""
+REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(

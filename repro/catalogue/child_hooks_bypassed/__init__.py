@@ -28,6 +28,7 @@ from repro.catalogue.fixes import (
     parse,
     source,
     statement,
+    upstream_test,
 )
 from repro.catalogue.shared import BYPASSED_CHILD_CASES, call_impl_runs_global_hooks, script_method_compiles
 from repro.source_checks import MODULE_PY, SCRIPT_PY
@@ -152,55 +153,7 @@ def refuse_hooks_on_children_called_in_torchscript(sources: Sources) -> dict[str
     return {SCRIPT_PY: add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", REFUSING)}
 
 
-REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
-
-import torch
-from torch.testing._internal.common_utils import run_tests, TestCase
-
-
-class Child(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
-
-
-class CompiledParent(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.child = Child()
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.child(x)
-
-
-class PlainParent(CompiledParent):
-    def forward(self, x):
-        return self.child(x)
-
-
-class TestScriptModuleChildHooks(TestCase):
-    def test_hook_on_a_child_a_compiled_forward_calls_is_refused(self):
-        model = CompiledParent()
-        with self.assertRaisesRegex(RuntimeError, "compiled forward of its parent CompiledParent"):
-            model.child.register_forward_hook(lambda *args: None)
-        with self.assertRaisesRegex(RuntimeError, "compiled forward of its parent CompiledParent"):
-            model.child.register_forward_pre_hook(lambda *args: None)
-
-    def test_hook_on_a_child_a_python_forward_calls_runs(self):
-        model, calls = PlainParent(), []
-        model.child.register_forward_hook(lambda module, args, output: calls.append(module))
-        model(torch.ones(1, 2))
-        self.assertEqual(calls, [model.child])
-
-
-if __name__ == "__main__":
-    run_tests()
-"""
+REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(

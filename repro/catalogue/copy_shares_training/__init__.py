@@ -29,6 +29,7 @@ from repro.catalogue.fixes import (
     insert,
     parse,
     source,
+    upstream_test,
 )
 from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
@@ -139,60 +140,7 @@ def _script_module_method(tree: ast.AST, name: str) -> ast.FunctionDef | None:
     return None
 
 
-REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
-
-import copy
-
-import torch
-from torch.testing._internal.common_utils import run_tests, TestCase
-
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
-
-
-class Mode(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.scale = torch.nn.Parameter(torch.ones(1))
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return x * 0.0 + (1.0 if self.training else 0.0)
-
-
-class TestScriptModuleCopy(TestCase):
-    def test_copy_has_a_training_mode_of_its_own(self):
-        model = Net()
-        clone = copy.copy(model)
-        clone.eval()
-        self.assertTrue(model.training)
-        self.assertFalse(clone.training)
-
-    def test_copy_shares_parameters_as_a_shallow_copy_does(self):
-        model = Mode()
-        clone = copy.copy(model)
-        self.assertIs(type(clone), Mode)
-        clone.scale = torch.nn.Parameter(torch.full((1,), 2.0))
-        self.assertIs(model.scale, clone.scale)
-
-    def test_copy_runs_its_compiled_forward_in_its_own_mode(self):
-        model = Mode()
-        clone = copy.copy(model)
-        clone.eval()
-        x = torch.zeros(1)
-        self.assertEqual((clone(x).item(), model(x).item()), (0.0, 1.0))
-
-
-if __name__ == "__main__":
-    run_tests()
-"""
+REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(

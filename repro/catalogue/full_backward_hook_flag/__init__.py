@@ -42,6 +42,7 @@ from repro.catalogue.fixes import (
     insert,
     parse,
     source,
+    upstream_test,
 )
 from repro.catalogue.measure import SCRIPT_INIT
 from repro.catalogue.shared import BYPASSED_CHILD_CASES
@@ -208,57 +209,7 @@ def patch_both(sources: Sources) -> dict[str, str]:
     return {**patch_recursive(sources), **patch_script(sources)}
 
 
-REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
-# Regression test for https://github.com/pytorch/pytorch/issues/181473
-
-import torch
-from torch.testing._internal.common_utils import run_tests, TestCase
-
-
-class M(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
-
-
-class TestScriptModuleBackwardHooks(TestCase):
-    def _backward_with(self, register):
-        m = M()
-        calls = []
-        register(
-            m, lambda mod, grad_input, grad_output: calls.append((mod, grad_input, grad_output))
-        )
-        x = torch.ones(1, 2, requires_grad=True)
-        m(x).sum().backward()
-        return m, calls
-
-    def test_full_backward_hook_fires_with_gradients(self):
-        m, calls = self._backward_with(lambda m, hook: m.register_full_backward_hook(hook))
-        self.assertEqual(len(calls), 1)
-        self.assertIs(calls[0][0], m)
-        self.assertEqual(calls[0][1][0], torch.ones(1, 2) @ m.linear.weight)
-        self.assertEqual(calls[0][2][0], torch.ones(1, 2))
-
-    def test_legacy_backward_hook_fires(self):
-        _, calls = self._backward_with(lambda m, hook: m.register_backward_hook(hook))
-        self.assertEqual(len(calls), 1)
-
-    def test_full_backward_hook_removed(self):
-        m = M()
-        calls = []
-        handle = m.register_full_backward_hook(lambda *args: calls.append(args))
-        handle.remove()
-        m(torch.ones(1, 2, requires_grad=True)).sum().backward()
-        self.assertEqual(calls, [])
-
-
-if __name__ == "__main__":
-    run_tests()
-"""
+REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(

@@ -25,6 +25,7 @@ from repro.catalogue.fixes import (
     parse,
     source,
     statement,
+    upstream_test,
 )
 from repro.source_checks import RECURSIVE_PY
 
@@ -122,51 +123,7 @@ def refuse_hooks_without_forward(sources: Sources) -> dict[str, str]:
     return {RECURSIVE_PY: after(text, stubs, GUARD)}
 
 
-REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
-
-from typing import Tuple
-
-import torch
-from torch.testing._internal.common_utils import run_tests, TestCase
-
-
-def add_one(module, args: Tuple[torch.Tensor], output: torch.Tensor) -> torch.Tensor:
-    return output + 1
-
-
-class TestHooksBeforeCompiledForward(TestCase):
-    def test_hook_in_init_with_a_python_forward_is_refused_clearly(self):
-        class PlainForward(torch.jit.ScriptModule):
-            def __init__(self) -> None:
-                super().__init__()
-                self.linear = torch.nn.Linear(2, 2)
-                self.register_forward_hook(add_one)
-
-            def forward(self, x):
-                return self.linear(x)
-
-        with self.assertRaisesRegex(RuntimeError, "PlainForward has forward hooks or pre-hooks"):
-            PlainForward()
-
-    def test_hook_in_init_with_a_script_method_forward_runs(self):
-        class ScriptForward(torch.jit.ScriptModule):
-            def __init__(self) -> None:
-                super().__init__()
-                self.linear = torch.nn.Linear(2, 2)
-                self.register_forward_hook(add_one)
-
-            @torch.jit.script_method
-            def forward(self, x):
-                return self.linear(x)
-
-        model = ScriptForward()
-        x = torch.ones(1, 2)
-        self.assertEqual(model(x), model.linear(x) + 1)
-
-
-if __name__ == "__main__":
-    run_tests()
-"""
+REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(

@@ -16,7 +16,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import Bug, Departure, Workaround, scope, unchanged
-from repro.catalogue.fixes import TEST_JIT, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
+from repro.catalogue.fixes import (
+    TEST_JIT,
+    Fixes,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    add_method,
+    source,
+    upstream_test,
+)
 from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
 
@@ -116,60 +125,7 @@ def raise_the_original_class(sources: Sources) -> dict[str, str]:
     return {SCRIPT_PY: add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", CALL)}
 
 
-REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
-
-import torch
-from torch.testing._internal.common_utils import run_tests, TestCase
-
-
-class CustomError(Exception):
-    pass
-
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        if bool(x.sum() < 0):
-            raise ValueError("negative input")
-        return self.linear(x)
-
-
-class Parent(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.child = Net()
-
-    @torch.jit.script_method
-    def forward(self, x):
-        if bool(x.sum() > 100):
-            raise CustomError("too large")
-        return self.child(x)
-
-
-class TestScriptModuleExceptions(TestCase):
-    def test_exception_reaches_the_caller_as_its_own_class(self):
-        with self.assertRaisesRegex(ValueError, "^negative input$") as caught:
-            Net()(-torch.ones(1, 2))
-        self.assertIsInstance(caught.exception.__cause__, torch.jit.Error)
-
-    def test_exception_of_a_compiled_child_and_a_user_class(self):
-        with self.assertRaisesRegex(ValueError, "negative input"):
-            Parent()(-torch.ones(1, 2))
-        with self.assertRaisesRegex(CustomError, "too large"):
-            Parent()(torch.full((1, 2), 60.0))
-
-    def test_a_call_that_does_not_raise_is_unchanged(self):
-        model = Net()
-        self.assertEqual(model(torch.ones(1, 2)), model.linear(torch.ones(1, 2)))
-
-
-if __name__ == "__main__":
-    run_tests()
-"""
+REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(

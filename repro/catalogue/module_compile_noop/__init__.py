@@ -12,7 +12,16 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, calls, paste_script, scope
-from repro.catalogue.fixes import TEST_JIT, Fixes, RegressionTest, Sources, UpstreamPatch, add_method, source
+from repro.catalogue.fixes import (
+    TEST_JIT,
+    Fixes,
+    RegressionTest,
+    Sources,
+    UpstreamPatch,
+    add_method,
+    source,
+    upstream_test,
+)
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, assigns, method, setattr_forwards
 from repro.vocabulary import Verdict
 
@@ -92,40 +101,7 @@ def add_compile(sources: Sources) -> dict[str, str]:
     return {SCRIPT_PY: add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COMPILE)}
 
 
-REGRESSION_TEST = """# Owner(s): ["oncall: jit"]
-
-import torch
-from torch.testing._internal.common_utils import run_tests, TestCase
-
-
-class PlainForward(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.weight = torch.nn.Parameter(torch.ones(2, 2))
-
-    def forward(self, x):
-        return torch.nn.functional.linear(x, self.weight) * 2
-
-
-class ScriptForward(PlainForward):
-    @torch.jit.script_method
-    def forward(self, x):
-        return torch.nn.functional.linear(x, self.weight) * 2
-
-
-class TestScriptModuleCompile(TestCase):
-    def test_compile_refuses_a_python_forward(self):
-        with self.assertRaisesRegex(RuntimeError, "cannot compile a ScriptModule"):
-            PlainForward().compile(backend="eager")
-
-    def test_compile_refuses_a_script_method_forward(self):
-        with self.assertRaisesRegex(RuntimeError, "cannot compile a ScriptModule"):
-            ScriptForward().compile(backend="eager")
-
-
-if __name__ == "__main__":
-    run_tests()
-"""
+REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(

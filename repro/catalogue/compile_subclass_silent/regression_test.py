@@ -1,0 +1,47 @@
+# Owner(s): ["module: dynamo"]
+
+import torch
+from torch.testing._internal.common_utils import TestCase, run_tests
+
+
+class Subclass(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class Parent(torch.nn.Module):
+    def __init__(self, inner) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x) * 2
+
+
+class TestCompileScriptModule(TestCase):
+    def test_script_module_subclass_is_refused(self):
+        with self.assertRaisesRegex(RuntimeError, "this model is a ScriptModule"):
+            torch.compile(Subclass(), backend="eager")
+
+    def test_model_holding_a_script_module_is_refused(self):
+        with self.assertRaisesRegex(RuntimeError, "holds the ScriptModule 'inner'"):
+            torch.compile(Parent(Subclass()), backend="eager")
+
+    def test_eager_model_still_compiles(self):
+        graphs = []
+
+        def backend(graph_module, example_inputs):
+            graphs.append(graph_module)
+            return graph_module.forward
+
+        torch.compile(Parent(torch.nn.Linear(2, 2)), backend=backend)(torch.ones(1, 2))
+        self.assertEqual(len(graphs), 1)
+
+
+if __name__ == "__main__":
+    run_tests()

@@ -1,0 +1,49 @@
+# Owner(s): ["oncall: jit"]
+
+import copy
+
+import torch
+from torch.testing._internal.common_utils import TestCase, run_tests
+
+
+class Net(torch.jit.ScriptModule):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    @torch.jit.script_method
+    def forward(self, x):
+        return self.linear(x)
+
+
+class PlainForward(Net):
+    def forward(self, x):
+        return self.linear(x) * 2
+
+
+class TestScriptModuleDeepcopy(TestCase):
+    def test_deepcopy_keeps_the_class_and_its_hooks(self):
+        model, calls = Net(), []
+        model.register_forward_hook(lambda *args: calls.append(args))
+        clone = copy.deepcopy(model)
+        clone(torch.ones(1, 2))
+        self.assertIs(type(clone), Net)
+        self.assertEqual(len(calls), 1)
+
+    def test_deepcopy_keeps_a_python_forward(self):
+        model = PlainForward()
+        clone = copy.deepcopy(model)
+        x = torch.ones(1, 2)
+        self.assertEqual(clone(x), model(x))
+
+    def test_deepcopy_parameters_are_independent_leaves(self):
+        model = Net()
+        clone = copy.deepcopy(model)
+        clone(torch.ones(1, 2)).sum().backward()
+        self.assertIsNotNone(clone.linear.weight.grad)
+        self.assertIsNone(model.linear.weight.grad)
+        self.assertIsNot(clone.linear.weight, model.linear.weight)
+
+
+if __name__ == "__main__":
+    run_tests()
