@@ -2,10 +2,12 @@
 
     python -m tracker.catalogue_docs [--check]
 
-Each part sits between ``<!-- generated: NAME -->`` and ``<!-- /generated: NAME -->`` in its page:
-``bugs`` in README.md (id and headline), ``bugs`` in docs/reproducer.md (id, title, symptom,
-upstream report) and ``candidates`` in docs/filing.md (each bug's candidate fixes and what its
-upstream patch is). Adding a bug to the catalogue and running this adds it everywhere. ``--check``
+Each part sits between ``<!-- generated: NAME -->`` and ``<!-- /generated: NAME -->`` in its page
+(``# generated: NAME`` and ``# /generated: NAME`` in pyproject.toml): ``bugs`` in README.md (id and
+headline), ``bugs`` in docs/reproducer.md (id, title, symptom, upstream report), ``candidates`` in
+docs/filing.md (each bug's candidate fixes and what its upstream patch is) and ``bug-contracts`` in
+pyproject.toml (the import-linter contracts that keep the bug folders independent of each other and
+out of reach of the CLI, the formats, the report and the tracker but through the registry). Adding a bug to the catalogue and running this adds it everywhere. ``--check``
 writes nothing and exits 1 naming each page whose part differs from what the catalogue gives now
 (``tests/test_catalogue_docs.py`` runs it). Exit codes: 0 written (or current), 1 stale (with
 ``--check``), 2 a page that cannot be read or written, or lacks its markers.
@@ -57,30 +59,49 @@ def filing_candidates(bugs: Iterable[Bug]) -> str:
     return "\n".join(["| bug | candidates | upstream patch |", "|---|---|---|", *rows])
 
 
+def bug_contracts(bugs: Iterable[Bug]) -> str:
+    folders = "".join(f'    "repro.catalogue.{bug.id.replace("-", "_")}",\n' for bug in bugs)
+    return (
+        "[[tool.importlinter.contracts]]\n"
+        'name = "No bug\'s folder imports another\'s"\n'
+        'type = "independence"\n'
+        f"modules = [\n{folders}]\n"
+        "\n"
+        "[[tool.importlinter.contracts]]\n"
+        'name = "The CLI, formats, report and tracker reach a bug only through the registry"\n'
+        'type = "forbidden"\n'
+        'source_modules = ["repro.cli", "repro.formats", "repro.report", "tracker", "tools"]\n'
+        f"forbidden_modules = [\n{folders}]\n"
+        "allow_indirect_imports = true"
+    )
+
+
 PARTS: dict[tuple[str, str], Callable[[Iterable[Bug]], str]] = {
     ("README.md", "bugs"): readme_bugs,
     ("docs/reproducer.md", "bugs"): reproducer_bugs,
     ("docs/filing.md", "candidates"): filing_candidates,
+    ("pyproject.toml", "bug-contracts"): bug_contracts,
 }
 
 
-def begin(name: str) -> str:
-    return f"<!-- generated: {name} -->"
+def begin(name: str, page: str = ".md") -> str:
+    return f"# generated: {name}" if page.endswith(".toml") else f"<!-- generated: {name} -->"
 
 
-def end(name: str) -> str:
-    return f"<!-- /generated: {name} -->"
+def end(name: str, page: str = ".md") -> str:
+    return f"# /generated: {name}" if page.endswith(".toml") else f"<!-- /generated: {name} -->"
 
 
-def rewritten(text: str, name: str, part: str) -> str:
+def rewritten(text: str, name: str, part: str, page: str = ".md") -> str:
     """``text`` with its part ``name`` replaced by ``part`` (``ValueError`` unless it holds the two
     markers once each, in order)."""
+    first, last = begin(name, page), end(name, page)
     lines = text.split("\n")
-    if lines.count(begin(name)) != 1 or lines.count(end(name)) != 1:
-        raise ValueError(f"it does not hold {begin(name)} and {end(name)} once each")
-    start, stop = lines.index(begin(name)), lines.index(end(name))
+    if lines.count(first) != 1 or lines.count(last) != 1:
+        raise ValueError(f"it does not hold {first} and {last} once each")
+    start, stop = lines.index(first), lines.index(last)
     if start > stop:
-        raise ValueError(f"{end(name)} comes before {begin(name)}")
+        raise ValueError(f"{last} comes before {first}")
     return "\n".join([*lines[: start + 1], part, *lines[stop:]])
 
 
@@ -93,7 +114,7 @@ def generated(root: Path = ROOT, bugs: dict[str, Bug] = BUGS) -> dict[str, str]:
         if text is None:
             text = (root / page).read_text(encoding="utf-8")
         try:
-            pages[page] = rewritten(text, name, render(bugs.values()))
+            pages[page] = rewritten(text, name, render(bugs.values()), page)
         except ValueError as err:
             raise ValueError(f"{page}: {err}") from None
     return pages

@@ -60,11 +60,12 @@ def test_the_support_table_names_the_new_bug_where_it_departs(copy):
 
 def test_the_docs_generator_adds_the_new_bug_to_every_list(copy):
     check = in_copy(copy, "-m", "tracker.catalogue_docs", "--check", "--root", str(copy))
-    assert check.returncode == 1 and len(check.stdout.splitlines()) == 3, check.stdout + check.stderr
+    assert check.returncode == 1 and len(check.stdout.splitlines()) == 4, check.stdout + check.stderr
     write = in_copy(copy, "-m", "tracker.catalogue_docs", "--root", str(copy))
     assert write.returncode == 0
     for page in ("README.md", "docs/reproducer.md", "docs/filing.md"):
         assert "`zz-throwaway`" in (copy / page).read_text(), page
+    assert (copy / "pyproject.toml").read_text().count('"repro.catalogue.zz_throwaway",') == 2
 
 
 @pytest.mark.slow

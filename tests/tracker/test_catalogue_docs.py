@@ -35,7 +35,10 @@ def test_a_new_bug_reaches_every_list_and_a_pipe_stays_in_its_cell(pages):
     written = generated(pages, {**BUGS, new.id: new})
     for (page, name), _ in PARTS.items():
         text = written[page]
-        part = text[text.index(begin(name)) : text.index(end(name))]
+        part = text[text.index(begin(name, page)) : text.index(end(name, page))]
+        if page.endswith(".toml"):  # both import contracts name its folder
+            assert part.count('"repro.catalogue.zz_new_bug",') == 2, part
+            continue
         assert "`zz-new-bug`" in part, (page, name)
         widths = table_widths(part[len(begin(name)) :])
         assert len(set(widths)) == 1 and len(widths) == len(BUGS) + 2, (page, widths)  # header and new row
