@@ -12,6 +12,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -25,6 +26,7 @@ from repro.vocabulary import Outcome, ProofStatus
 
 if TYPE_CHECKING:  # the filing kit is imported only when asked for
     from repro.filing.material import HeadStart
+    from repro.report import Report
 
 EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT = 0, 1, 2
 PROG = "python -m repro"
@@ -144,77 +146,109 @@ def _head_start(args: argparse.Namespace) -> HeadStart | None:
     return head_start(get(args.bug[0]), args.device, args.slow, script=bool(args.markdown))
 
 
+@dataclass(frozen=True)
+class _Context:
+    """What every mode is given: the arguments, the ledger, the head start, the environment, and how to fail."""
+
+    args: argparse.Namespace
+    ledger: dict
+    started: HeadStart | None
+    environment: Environment
+    fail: Callable[[object], int]
+
+    @property
+    def asked(self) -> list[Bug]:
+        """The bugs named with --bug, each once, in the order given."""
+        return [get(bug_id) for bug_id in dict.fromkeys(self.args.bug)]
+
+
 def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail: Callable[[object], int]) -> int:
+    """Resolve the environment, then hand over to the one mode the arguments pick (``MODES``)."""
     try:
         environment = resolve_environment(args.device)
     except EnvironmentProblem as problem:
         return fail(problem)
     if args.markdown and started:
         started.after_torch()  # the script, forked now; collect_env's subprocesses run meanwhile
-
-    from repro.catalogue import BUGS, cause_of, select, steps  # imports torch: after resolve_environment
-    from repro.formats import json as json_format
-    from repro.formats import text
-
-    if args.list_bugs:  # only the bugs asked for, when some are
-        emit(shown(text.render_bugs([BUGS[bug_id] for bug_id in args.bug] or BUGS.values())))
-        return EXIT_OK
-    try:
-        # the body says which other APIs matched: it runs the default scenarios, and its bug's own if none is
-        selection = select([], args.slow, also=(args.bug[0],)) if args.markdown else select(args.bug, args.slow)
-    except UnknownBug as problem:
-        return fail(problem)
-    expected: dict[str, Expectation] = {
-        bug_id: expectation_for(ledger, environment.torch_version, bug_id) for bug_id in BUGS
-    }
-    if (
-        args.explain or args.candidates or args.markdown or args.workarounds
-    ):  # each would assert what it could not observe
+    mode = next((name for name in MODES if getattr(args, name, False)), "report")
+    if mode in OBSERVING or args.markdown:  # each would assert what it could not observe
         from repro.engine.oracle import torchscript_problem
 
         unusable = torchscript_problem(environment.device)
         if unusable:
             return fail(unusable)
-    if args.explain:  # one section per bug asked for, in order
-        bugs = [get(bug_id) for bug_id in dict.fromkeys(args.bug)] or list(BUGS.values())
-        sections = [(b, steps(b)) for b in bugs]
-        emit(shown(text.render_explanations(environment.torch_version, sections)))
-        return EXIT_OK
-    if args.workarounds:  # one line per bug asked for (every bug without --bug), in the catalogue's order
-        from repro.proof import prove
+    return (MODES.get(mode) or _report)(_Context(args, ledger, started, environment, fail))
 
-        proofs = [prove(b, environment.device) for b in ([get(i) for i in dict.fromkeys(args.bug)] or BUGS.values())]
-        emit(
-            json_format.render_proofs(environment, proofs)
-            if args.json
-            else shown(text.render_proofs(environment.torch_version, proofs))
-        )
-        return EXIT_DRIFT if any(p.status == ProofStatus.DOES_NOT_WORK for p in proofs) else EXIT_OK
-    if args.candidates:
-        from repro.filing.candidates import judge_all
 
-        bug = get(args.bug[0])
-        results = judge_all(
-            bug,
-            environment.device,
-            lambda line: print(line, file=sys.stderr, flush=True),
-            started.candidates if started else None,
-            args.slow,
-        )
-        emit(shown(text.render_candidates(bug, environment.torch_version, environment.device, results)))
-        return EXIT_OK
+def _list_bugs(context: _Context) -> int:
+    """Only the bugs asked for, when some are."""
+    from repro.catalogue import BUGS
+    from repro.formats import text
 
+    emit(shown(text.render_bugs(context.asked or BUGS.values())))
+    return EXIT_OK
+
+
+def _explain(context: _Context) -> int:
+    """One section per bug asked for, in order (every bug without --bug)."""
+    from repro.catalogue import BUGS, steps
+    from repro.formats import text
+
+    sections = [(bug, steps(bug)) for bug in context.asked or BUGS.values()]
+    emit(shown(text.render_explanations(context.environment.torch_version, sections)))
+    return EXIT_OK
+
+
+def _workarounds(context: _Context) -> int:
+    """One proof per bug asked for (every bug without --bug), in the catalogue's order."""
+    from repro.catalogue import BUGS
+    from repro.formats import json as json_format
+    from repro.formats import text
+    from repro.proof import prove
+
+    environment = context.environment
+    proofs = [prove(bug, environment.device) for bug in context.asked or BUGS.values()]
+    emit(
+        json_format.render_proofs(environment, proofs)
+        if context.args.json
+        else shown(text.render_proofs(environment.torch_version, proofs))
+    )
+    return EXIT_DRIFT if any(p.status == ProofStatus.DOES_NOT_WORK for p in proofs) else EXIT_OK
+
+
+def _candidates(context: _Context) -> int:
+    """Each candidate fix of the one bug asked for, judged by its scenarios with it applied."""
+    from repro.filing.candidates import judge_all
+    from repro.formats import text
+
+    bug, environment, started = context.asked[0], context.environment, context.started
+    results = judge_all(
+        bug,
+        environment.device,
+        lambda line: print(line, file=sys.stderr, flush=True),
+        started.candidates if started else None,
+        context.args.slow,
+    )
+    emit(shown(text.render_candidates(bug, environment.torch_version, environment.device, results)))
+    return EXIT_OK
+
+
+def _report(context: _Context) -> int:
+    """The scenarios run against eager and concluded per bug: text, --json or --markdown."""
+    from repro.catalogue import BUGS, cause_of, select
     from repro.engine.forked import usable_processes
     from repro.engine.oracle import run_all
     from repro.report import conclude
 
+    args, environment = context.args, context.environment
+    # the body says which other APIs matched: it runs the default scenarios, and its bug's own if none is
+    selection = select([], args.slow, also=(args.bug[0],)) if args.markdown else select(args.bug, args.slow)
+    expected: dict[str, Expectation] = {
+        bug_id: expectation_for(context.ledger, environment.torch_version, bug_id) for bug_id in BUGS
+    }
     # an issue body's other processes (its script, its candidates) take the cores meanwhile: forked
     # copies of this one would only contend with them
     processes = 1 if args.markdown else usable_processes(environment.device)
-
-    if args.support_table:
-        return _support_table(environment, args.json, ledger, fail)
-
     report = conclude(
         environment,
         run_all(environment.device, selection.scenarios, processes, explains=cause_of),
@@ -223,35 +257,48 @@ def _run(args: argparse.Namespace, ledger: dict, started: HeadStart | None, fail
         tuple(selection.not_run),
         lambda more: run_all(environment.device, more, processes, explains=cause_of),
     )
-    if args.json:
-        emit(json_format.render(report, {bug_id: steps(get(bug_id)) for bug_id in dict.fromkeys(args.bug)}))
-    elif args.markdown:
+    _render_report(context, report)
+    if report.matches_expectation:
+        return EXIT_OK
+    if report.outcome == Outcome.CANNOT_TEST:
+        return context.fail(report.run.cannot_test or "nothing to test")
+    return EXIT_DRIFT
+
+
+def _render_report(context: _Context, report: Report) -> None:
+    """The report as --json, --markdown (with what the head start gathered) or text."""
+    from repro.catalogue import steps
+    from repro.formats import json as json_format
+    from repro.formats import text
+
+    if context.args.json:
+        emit(json_format.render(report, {bug.id: steps(bug) for bug in context.asked}))
+    elif context.args.markdown:
         from repro.filing.material import gather
         from repro.formats import markdown
 
-        def progress(line: str) -> None:
-            print(line, file=sys.stderr, flush=True)
-
-        bug = get(args.bug[0])
+        bug, started = context.asked[0], context.started
         cause = steps(bug)  # before gather, which ends waiting on other processes
         assert started is not None  # --markdown always has its head start (_head_start)
         # the report's runs, made here on torch as installed, are the candidates' baseline too
         filing = gather(
-            bug, environment.torch_npu, environment.device, progress, started, args.slow, report.run.results
+            bug,
+            context.environment.torch_npu,
+            context.environment.device,
+            lambda line: print(line, file=sys.stderr, flush=True),
+            started,
+            context.args.slow,
+            report.run.results,
         )
         emit(markdown.render(report, filing, cause))
     else:
         emit(shown(text.render(report)))
-    if report.matches_expectation:
-        return EXIT_OK
-    if report.outcome == Outcome.CANNOT_TEST:
-        return fail(report.run.cannot_test or "nothing to test")
-    return EXIT_DRIFT
 
 
-def _support_table(environment: Environment, as_json: bool, ledger: dict, fail: Callable[[object], int]) -> int:
+def _support_table(context: _Context) -> int:
     """Every scenario, every tier, summarised per API (repro.formats.support_table), each bug with what
     the ledger records of its workaround on this release (proven by the tracker, not run here)."""
+    environment, as_json, ledger, fail = context.environment, context.args.json, context.ledger, context.fail
     import json
     import sysconfig
 
@@ -302,6 +349,18 @@ def _patch(bug: Bug, fail: Callable[[object], int], against: Path | None) -> int
             file=sys.stderr,
         )
     return EXIT_OK
+
+
+# The modes by the option that picks each (the first given wins; the CLI refuses clashing ones), and those
+# that assert what they observe: without a usable TorchScript they fail instead.
+MODES: dict[str, Callable[[_Context], int]] = {
+    "list_bugs": _list_bugs,
+    "support_table": _support_table,
+    "explain": _explain,
+    "workarounds": _workarounds,
+    "candidates": _candidates,
+}
+OBSERVING = ("explain", "workarounds", "candidates")
 
 
 def main_entry() -> None:
