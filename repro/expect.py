@@ -39,7 +39,12 @@ __unittest = True
 
 EXPECTED_FAILURE, MUST_PASS, SKIPPED = "expected failure", "must pass", "skipped"
 MAY_FAIL = "expected failure, not strict"  # an incomplete fix: a failure is the bug's, a pass is a pass
-LEDGER_STATES = {"present": EXPECTED_FAILURE, "fixed": MUST_PASS, "incomplete-fix": MAY_FAIL, "cannot-test": SKIPPED}
+LEDGER_STATES = {
+    Status.PRESENT: EXPECTED_FAILURE,
+    Status.FIXED: MUST_PASS,
+    Status.INCOMPLETE_FIX: MAY_FAIL,
+    Status.CANNOT_TEST: SKIPPED,
+}
 
 Test = TypeVar("Test", bound=Callable[..., Any])
 _override: Path | None = None  # set by the pytest plugin's --upstream-ledger
@@ -134,7 +139,7 @@ def from_ledger(bug_id: str, ledger: str | Path | None = None) -> Expected:
     expectation = expectation_for(read_ledger(ledger), version, bug_id)
     return Expected(
         bug_id,
-        LEDGER_STATES[expectation.outcome],
+        LEDGER_STATES[Status(expectation.outcome)],
         f"the ledger says {bug_id} is {expectation.outcome} on torch {version} ({expectation.reason})",
     )
 

@@ -44,7 +44,7 @@ OUTCOMES = tuple(o.value for o in Outcome)  # a report's outcome (python -m repr
 # A bug's status on one release, as a dynamic run measured it: ``incomplete-fix`` is a bug whose own
 # symptom is gone while its APIs still depart from nn.Module in ways no catalogued bug explains.
 STATUSES = tuple(s.value for s in Status if s is not Status.SKIPPED)  # skipped is never stored
-EXPECTABLE = ("present", "fixed", "incomplete-fix", "cannot-test")  # what a confirmed result can make expected
+EXPECTABLE = (Status.PRESENT, Status.FIXED, Status.INCOMPLETE_FIX, Status.CANNOT_TEST)  # a confirmed result's
 # What proving a bug's workaround on a release measured (repro.proof.Proof.status): every run of its scope
 # matches eager; it does outside the (shape, style) pairs it declares; some run still departs; no run of
 # its scope matched (this torch lacks its APIs); none declared.

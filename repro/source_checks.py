@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from repro.vocabulary import StaticStatus
+
 if TYPE_CHECKING:  # typing.TypeGuard is Python 3.10+; annotations are never evaluated here
     from collections.abc import Iterator
     from typing import TypeGuard
@@ -41,7 +43,7 @@ RECURSIVE_PY, SCRIPT_PY, MODULE_PY = "torch/jit/_recursive.py", "torch/jit/_scri
 
 @dataclass(frozen=True)
 class StaticVerdict:
-    verdict: str  # present | changed | removed | unknown | not-applicable
+    verdict: StaticStatus
     evidence: list[str]
     fingerprint: dict[str, str] = field(default_factory=dict)  # "path:name" -> digest, of what matters
 
@@ -93,17 +95,17 @@ def static_verdict(
     for path in (MODULE_PY, RECURSIVE_PY, SCRIPT_PY):  # module.py first: whether the bug's API exists is decided there
         text = sources.get(path)
         if text is None:
-            return StaticVerdict("unknown", [f"{path}: missing from the wheel"])
+            return StaticVerdict(StaticStatus.UNKNOWN, [f"{path}: missing from the wheel"])
         try:
             trees[path] = _parse(text)
         except SyntaxError as err:
-            return StaticVerdict("unknown", [f"{path}:{err.lineno}: unparsable ({err.msg})"])
+            return StaticVerdict(StaticStatus.UNKNOWN, [f"{path}:{err.lineno}: unparsable ({err.msg})"])
         missing = applies(trees) if path == MODULE_PY else None
         if missing:  # a release before the API: the other files (older wheels lack some) do not matter
-            return StaticVerdict("not-applicable", [missing])
+            return StaticVerdict(StaticStatus.NOT_APPLICABLE, [missing])
     removed = _torchscript_removed(trees[SCRIPT_PY])
     if removed:
-        return StaticVerdict("removed", removed)
+        return StaticVerdict(StaticStatus.REMOVED, removed)
     prints = fingerprint(trees, fingerprinted)
     pieces = [check(trees) for check in checks]
     results = [text for _, text in pieces]
@@ -112,12 +114,17 @@ def static_verdict(
         differing = [name for name, digest in prints.items() if known.get(name) != digest]
         if not differing:
             return StaticVerdict(
-                "present", [f"unchanged from {release} (confirmed present): {', '.join(prints)}", *results], prints
+                StaticStatus.PRESENT,
+                [f"unchanged from {release} (confirmed present): {', '.join(prints)}", *results],
+                prints,
             )
         return StaticVerdict(
-            "changed", [f"differs from {release} (confirmed present): {', '.join(differing)}", *results], prints
+            StaticStatus.CHANGED,
+            [f"differs from {release} (confirmed present): {', '.join(differing)}", *results],
+            prints,
         )
-    return StaticVerdict("present" if all(ok for ok, _ in pieces) else "changed", results, prints)
+    intact = all(ok for ok, _ in pieces)
+    return StaticVerdict(StaticStatus.PRESENT if intact else StaticStatus.CHANGED, results, prints)
 
 
 def fingerprint(trees: Trees, fingerprinted: Fingerprinted) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """The words a run's results are told in, one type per idea: what a scenario run was judged (``Verdict``),
 what a bug is on this torch (``Status``), what a whole run concludes (``Outcome``), what a workaround's
-proof found (``ProofStatus``) and which runs include a scenario (``Tier``).
+proof found (``ProofStatus``), what a static signature says (``StaticStatus``) and which runs include a
+scenario (``Tier``).
 
 Each member is a ``str`` equal to its value, and prints, formats and serialises (JSON) as that value:
 reports, the ledger and downstream tests read the same words as before these types existed. Torch-free,
@@ -43,6 +44,16 @@ class Status(Word):
     NOT_APPLICABLE = "not-applicable"  # this torch lacks every API it needs
     SKIPPED = "skipped"  # its scenarios were not run (the default run leaves some out)
     CANNOT_TEST = "cannot-test"  # TorchScript itself is unusable
+
+
+class StaticStatus(Word):
+    """What a bug's static signature over a release's sources says (the tracker's probe)."""
+
+    PRESENT = "present"  # every piece intact
+    CHANGED = "changed"  # a piece differs: maybe fixed, to be confirmed by running it
+    REMOVED = "removed"  # TorchScript's entry points are gone
+    UNKNOWN = "unknown"  # the sources cannot say (missing, unparsable, or no signature)
+    NOT_APPLICABLE = "not-applicable"  # the release lacks an API the bug needs
 
 
 class Outcome(Word):

@@ -7,9 +7,10 @@ Each part sits between ``<!-- generated: NAME -->`` and ``<!-- /generated: NAME 
 headline), ``bugs`` in docs/reproducer.md (id, title, symptom, upstream report), ``candidates`` in
 docs/filing.md (each bug's candidate fixes and what its upstream patch is) and ``bug-contracts`` in
 pyproject.toml (the import-linter contracts that keep the bug folders independent of each other and
-out of reach of the CLI, the formats, the report and the tracker but through the registry). Adding a bug to the catalogue and running this adds it everywhere. ``--check``
-writes nothing and exits 1 naming each page whose part differs from what the catalogue gives now
-(``tests/test_catalogue_docs.py`` runs it). Exit codes: 0 written (or current), 1 stale (with
+out of reach of the CLI, the formats, the report and the tracker but through the registry). Adding a
+bug to the catalogue and running this adds it everywhere. ``--check`` writes nothing and exits 1
+naming each page whose part differs from what the catalogue gives now
+(``tests/tracker/test_catalogue_docs.py`` runs it). Exit codes: 0 written (or current), 1 stale (with
 ``--check``), 2 a page that cannot be read or written, or lacks its markers.
 """
 
@@ -63,7 +64,7 @@ def bug_contracts(bugs: Iterable[Bug]) -> str:
     folders = "".join(f'    "repro.catalogue.{bug.id.replace("-", "_")}",\n' for bug in bugs)
     return (
         "[[tool.importlinter.contracts]]\n"
-        'name = "No bug\'s folder imports another\'s"\n'
+        "name = \"No bug's folder imports another's\"\n"
         'type = "independence"\n'
         f"modules = [\n{folders}]\n"
         "\n"

@@ -24,6 +24,7 @@ import requests
 from packaging.utils import parse_wheel_filename
 
 from repro.source_checks import MODULE_PY, RECURSIVE_PY, SCRIPT_PY, StaticVerdict
+from repro.vocabulary import StaticStatus
 from tracker.index import WheelFile
 from tracker.remote import FetchError, Limits, RangeFile, Traffic, get
 
@@ -117,7 +118,7 @@ def judge(sources: dict[str, str | None], signature: Callable[[dict[str, str | N
         return signature(sources)
     except (RecursionError, MemoryError, SyntaxError) as err:
         return StaticVerdict(
-            "unknown", [f"the sources are too deeply nested or too large to analyse ({type(err).__name__})"]
+            StaticStatus.UNKNOWN, [f"the sources are too deeply nested or too large to analyse ({type(err).__name__})"]
         )
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from repro.catalogue.fixes import Fixes
 from repro.source_checks import Check, Fingerprinted, Reference, StaticVerdict, Trees, static_verdict
-from repro.vocabulary import Verdict
+from repro.vocabulary import StaticStatus, Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -186,7 +186,7 @@ class Bug:
 
     def static(self, sources: Mapping[str, str | None], reference: Reference | None = None) -> StaticVerdict:
         if not self.pieces:  # nothing in the probed files decides it: "unknown" is never a status change
-            return StaticVerdict("unknown", [f"no static signature: {self.no_static}"])
+            return StaticVerdict(StaticStatus.UNKNOWN, [f"no static signature: {self.no_static}"])
         return static_verdict(sources, self.pieces, self.applies, self.fingerprinted, reference)
 
 

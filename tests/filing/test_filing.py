@@ -32,6 +32,7 @@ from repro.source_checks import (
     installed_torch_root,
     loaded_sources,
 )
+from repro.vocabulary import StaticStatus
 
 CANDIDATES = candidates_of(BUGS[ORIGINAL])
 TEST_PATH, REGISTRATION = FIXES.patch.test.path, FIXES.patch.test.registration
@@ -209,7 +210,7 @@ def test_candidate_is_never_a_fix_when_nothing_was_judged(scenarios):
 
 
 def test_root_cause_says_what_it_could_not_measure():
-    cause = RootCause("unknown (TorchScript unusable: ...)", None, StaticVerdict("present", []))
+    cause = RootCause("unknown (TorchScript unusable: ...)", None, StaticVerdict(StaticStatus.PRESENT, []))
     assert "may or may not hold (not measured)" in cause.chain()[1] and "no longer holds" not in cause.chain()[1]
 
 
