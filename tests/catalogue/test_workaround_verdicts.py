@@ -89,6 +89,7 @@ def test_jit_autocast_off_breaks_training_and_a_plain_forward_holds():
     assert (new.verdict, new.status) == (WorkaroundVerdict.HOLDS, "works")
 
 
+@pytest.mark.slow  # two proofs of the whole scope (the quick tier keeps the shallow-copy tests below)
 def test_a_copy_of_the_compiled_module_is_silently_wrong_and_the_shared_one_holds():
     old = _proved("copy-shares-training", _old_shallow_copy)
     assert old.verdict == WorkaroundVerdict.SILENTLY_WRONG
