@@ -229,7 +229,7 @@ def test_example_is_green_on_installed_torch_with_header_and_summary_under_xdist
 @pytest.mark.slow
 def test_example_follows_ledger_on_patched_torch(tmp_path, candidate, ledger_says_fixed, exit_code, summary, why):
     ledger = write_fixed_ledger(tmp_path / "ledger.json", torch.__version__) if ledger_says_fixed else None
-    proc = run(["-m", "repro.run_patched", candidate, *ONE_PROCESS, str(EXAMPLE)], ledger=ledger)
+    proc = run(["-m", "repro.run_patched", f"{ORIGINAL}:{candidate}", *ONE_PROCESS, str(EXAMPLE)], ledger=ledger)
     assert proc.returncode == exit_code and summary in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert why in proc.stdout
     assert f"{ORIGINAL}, {'must pass' if ledger_says_fixed else 'expected failure'}: " in proc.stdout

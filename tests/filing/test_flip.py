@@ -58,7 +58,7 @@ def test_bug_tests_follow_ledger_and_torch(tmp_path, candidate, ledger_says_fixe
     ledger = write_ledger(
         tmp_path / "ledger.json", fixed_in=release_key(torch.__version__) if ledger_says_fixed else None
     )
-    prefix = ["-m", "repro.run_patched", candidate] if candidate else []
+    prefix = ["-m", "repro.run_patched", f"{ORIGINAL}:{candidate}"] if candidate else []
     proc = run([*prefix, *SELECT], ledger=ledger)
     assert proc.returncode == pytest_exit, proc.stdout + proc.stderr
     assert summary in proc.stdout
