@@ -11,7 +11,7 @@ out of reach of the CLI, the formats, the report and the tracker but through the
 bug to the catalogue and running this adds it everywhere. ``--check`` writes nothing and exits 1
 naming each page whose part differs from what the catalogue gives now
 (``tests/tracker/test_catalogue_docs.py`` runs it). Exit codes: 0 written (or current), 1 stale (with
-``--check``), 2 a page that cannot be read or written, or lacks its markers.
+``--check``), 2 a page that cannot be read or written, or lacks its markers, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ if __package__ in (None, ""):  # run as `python tracker/catalogue_docs.py`
 from repro import atomic
 from repro.catalogue import BUGS
 from repro.catalogue.bug import Bug
+from repro.sanitise import one_line
 
 ROOT = Path(__file__).resolve().parents[1]
-EXIT_OK, EXIT_STALE, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_STALE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 _DUNDER = re.compile(r"(?<![`\w])[\w.]*__\w+__(?:\(\))?")  # Module.__init__(), __init__: bold in Markdown
@@ -106,14 +107,17 @@ def rewritten(text: str, name: str, part: str, page: str = ".md") -> str:
     return "\n".join([*lines[: start + 1], part, *lines[stop:]])
 
 
-def generated(root: Path = ROOT, bugs: dict[str, Bug] = BUGS) -> dict[str, str]:
-    """Each page as the catalogue makes it now (``ValueError``, one sentence, for a page without its
-    markers; ``OSError`` for one that cannot be read)."""
-    pages: dict[str, str] = {}
+def current(root: Path = ROOT) -> dict[str, str]:
+    """Each page as it is now, read once (``OSError`` for one that cannot be read)."""
+    return {page: (root / page).read_text(encoding="utf-8") for page in dict.fromkeys(page for page, _ in PARTS)}
+
+
+def generated(root: Path = ROOT, bugs: dict[str, Bug] = BUGS, pages: dict[str, str] | None = None) -> dict[str, str]:
+    """Each page as the catalogue makes it now, from ``pages`` (read from ``root`` where not given):
+    ``ValueError``, one sentence, for a page without its markers."""
+    pages = dict(pages if pages is not None else current(root))
     for (page, name), render in PARTS.items():
-        text = pages.get(page)
-        if text is None:
-            text = (root / page).read_text(encoding="utf-8")
+        text = pages[page]
         try:
             pages[page] = rewritten(text, name, render(bugs.values()), page)
         except ValueError as err:
@@ -127,14 +131,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout (default: this one)")
     args = parser.parse_args(argv)
     try:
-        pages = generated(args.root)
-        stale = [page for page, text in pages.items() if (args.root / page).read_text(encoding="utf-8") != text]
+        before = current(args.root)
+        pages = generated(args.root, pages=before)
+        stale = [page for page, text in pages.items() if before[page] != text]
         if not args.check:
             for page in stale:
                 atomic.replace(args.root / page, pages[page])
     except (OSError, ValueError) as err:
-        print(f"catalogue_docs: error: {getattr(err, 'why', None) or err}", file=sys.stderr)
+        print(one_line(f"catalogue_docs: error: {getattr(err, 'why', None) or err}", 100), file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("catalogue_docs: interrupted; every page is whole (each is replaced in one rename)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     for page in stale:
         print(f"{page}: {'stale (run python -m tracker.catalogue_docs)' if args.check else 'written'}")
     return EXIT_STALE if args.check and stale else EXIT_OK

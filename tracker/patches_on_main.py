@@ -12,7 +12,8 @@ refused, not missed). ``--checkout`` makes each bug's ``--patch --against`` diff
 ``git apply --check``, and prints the report as JSON; ``--summary`` appends its Markdown table (the
 job summary). ``--docs`` writes docs/filing.md's paragraph from a report: it names only a commit a
 check measured, and says "not yet checked" until one has. Exit codes: 0 every patch applies (or a
-mode's work done); 1 some patch no longer applies; 2 usage, a checkout or report that cannot be read.
+mode's work done); 1 some patch no longer applies; 2 usage, a checkout or report that cannot be read;
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from repro.catalogue.fixes import PatchError
 from repro.filing.upstream_patch import proposed_diff
 from repro.sanitise import code_span, one_line, plain
 
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 COMMIT = re.compile(r"[0-9a-f]{40}")
 UPSTREAM = "https://github.com/pytorch/pytorch"
 BEGIN, END = "<!-- patches-on-main -->", "<!-- /patches-on-main -->"  # docs/filing.md's part written here
@@ -229,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     except PatchError as err:
         _say(f"patches_on_main: error: {err}")
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        _say("patches_on_main: interrupted; nothing was written")
+        return EXIT_INTERRUPTED
     print(json.dumps(found.to_json(), indent=2))
     if args.summary:
         try:

@@ -8,7 +8,7 @@ opened when none is open, its body rewritten on each run, and a comment is added
 stops applying that applied before (so that watchers hear of each new refusal once). When every patch
 applies again, the open issue gets one comment naming the commit and is closed. Runs where ``gh`` is
 logged in (``GH_TOKEN``) in a clone of the repository. Exit codes: 0 done or nothing to do; 1 gh
-failed (its last line); 2 a report that cannot be read.
+failed (its last line); 2 a report that cannot be read; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from repro.sanitise import code_span, one_line
 from tracker.commands import CommandFailed, run
 from tracker.patches_on_main import MainCheck, commit_link, read_report, summary
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 TITLE = "Upstream patches that no longer apply to pytorch/pytorch main"
 MARKER = re.compile(r"<!-- patches-on-main refused=([\w,.-]*) -->")
 
@@ -102,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     except (CommandFailed, OSError, ValueError) as err:
         print(one_line(f"rolling_issue: error: {err}", 100), file=sys.stderr)
         return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("rolling_issue: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return EXIT_OK
 
 

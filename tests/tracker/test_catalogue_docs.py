@@ -74,3 +74,20 @@ def test_a_page_without_its_markers_is_one_sentence_exit_2(pages, damage):
     proc = run(["-m", "tracker.catalogue_docs", "--root", str(pages)])
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and "docs/filing.md" in proc.stderr
     assert filing.read_text() == damaged and (pages / "README.md").read_text() == (ROOT / "README.md").read_text()
+
+
+@pytest.mark.parametrize("module", ["catalogue_docs", "patches_on_main"])
+def test_ctrl_c_is_one_line_exit_130(module, monkeypatch, capsys, tmp_path):
+    """Ctrl-C while a tool reads or checks: one line, exit 130, nothing half-written."""
+    import importlib
+
+    tool = importlib.import_module(f"tracker.{module}")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tool, "current" if module == "catalogue_docs" else "check", interrupted)
+    argv = ["--check"] if module == "catalogue_docs" else ["--checkout", str(tmp_path)]
+    assert tool.main(argv) == 130
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and "interrupted" in err and len(err) <= 101
