@@ -190,21 +190,6 @@ class Bug:
         return static_verdict(sources, self.pieces, self.applies, self.fingerprinted, reference)
 
 
-def paste_script(imports: str, body: str, script_method: bool = True) -> str:
-    """A paste-ready script: torch ``imports``, the ScriptModule subclass every script of the catalogue
-    builds (``forward`` compiled with ``@torch.jit.script_method``, or plain as torch_npu writes it), then
-    ``body``, which ends in the bug's error or a failing ``assert``."""
-    forward = (
-        "    @torch.jit.script_method\n    def forward(self, x):\n"
-        if script_method
-        else "    def forward(self, x):  # a plain forward, as torch_npu's tests write it\n"
-    )
-    return (
-        f"{imports}\n\n\nclass Net(torch.jit.ScriptModule):\n    def __init__(self):\n        super().__init__()\n"
-        f"        self.linear = torch.nn.Linear(2, 2)\n\n{forward}        return self.linear(x)\n\n\n{body}"
-    )
-
-
 def routed(*names: str) -> Callable[[], AbstractContextManager[Any]]:
     """``Workaround.apply`` for functions of ``repro.workaround`` that users call in place of the
     ``nn.Module`` methods ``names``: the scenarios, which call the methods, reach the functions."""

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from repro.catalogue.bug import Bug
-from repro.catalogue.fixes import PatchError, UpstreamPatch, lines_of
+from repro.catalogue.edits import lines_of
+from repro.catalogue.fixes import PatchError, UpstreamPatch
 from repro.filing.candidates import InstalledSources
 from repro.sanitise import one_line
 

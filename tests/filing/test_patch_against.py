@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from helpers import run
-from repro.catalogue.fixes import lines_of
+from repro.catalogue.edits import lines_of
 from repro.catalogue.full_backward_hook_flag import FIXES
 from repro.filing.upstream_patch import unified_diff
 from repro.ledger import ORIGINAL

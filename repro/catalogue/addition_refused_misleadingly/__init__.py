@@ -23,23 +23,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, raised, scope
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    add_method,
-    at_start,
-    if_testing,
-    parse,
-    replaced_by,
-    source,
-    statement,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import SCRIPT_PY, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -85,23 +72,7 @@ def recognise(result: ScenarioResult) -> bool:
     return result.scenario.name in MISLEADS and raised(result, MISLEADS[result.scenario.name])
 
 
-PASTE = """import torch
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
-
-model = Net()  # its __init__ ran
-try:
-    model.register_buffer("extra", torch.ones(1))  # nn.Module accepts a new buffer
-except AttributeError as err:
-    raise AssertionError(f"refused with a message about __init__: {err}") from None
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: a ScriptModule's class is compiled when __init__ returns, so nothing can be added after
 # (C++ holds the compiled type); the patch keeps every refusal and makes each say so, where each addition
@@ -138,31 +109,26 @@ REGISTER = [
 
 def refuse_additions_clearly(sources: Sources) -> dict[str, str]:
     """Three places, each refusing an addition in words that say why."""
-    text = source(sources, SCRIPT_PY)
-    if REFUSAL in text:
-        raise PatchError(f"{SCRIPT_PY} already refuses additions after construction in its own words.")
-    modules_setitem = method(parse(SCRIPT_PY, text), "OrderedModuleDict", "__setitem__")
+    text = edits.source(sources, SCRIPT_PY)
+    edits.unpatched(SCRIPT_PY, text, REFUSAL, "already refuses additions after construction in its own words")
+    modules_setitem = method(edits.parse(SCRIPT_PY, text), "OrderedModuleDict", "__setitem__")
     if modules_setitem is None:
         raise PatchError(f"{SCRIPT_PY}: OrderedModuleDict.__setitem__ not found.")
-    text = at_start(text, modules_setitem, ["if k not in self:", *_refusal("the module '{k}'", "    ")])
-    wrapper_setitem = method(parse(SCRIPT_PY, text), "OrderedDictWrapper", "__setitem__")
-    new_key = statement(wrapper_setitem, if_testing("k not in self")) if wrapper_setitem else None
+    text = edits.at_start(text, modules_setitem, ["if k not in self:", *_refusal("the module '{k}'", "    ")])
+    wrapper_setitem = method(edits.parse(SCRIPT_PY, text), "OrderedDictWrapper", "__setitem__")
+    new_key = edits.statement(wrapper_setitem, edits.if_testing("k not in self")) if wrapper_setitem else None
     if new_key is None:
         raise PatchError(f"{SCRIPT_PY}: OrderedDictWrapper.__setitem__ has no 'if k not in self:' check.")
-    text = replaced_by(text, new_key, ["if k not in self:", *_refusal("'{k}'", "    ")])
-    return {SCRIPT_PY: add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", REGISTER)}
+    text = edits.replaced_by(text, new_key, ["if k not in self:", *_refusal("'{k}'", "    ")])
+    return {SCRIPT_PY: edits.add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", REGISTER)}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="each refusal of an addition after construction says why, where the addition arrives",
         files=(SCRIPT_PY,),
         edit=refuse_additions_clearly,
-        test=RegressionTest(
-            "test/jit/test_script_module_additions.py", REGRESSION_TEST, "TestScriptModuleAdditions", runner=TEST_JIT
-        ),
+        test=regression_test(__name__, "test/jit/test_script_module_additions.py", runner=TEST_JIT),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/api/module.h: a compiled module's type (its children, parameters and buffers) is "
         "fixed when the class is compiled",

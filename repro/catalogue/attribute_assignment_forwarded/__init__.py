@@ -13,21 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, raised, scope
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    add_method,
-    indent_of,
-    insert,
-    parse,
-    source,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import SCRIPT_PY, forwarding_call, setattr_forwards
 from repro.vocabulary import Verdict
 
@@ -61,25 +50,7 @@ def root_cause(evidence: list[str]) -> list[str]:
     ]
 
 
-PASTE = """import torch
-
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.weight = torch.nn.Parameter(torch.ones(2, 2))
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return x @ self.weight
-
-
-model = Net()
-try:
-    model.weight = None  # nn.Module allows it: the parameter is dropped
-except RuntimeError as err:  # its message ends in C++ frames: its first line says it
-    raise AssertionError(f"model.weight = None raised: {str(err).splitlines()[0]}") from None
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: the compiled module's attributes are typed by TorchScript in C++, so a None or an int cannot
 # be stored where eager stores them; the patch makes ScriptModule.__setattr__ refuse those in words that say
@@ -117,26 +88,21 @@ DELATTR = [
 
 def check_assignments(sources: Sources) -> dict[str, str]:
     """Checks before ``ScriptModule.__setattr__`` forwards, and a ``__delattr__`` beside it."""
-    text = source(sources, SCRIPT_PY)
-    setattr_method, call = forwarding_call(parse(SCRIPT_PY, text))
+    text = edits.source(sources, SCRIPT_PY)
+    setattr_method, call = forwarding_call(edits.parse(SCRIPT_PY, text))
     if setattr_method is None or call is None:
         raise PatchError(f"{SCRIPT_PY}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
-    if REFUSAL in text:
-        raise PatchError(f"{SCRIPT_PY}: ScriptModule.__setattr__ already checks assignments.")
-    text = insert(text, call.lineno, CHECKS, indent_of(text, call.lineno))
-    return {SCRIPT_PY: add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", DELATTR)}
+    edits.unpatched(SCRIPT_PY, text, REFUSAL, "already checks assignments in ScriptModule.__setattr__")
+    text = edits.insert(text, call.lineno, CHECKS, edits.indent_of(text, call.lineno))
+    return {SCRIPT_PY: edits.add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", DELATTR)}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ScriptModule.__setattr__ refuses what its compiled type cannot hold, and __delattr__ follows it",
         files=(SCRIPT_PY,),
         edit=check_assignments,
-        test=RegressionTest(
-            "test/jit/test_script_module_assignment.py", REGRESSION_TEST, "TestScriptModuleAssignment", runner=TEST_JIT
-        ),
+        test=regression_test(__name__, "test/jit/test_script_module_assignment.py", runner=TEST_JIT),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/python/script_init.cpp: the compiled module's setattr casts each value to the type "
         "TorchScript gave the attribute",

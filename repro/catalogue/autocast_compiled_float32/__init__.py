@@ -25,21 +25,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import Bug, Departure, Workaround, scope, unchanged
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    after,
-    if_testing,
-    parse,
-    source,
-    statement,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -118,21 +107,7 @@ def _same_tensors(mine: object, theirs: object) -> bool:
     return all(mine.get(k) == theirs.get(k) for k in ("class", "dtype", "shape"))
 
 
-PASTE = """import torch
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x) * 2.0 + 1.0
-
-with torch.autocast("cpu", dtype=torch.bfloat16):
-    out = Net()(torch.ones(1, 2))
-assert out.dtype == torch.bfloat16, f"under autocast the compiled forward returned {out.dtype}"
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: JIT autocast off by default. With its pass off, a compiled graph's ops dispatch
 # through eager autocast, as a Python forward's do (what the workaround measures); JIT autocast's own
@@ -150,29 +125,22 @@ OFF = [
 
 def jit_autocast_off_by_default(sources: Sources) -> dict[str, str]:
     """The switch, after ``torch._C._jit_init()`` at the end of ``torch/jit/__init__.py``."""
-    text = source(sources, JIT_INIT)
-    tree = parse(JIT_INIT, text)
+    text = edits.source(sources, JIT_INIT)
+    tree = edits.parse(JIT_INIT, text)
     if "_jit_set_autocast_mode" in text:
         raise PatchError(f"{JIT_INIT} already sets the JIT autocast mode.")
-    init = statement(tree, if_testing("not torch._C._jit_init()"))
+    init = edits.statement(tree, edits.if_testing("not torch._C._jit_init()"))
     if init is None:
         raise PatchError(f"{JIT_INIT} no longer calls torch._C._jit_init().")
-    return {JIT_INIT: after(text, init, ["", *OFF])}
+    return {JIT_INIT: edits.after(text, init, ["", *OFF])}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="JIT autocast off by default: compiled graphs' ops dispatch through eager autocast",
         files=(JIT_INIT,),
         edit=jit_autocast_off_by_default,
-        test=RegressionTest(
-            "test/jit/test_script_module_autocast.py",
-            REGRESSION_TEST,
-            "TestScriptModuleEagerAutocast",
-            runner=TEST_JIT,
-        ),
+        test=regression_test(__name__, "test/jit/test_script_module_autocast.py", runner=TEST_JIT),
         leaves="with JIT autocast off, backward after an autocast forward raises 'expected m1 and m2 to have "
         "the same dtype' on child first and child between, in the optimized graph's own backward (C++; "
         "likely torch/csrc/jit/runtime/autodiff.cpp, not proven), which no change to Python files reaches",

@@ -3,12 +3,10 @@
 import torch
 from torch.testing._internal.common_utils import TestCase, run_tests
 
+from repro.catalogue.pieces import Net
 
-class Net(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
 
+class Scaled(Net):
     @torch.jit.script_method
     def forward(self, x):
         return self.linear(x) * 2.0 + 1.0
@@ -25,7 +23,7 @@ class Eager(torch.nn.Module):
 
 class TestScriptModuleEagerAutocast(TestCase):
     def test_compiled_forward_follows_eager_autocast(self):
-        model, eager = Net(), Eager()
+        model, eager = Scaled(), Eager()
         eager.load_state_dict(model.state_dict())
         x = torch.ones(1, 2)
         for _ in range(3):  # the first call and the optimized ones

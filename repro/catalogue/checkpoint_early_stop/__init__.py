@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import (
     NESTED,
     ROOTS,
@@ -35,19 +36,8 @@ from repro.catalogue.bug import (
     raised,
     scope,
 )
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    indent_of,
-    insert,
-    parse,
-    source,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -96,26 +86,7 @@ def recognise(result: ScenarioResult) -> bool:
     return "torch.utils.checkpoint.checkpoint" in result.scenario.apis and raised(result, SIGNATURE)
 
 
-PASTE = """import torch
-from torch.utils.checkpoint import checkpoint
-
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return torch.tanh(self.linear(x)) * 2.0
-
-
-x = torch.ones(1, 2, requires_grad=True)
-try:
-    checkpoint(Net(), x, use_reentrant=False).sum().backward()  # works on nn.Module
-except RuntimeError as err:  # its message goes on with TorchScript's traceback: its first line says it
-    raise AssertionError(f"backward through checkpoint raised: {str(err).splitlines()[0]}") from None
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: checkpoint takes an exception that reaches it once every tensor was recomputed under
 # early stop as the stop it was (TorchScript's interpreter raised it again as RuntimeError), and then
@@ -164,8 +135,8 @@ STOPPED_INSIDE = [
 
 def recompute_when_the_stop_was_translated(sources: Sources) -> dict[str, str]:
     """A handler after ``except _StopRecomputationError`` in ``_checkpoint_hook``'s unpack hook."""
-    text = source(sources, CHECKPOINT)
-    hook = find(parse(CHECKPOINT, text), ast.ClassDef, "_checkpoint_hook")
+    text = edits.source(sources, CHECKPOINT)
+    hook = find(edits.parse(CHECKPOINT, text), ast.ClassDef, "_checkpoint_hook")
     stop = next(
         (
             handler
@@ -181,11 +152,11 @@ def recompute_when_the_stop_was_translated(sources: Sources) -> dict[str, str]:
     if "frame.early_stop = False" in text:
         raise PatchError(f"{CHECKPOINT} already recomputes without early stop.")
     return {
-        CHECKPOINT: insert(text, (stop.end_lineno or stop.lineno) + 1, STOPPED_INSIDE, indent_of(text, stop.lineno))
+        CHECKPOINT: edits.insert(
+            text, (stop.end_lineno or stop.lineno) + 1, STOPPED_INSIDE, edits.indent_of(text, stop.lineno)
+        )
     }
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
@@ -193,9 +164,7 @@ FIXES = Fixes(
         "all of the forward without early stop",
         files=(CHECKPOINT,),
         edit=recompute_when_the_stop_was_translated,
-        test=RegressionTest(
-            "test/jit/test_checkpoint_script_module.py", REGRESSION_TEST, "TestCheckpointScriptModule", runner=TEST_JIT
-        ),
+        test=regression_test(__name__, "test/jit/test_checkpoint_script_module.py", runner=TEST_JIT),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/runtime/profiling_graph_executor_impl.cpp: a forward's first run is profiled and "
         "later ones run the optimized graph, which saves other tensors for backward",

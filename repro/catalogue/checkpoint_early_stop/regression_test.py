@@ -4,19 +4,17 @@ import torch
 from torch.testing._internal.common_utils import TestCase, run_tests
 from torch.utils.checkpoint import CheckpointError, checkpoint
 
+from repro.catalogue.pieces import Net
+
 
 def fresh():
     # a class of its own: instances of one class share its compiled forward and what it profiled
-    class Net(torch.jit.ScriptModule):
-        def __init__(self) -> None:
-            super().__init__()
-            self.linear = torch.nn.Linear(2, 2)
-
+    class Tanh(Net):
         @torch.jit.script_method
         def forward(self, x):
             return torch.tanh(self.linear(x)) * 2.0
 
-    return Net()
+    return Tanh()
 
 
 class TestCheckpointScriptModule(TestCase):

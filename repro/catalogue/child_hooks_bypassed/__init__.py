@@ -14,23 +14,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import NESTED, Bug, Departure, Workaround, fewer_calls, routed, scope
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    add_method,
-    indent_of,
-    insert,
-    parse,
-    source,
-    statement,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
 from repro.catalogue.shared import BYPASSED_CHILD_CASES, call_impl_runs_global_hooks, script_method_compiles
+from repro.catalogue.texts import rendered
 from repro.source_checks import MODULE_PY, SCRIPT_PY
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -65,30 +53,7 @@ def root_cause(evidence: list[str]) -> list[str]:
     ]
 
 
-PASTE = """import torch
-
-class Child(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.child = Child()  # itself a ScriptModule subclass
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.child(x)
-
-calls = []
-model = Net()
-model.child.register_forward_hook(lambda module, args, output: calls.append(module))
-model(torch.ones(1, 2))
-assert calls, "the forward hook on model.child registered without error and never ran"
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: a compiled forward calls its children inside TorchScript (C++), where no Python hook can run,
 # so the patch marks each ScriptModule-subclass child when its parent's class compiles forward, and the
@@ -138,31 +103,26 @@ REFUSING = [
 
 def refuse_hooks_on_children_called_in_torchscript(sources: Sources) -> dict[str, str]:
     """``init_then_script`` marks the children; ``ScriptModule``'s hook methods refuse on a marked one."""
-    text = source(sources, SCRIPT_PY)
-    if MARK in text:
-        raise PatchError(f"{SCRIPT_PY} already marks children called inside TorchScript.")
-    wrapped = statement(
-        parse(SCRIPT_PY, text),
+    text = edits.source(sources, SCRIPT_PY)
+    edits.unpatched(SCRIPT_PY, text, MARK, "already marks children called inside TorchScript")
+    wrapped = edits.statement(
+        edits.parse(SCRIPT_PY, text),
         lambda node: (
             isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "self.__dict__['_actual_script_module']"
         ),
     )
     if wrapped is None:
         raise PatchError(f"{SCRIPT_PY}: init_then_script no longer sets self.__dict__['_actual_script_module'].")
-    text = insert(text, wrapped.lineno, MARKING, indent_of(text, wrapped.lineno))
-    return {SCRIPT_PY: add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", REFUSING)}
+    text = edits.insert(text, wrapped.lineno, MARKING, edits.indent_of(text, wrapped.lineno))
+    return {SCRIPT_PY: edits.add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", REFUSING)}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="a ScriptModule-subclass child that a compiled forward calls refuses hooks, naming its parent",
         files=(SCRIPT_PY,),
         edit=refuse_hooks_on_children_called_in_torchscript,
-        test=RegressionTest(
-            "test/jit/test_script_module_child_hooks.py", REGRESSION_TEST, "TestScriptModuleChildHooks", runner=TEST_JIT
-        ),
+        test=regression_test(__name__, "test/jit/test_script_module_child_hooks.py", runner=TEST_JIT),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/frontend/ir_emitter.cpp: a compiled forward calls a submodule with prim::CallMethod, "
         "inside the interpreter, never through the Python wrapper that runs hooks",

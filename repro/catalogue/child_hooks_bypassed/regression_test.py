@@ -3,21 +3,13 @@
 import torch
 from torch.testing._internal.common_utils import TestCase, run_tests
 
-
-class Child(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
+from repro.catalogue.pieces import Net
 
 
 class CompiledParent(torch.jit.ScriptModule):
     def __init__(self) -> None:
         super().__init__()
-        self.child = Child()
+        self.child = Net()
 
     @torch.jit.script_method
     def forward(self, x):

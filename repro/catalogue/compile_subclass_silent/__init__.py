@@ -15,20 +15,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
+from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, scope
-from repro.catalogue.fixes import (
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    at_start,
-    if_testing,
-    parse,
-    source,
-    statement,
-    upstream_test,
-)
+from repro.catalogue.fixes import Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import find
 from repro.vocabulary import Verdict
 
@@ -72,26 +62,7 @@ def recognise(result: ScenarioResult) -> bool:
     return result.verdict == Verdict.DIFFERS and scripted == 0 and bool(eager)
 
 
-PASTE = """import torch
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
-
-graphs = []
-
-def backend(graph, example_inputs):
-    graphs.append(graph)
-    return graph.forward
-
-torch.compile(Net(), backend=backend)(torch.ones(1, 2))
-assert graphs, "torch.compile(model) compiled nothing and said nothing"
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: dynamo cannot trace TorchScript, so no Python change makes the backend see the model; the
 # patch makes torch.compile refuse any model that is or holds a ScriptModule, at the entry where it
@@ -122,18 +93,15 @@ GUARD = [
 
 def refuse_script_modules(sources: Sources) -> dict[str, str]:
     """The branch of ``_TorchDynamoContext.__call__`` that wraps a module refuses one holding TorchScript."""
-    text = source(sources, EVAL_FRAME)
-    tree = parse(EVAL_FRAME, text)
+    text = edits.source(sources, EVAL_FRAME)
+    tree = edits.parse(EVAL_FRAME, text)
     context = find(tree, ast.ClassDef, "_TorchDynamoContext")
-    branch = statement(context, if_testing(MODULE_BRANCH)) if context else None
+    branch = edits.statement(context, edits.if_testing(MODULE_BRANCH)) if context else None
     if not isinstance(branch, ast.If):
         raise PatchError(f"{EVAL_FRAME}: _TorchDynamoContext has no 'if {MODULE_BRANCH}:' branch.")
-    if REFUSAL in text:
-        raise PatchError(f"{EVAL_FRAME} already refuses TorchScript.")
-    return {EVAL_FRAME: at_start(text, branch, GUARD)}
+    edits.unpatched(EVAL_FRAME, text, REFUSAL, "already refuses TorchScript")
+    return {EVAL_FRAME: edits.at_start(text, branch, GUARD)}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
@@ -141,7 +109,7 @@ FIXES = Fixes(
         "torch.jit.script result",
         files=(EVAL_FRAME,),
         edit=refuse_script_modules,
-        test=RegressionTest("test/dynamo/test_compile_script_module.py", REGRESSION_TEST),
+        test=regression_test(__name__, "test/dynamo/test_compile_script_module.py"),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/api/module.h: a ScriptModule's forward is a C++ torch::jit::Method, which dynamo's "
         "bytecode tracer never sees",

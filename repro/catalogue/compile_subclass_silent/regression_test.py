@@ -3,15 +3,7 @@
 import torch
 from torch.testing._internal.common_utils import TestCase, run_tests
 
-
-class Subclass(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
+from repro.catalogue.pieces import Net
 
 
 class Parent(torch.nn.Module):
@@ -26,11 +18,11 @@ class Parent(torch.nn.Module):
 class TestCompileScriptModule(TestCase):
     def test_script_module_subclass_is_refused(self):
         with self.assertRaisesRegex(RuntimeError, "this model is a ScriptModule"):
-            torch.compile(Subclass(), backend="eager")
+            torch.compile(Net(), backend="eager")
 
     def test_model_holding_a_script_module_is_refused(self):
         with self.assertRaisesRegex(RuntimeError, "holds the ScriptModule 'inner'"):
-            torch.compile(Parent(Subclass()), backend="eager")
+            torch.compile(Parent(Net()), backend="eager")
 
     def test_eager_model_still_compiles(self):
         graphs = []

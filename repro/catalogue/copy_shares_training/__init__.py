@@ -14,23 +14,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, paste_script, routed, scope
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Candidate,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    add_method,
-    body_start,
-    indent_of,
-    insert,
-    parse,
-    source,
-    upstream_test,
-)
+from repro.catalogue import edits
+from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, routed, scope
+from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
 
@@ -69,14 +56,7 @@ def recognise(result: ScenarioResult) -> bool:
     )
 
 
-PASTE = paste_script(
-    "import copy\n\nimport torch",
-    """\
-model = Net()
-copy.copy(model).eval()
-assert model.training, "eval() on a copy.copy of the model put the original in eval mode too"
-""",
-)
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: ScriptModule gets a __copy__ (what the workaround declares on the class, in torch's own
 # terms): the copy shares the wrapper's attributes, the compiled module included, as a shallow copy of an
@@ -117,16 +97,18 @@ OWN_TRAINING = [
 def add_copy(sources: Sources) -> dict[str, str]:
     """``ScriptModule.__copy__`` and ``__call__``, beside its ``__setattr__``, which keeps a copy's
     ``training`` on the copy; the copy reads it back through ``__getattr__`` (``training``, below)."""
-    text = add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COPY)
-    setattr_ = _script_module_method(parse(SCRIPT_PY, text), "__setattr__")
+    text = edits.add_method(edits.source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COPY)
+    setattr_ = _script_module_method(edits.parse(SCRIPT_PY, text), "__setattr__")
     if setattr_ is None:
         raise PatchError(f"{SCRIPT_PY}: ScriptModule no longer defines __setattr__.")
-    text = insert(text, body_start(setattr_), OWN_TRAINING, indent_of(text, setattr_.body[0].lineno))
-    getattr_ = _script_module_method(parse(SCRIPT_PY, text), "__getattr__")
+    text = edits.insert(text, edits.body_start(setattr_), OWN_TRAINING, edits.indent_of(text, setattr_.body[0].lineno))
+    getattr_ = _script_module_method(edits.parse(SCRIPT_PY, text), "__getattr__")
     if getattr_ is None:
         raise PatchError(f"{SCRIPT_PY}: ScriptModule no longer defines __getattr__.")
     read = [f'if attr == "training" and "{OWN}" in self.__dict__:', f'    return self.__dict__["{OWN}"]']
-    return {SCRIPT_PY: insert(text, body_start(getattr_), read, indent_of(text, getattr_.body[0].lineno))}
+    return {
+        SCRIPT_PY: edits.insert(text, edits.body_start(getattr_), read, edits.indent_of(text, getattr_.body[0].lineno))
+    }
 
 
 def _script_module_method(tree: ast.AST, name: str) -> ast.FunctionDef | None:
@@ -140,17 +122,13 @@ def _script_module_method(tree: ast.AST, name: str) -> ast.FunctionDef | None:
     return None
 
 
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
-
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ScriptModule.__copy__ shares the compiled module as nn.Module's copy shares _parameters, and keeps "
         "the copy's training mode on the copy, set on the compiled module for each of its calls",
         files=(SCRIPT_PY,),
         edit=add_copy,
-        test=RegressionTest(
-            "test/jit/test_script_module_copy.py", REGRESSION_TEST, "TestScriptModuleCopy", runner=TEST_JIT
-        ),
+        test=regression_test(__name__, "test/jit/test_script_module_copy.py", runner=TEST_JIT),
     ),
     candidates=(
         Candidate(

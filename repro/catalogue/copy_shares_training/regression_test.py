@@ -5,15 +5,7 @@ import copy
 import torch
 from torch.testing._internal.common_utils import TestCase, run_tests
 
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
+from repro.catalogue.pieces import Net
 
 
 class Mode(torch.jit.ScriptModule):

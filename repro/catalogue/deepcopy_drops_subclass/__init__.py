@@ -15,27 +15,18 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import (
     ROOTS,
     Bug,
     Departure,
     Workaround,
-    paste_script,
     raised,
     routed,
     scope,
 )
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Candidate,
-    Fixes,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    add_method,
-    source,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import SCRIPT_PY, Trees, method
 from repro.vocabulary import Verdict
 
@@ -93,16 +84,7 @@ def root_cause(evidence: list[str]) -> list[str]:
     ]
 
 
-PASTE = paste_script(
-    "import copy\n\nimport torch",
-    """\
-model = Net()
-model.register_forward_hook(lambda module, args, output: print("hook ran"))
-clone = copy.deepcopy(model)
-clone(torch.ones(1, 2))
-assert type(clone) is Net, f"copy.deepcopy returned a {type(clone).__name__}, not a Net (its hooks are gone)"
-""",
-)
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: ScriptModule gets the __deepcopy__ copy.deepcopy finds on the instance (what the workaround
 # declares on the class): the wrapper's attributes deep-copied as nn.Module's are, the compiled module by
@@ -130,19 +112,19 @@ DEEPCOPY = [
 
 def add_deepcopy(sources: Sources) -> dict[str, str]:
     """``ScriptModule.__deepcopy__``, beside its ``__setattr__``."""
-    return {SCRIPT_PY: add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", DEEPCOPY)}
+    return {
+        SCRIPT_PY: edits.add_method(
+            edits.source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", DEEPCOPY
+        )
+    }
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ScriptModule.__deepcopy__ copies the wrapper, its class and hooks, and the compiled module",
         files=(SCRIPT_PY,),
         edit=add_deepcopy,
-        test=RegressionTest(
-            "test/jit/test_script_module_deepcopy.py", REGRESSION_TEST, "TestScriptModuleDeepcopy", runner=TEST_JIT
-        ),
+        test=regression_test(__name__, "test/jit/test_script_module_deepcopy.py", runner=TEST_JIT),
     ),
     candidates=(
         Candidate(

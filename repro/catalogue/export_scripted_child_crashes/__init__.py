@@ -15,20 +15,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import Bug, Departure, Workaround, raised, scope
-from repro.catalogue.fixes import (
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    after,
-    if_testing,
-    parse,
-    source,
-    statement,
-    upstream_test,
-)
+from repro.catalogue.fixes import Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -69,29 +59,7 @@ def recognise(result: ScenarioResult) -> bool:
     return "torch.export.export" in result.scenario.apis and raised(result, *CRASHES)
 
 
-PASTE = """import torch
-
-class Inner(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    def forward(self, x):
-        return self.linear(x)
-
-class Net(torch.nn.Module):  # an eager model holding it, as users export them
-    def __init__(self):
-        super().__init__()
-        self.inner = Inner()
-
-    def forward(self, x):
-        return self.inner(x)
-
-try:
-    torch.export.export(Net(), (torch.ones(1, 2),))
-except (AttributeError, TypeError) as err:  # a ScriptModule root gets a clear ValueError instead
-    raise AssertionError(f"export crashed in its tracer: {err}") from None  # its stack is 80 frames
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: no Python change makes the tracer run TorchScript, so the patch makes export refuse a model
 # holding a ScriptModule whose forward is compiled, as it refuses one passed to it, before tracing starts
@@ -117,23 +85,20 @@ GUARD = [
 
 def refuse_scripted_submodules(sources: Sources) -> dict[str, str]:
     """``export`` checks every submodule, after its check of the module it is given."""
-    text = source(sources, EXPORT)
-    check = statement(parse(EXPORT, text), if_testing(ROOT_CHECK))
+    text = edits.source(sources, EXPORT)
+    check = edits.statement(edits.parse(EXPORT, text), edits.if_testing(ROOT_CHECK))
     if check is None:
         raise PatchError(f"{EXPORT}: export has no 'if {ROOT_CHECK}:' check to extend.")
-    if REFUSAL in text:
-        raise PatchError(f"{EXPORT} already refuses a module that {REFUSAL}.")
-    return {EXPORT: after(text, check, GUARD)}
+    edits.unpatched(EXPORT, text, REFUSAL, f"already refuses a module that {REFUSAL}")
+    return {EXPORT: edits.after(text, check, GUARD)}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="torch.export.export refuses a model holding a compiled ScriptModule, as it refuses one passed to it",
         files=(EXPORT,),
         edit=refuse_scripted_submodules,
-        test=RegressionTest("test/export/test_export_scripted_submodule.py", REGRESSION_TEST),
+        test=regression_test(__name__, "test/export/test_export_scripted_submodule.py"),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/api/module.h: a ScriptModule's forward is a C++ torch::jit::Method that "
         "export's Python tracer cannot enter",

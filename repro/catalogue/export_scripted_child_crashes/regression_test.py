@@ -3,15 +3,7 @@
 import torch
 from torch.testing._internal.common_utils import TestCase, run_tests
 
-
-class Inner(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
+from repro.catalogue.pieces import Net
 
 
 class Parent(torch.nn.Module):
@@ -26,7 +18,7 @@ class Parent(torch.nn.Module):
 class TestExportScriptedSubmodule(TestCase):
     def test_script_module_subclass_child_is_refused(self):
         with self.assertRaisesRegex(ValueError, r"holds a ScriptModule \('inner'\)"):
-            torch.export.export(Parent(Inner()), (torch.ones(1, 2),))
+            torch.export.export(Parent(Net()), (torch.ones(1, 2),))
 
     def test_scripted_child_is_refused(self):
         scripted = torch.jit.script(torch.nn.Linear(2, 2))

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import (
     NESTED,
     SUBCLASS_SHAPES,
@@ -23,29 +24,15 @@ from repro.catalogue.bug import (
     Departure,
     Workaround,
     fewer_calls,
-    paste_script,
     raised,
     routed,
     scope,
     scope_pairs,
 )
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Candidate,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    append_items,
-    indent_of,
-    insert,
-    parse,
-    source,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, PatchError, Sources, UpstreamPatch, regression_test
 from repro.catalogue.measure import SCRIPT_INIT
 from repro.catalogue.shared import BYPASSED_CHILD_CASES
+from repro.catalogue.texts import rendered
 from repro.environment import import_torch
 from repro.source_checks import (
     FLAG,
@@ -128,19 +115,7 @@ def _module_assigns_flag(trees: Trees) -> tuple[bool, str]:
 PIECES: tuple[Check, ...] = (_ignored_attributes, _module_assigns_flag, setattr_forwards(FLAG))
 
 
-PASTE = paste_script(
-    "import torch",
-    """\
-calls = []
-model = Net()
-model.register_full_backward_hook(lambda *args: calls.append(args))  # (module, grad_input, grad_output)
-x = torch.ones(1, 2, requires_grad=True)
-model(x).sum().backward()
-assert len(calls) == 1, f"the full backward hook ran {len(calls)} times, expected once"
-module, grad_input, grad_output = calls[0]
-assert module is model and torch.equal(grad_input[0], x.grad) and torch.equal(grad_output[0], torch.ones(1, 2))
-""",
-)
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 
 # --- fixing it: candidates, each judged by the scenarios with it in force (python -m repro --candidates),
@@ -191,25 +166,27 @@ SETATTR_BRANCH = [
 
 def patch_recursive(sources: Sources) -> dict[str, str]:
     """``ignored_attributes`` lists the flag."""
-    return {RECURSIVE_PY: append_items(source(sources, RECURSIVE_PY), RECURSIVE_PY, "ignored_attributes", [FLAG])}
+    return {
+        RECURSIVE_PY: edits.append_items(
+            edits.source(sources, RECURSIVE_PY), RECURSIVE_PY, "ignored_attributes", [FLAG]
+        )
+    }
 
 
 def patch_script(sources: Sources) -> dict[str, str]:
     """``ScriptModule.__setattr__`` keeps the flag on the wrapper."""
-    text = source(sources, SCRIPT_PY)
-    setattr_method, call = forwarding_call(parse(SCRIPT_PY, text))
+    text = edits.source(sources, SCRIPT_PY)
+    setattr_method, call = forwarding_call(edits.parse(SCRIPT_PY, text))
     if setattr_method is None or call is None:
         raise PatchError(f"{SCRIPT_PY}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
     if mentions_flag(setattr_method):
         raise PatchError(f"{SCRIPT_PY}: ScriptModule.__setattr__ already special-cases {FLAG!r}.")
-    return {SCRIPT_PY: insert(text, call.lineno, SETATTR_BRANCH, indent_of(text, call.lineno))}
+    return {SCRIPT_PY: edits.insert(text, call.lineno, SETATTR_BRANCH, edits.indent_of(text, call.lineno))}
 
 
 def patch_both(sources: Sources) -> dict[str, str]:
     return {**patch_recursive(sources), **patch_script(sources)}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
@@ -217,12 +194,7 @@ FIXES = Fixes(
         "(python -m repro --patch)",
         files=(RECURSIVE_PY, SCRIPT_PY),
         edit=patch_both,
-        test=RegressionTest(
-            "test/jit/test_script_module_backward_hooks.py",
-            REGRESSION_TEST,
-            "TestScriptModuleBackwardHooks",
-            runner=TEST_JIT,
-        ),
+        test=regression_test(__name__, "test/jit/test_script_module_backward_hooks.py", runner=TEST_JIT),
     ),
     candidates=(
         Candidate(

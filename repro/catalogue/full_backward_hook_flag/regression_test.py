@@ -4,20 +4,12 @@
 import torch
 from torch.testing._internal.common_utils import TestCase, run_tests
 
-
-class M(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
+from repro.catalogue.pieces import Net
 
 
 class TestScriptModuleBackwardHooks(TestCase):
     def _backward_with(self, register):
-        m = M()
+        m = Net()
         calls = []
         register(
             m,
@@ -39,7 +31,7 @@ class TestScriptModuleBackwardHooks(TestCase):
         self.assertEqual(len(calls), 1)
 
     def test_full_backward_hook_removed(self):
-        m = M()
+        m = Net()
         calls = []
         handle = m.register_full_backward_hook(lambda *args: calls.append(args))
         handle.remove()

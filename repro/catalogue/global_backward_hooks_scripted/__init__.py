@@ -13,27 +13,18 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import (
     WITH_CHILDREN,
     Bug,
     Departure,
     Workaround,
     global_backward_hooks_allowed,
-    paste_script,
     raised,
     scope,
 )
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Candidate,
-    Fixes,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    append_items,
-    source,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, call_impl_uses, find, find_assignment, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -101,17 +92,7 @@ def root_cause(evidence: list[str]) -> list[str]:
     ]
 
 
-PASTE = paste_script(
-    "import torch\nfrom torch.nn.modules.module import register_module_full_backward_hook",
-    """\
-calls = []
-register_module_full_backward_hook(lambda module, grad_input, grad_output: calls.append(module))
-model = Net()
-model(torch.ones(1, 2, requires_grad=True)).sum().backward()
-assert len(calls) == 2, f"the global backward hook ran {len(calls)} times, expected twice"
-""",
-    script_method=False,
-)
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: RecursiveScriptModule keeps nn.Module's own backward-hook methods (what the workaround
 # gives it at run time), so that Module._call_impl can ask a scripted child for its hooks.
@@ -121,22 +102,19 @@ ALLOWED = [*STUBBED, "_maybe_warn_non_full_backward_hook"]
 
 def patch_allowlist(sources: Sources) -> dict[str, str]:
     """``_compiled_methods_allowlist`` lets the backward-hook methods through."""
-    return {SCRIPT_PY: append_items(source(sources, SCRIPT_PY), SCRIPT_PY, "_compiled_methods_allowlist", ALLOWED)}
+    return {
+        SCRIPT_PY: edits.append_items(
+            edits.source(sources, SCRIPT_PY), SCRIPT_PY, "_compiled_methods_allowlist", ALLOWED
+        )
+    }
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="RecursiveScriptModule keeps nn.Module's backward-hook methods (_compiled_methods_allowlist)",
         files=(SCRIPT_PY,),
         edit=patch_allowlist,
-        test=RegressionTest(
-            "test/jit/test_scripted_child_global_backward_hooks.py",
-            REGRESSION_TEST,
-            "TestScriptedChildGlobalBackwardHooks",
-            runner=TEST_JIT,
-        ),
+        test=regression_test(__name__, "test/jit/test_scripted_child_global_backward_hooks.py", runner=TEST_JIT),
     ),
     candidates=(
         Candidate(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import (
     NESTED,
     WITH_CHILDREN,
@@ -23,23 +24,12 @@ from repro.catalogue.bug import (
     Workaround,
     fewer_calls,
     global_backward_hooks_allowed,
-    paste_script,
     scope,
     scope_pairs,
 )
-from repro.catalogue.fixes import (
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    after,
-    parse,
-    source,
-    statement,
-    upstream_test,
-)
+from repro.catalogue.fixes import Fixes, PatchError, Sources, UpstreamPatch, regression_test
 from repro.catalogue.shared import call_impl_runs_global_hooks, script_method_compiles
+from repro.catalogue.texts import rendered
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, find, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -79,17 +69,7 @@ def root_cause(evidence: list[str]) -> list[str]:
     ]
 
 
-PASTE = paste_script(
-    "import torch\nfrom torch.nn.modules.module import register_module_forward_hook",
-    """\
-seen = []
-register_module_forward_hook(  # a compiled child's class is RecursiveScriptModule: original_name is its own
-    lambda module, args, output: seen.append(getattr(module, "original_name", type(module).__name__))
-)
-Net()(torch.ones(1, 2))
-assert seen == ["Linear", "Net"], f"global forward hooks ran for {seen}, eager runs them for Linear and Net"
-""",
-)
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: a compiled forward calls its children inside TorchScript (C++), where Module._call_impl never
 # runs, so no Python change makes global hooks reach them; the patch makes _call_impl refuse, while global
@@ -121,10 +101,10 @@ GUARD = [
 
 def refuse_calls_that_skip_children(sources: Sources) -> dict[str, str]:
     """``Module._call_impl``, once past its no-hooks fast path, refuses a call that would skip children."""
-    text = source(sources, MODULE_PY)
-    call_impl = method(parse(MODULE_PY, text), "Module", "_call_impl")
+    text = edits.source(sources, MODULE_PY)
+    call_impl = method(edits.parse(MODULE_PY, text), "Module", "_call_impl")
     fast_path = (
-        statement(
+        edits.statement(
             call_impl,
             lambda node: (
                 isinstance(node, ast.If)
@@ -137,19 +117,16 @@ def refuse_calls_that_skip_children(sources: Sources) -> dict[str, str]:
     )
     if fast_path is None:
         raise PatchError(f"{MODULE_PY}: Module._call_impl has no no-hooks fast path to follow.")
-    if REFUSAL in text:
-        raise PatchError(f"{MODULE_PY} already refuses calls that global hooks would not follow.")
-    return {MODULE_PY: after(text, fast_path, GUARD)}
+    edits.unpatched(MODULE_PY, text, REFUSAL, "already refuses calls that global hooks would not follow")
+    return {MODULE_PY: edits.after(text, fast_path, GUARD)}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="Module._call_impl refuses, under global hooks, a ScriptModule whose compiled forward skips them",
         files=(MODULE_PY,),
         edit=refuse_calls_that_skip_children,
-        test=RegressionTest("test/nn/test_module_hooks_script_module.py", REGRESSION_TEST),
+        test=regression_test(__name__, "test/nn/test_module_hooks_script_module.py"),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/frontend/ir_emitter.cpp: a compiled forward calls a submodule with prim::CallMethod, "
         "inside the interpreter, never through Module._call_impl where global hooks run",

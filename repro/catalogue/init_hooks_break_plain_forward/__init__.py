@@ -13,20 +13,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import Bug, Departure, Workaround, raised, scope, unchanged
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    after,
-    parse,
-    source,
-    statement,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import RECURSIVE_PY
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -73,25 +63,7 @@ def recognise(result: ScenarioResult) -> bool:
     return raised(result, MESSAGE) and result.scenario.name == CASE
 
 
-PASTE = """import torch
-
-def hook(module, args, output):
-    return None
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-        self.register_forward_hook(hook)  # in __init__, as eager models often do
-
-    def forward(self, x):  # a plain forward, as torch_npu's tests write it
-        return self.linear(x)
-
-try:
-    Net()
-except RuntimeError as err:
-    raise AssertionError(f"construction failed: {str(err).splitlines()[0][:40]}") from err
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: hooks registered before scripting are compiled against the compiled forward, in C++; with
 # no compiled forward there is nothing to check them against, so the patch refuses them with a sentence
@@ -114,28 +86,20 @@ GUARD = [
 
 def refuse_hooks_without_forward(sources: Sources) -> dict[str, str]:
     """``create_script_module_impl`` checks for a compiled forward before compiling hooks against it."""
-    text = source(sources, RECURSIVE_PY)
-    stubs = statement(parse(RECURSIVE_PY, text), lambda node: ast.unparse(node) == STUBS)
+    text = edits.source(sources, RECURSIVE_PY)
+    stubs = edits.statement(edits.parse(RECURSIVE_PY, text), lambda node: ast.unparse(node) == STUBS)
     if stubs is None:
         raise PatchError(f"{RECURSIVE_PY} has no '{STUBS}' line to check after.")
-    if REFUSAL in text:
-        raise PatchError(f"{RECURSIVE_PY} already refuses hooks without a compiled forward.")
-    return {RECURSIVE_PY: after(text, stubs, GUARD)}
+    edits.unpatched(RECURSIVE_PY, text, REFUSAL, "already refuses hooks without a compiled forward")
+    return {RECURSIVE_PY: edits.after(text, stubs, GUARD)}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="scripting refuses hooks registered before it with a clear sentence when forward is not compiled",
         files=(RECURSIVE_PY,),
         edit=refuse_hooks_without_forward,
-        test=RegressionTest(
-            "test/jit/test_hooks_before_compiled_forward.py",
-            REGRESSION_TEST,
-            "TestHooksBeforeCompiledForward",
-            runner=TEST_JIT,
-        ),
+        test=regression_test(__name__, "test/jit/test_hooks_before_compiled_forward.py", runner=TEST_JIT),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/api/module.cpp and torch/csrc/jit/frontend/ir_emitter.cpp: each hook's schema is "
         "checked against the compiled forward's, in C++",

@@ -8,24 +8,17 @@ model, misses it. With a plain ``forward`` the Python code raises the user's own
 tracks the loss as an open problem: pytorch/pytorch#54612 ("Exceptions thrown in JIT interpreter
 always are translated into RuntimeError"); PR #77093 tried to rethrow the original class and was
 closed. The cause is in C++ (the interpreter's exception handling), which wheels do not ship as
-source, so the bug has no static signature.
+edits.source, so the bug has no static signature.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import Bug, Departure, Workaround, scope, unchanged
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Fixes,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    add_method,
-    source,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Fixes, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
 
@@ -71,26 +64,7 @@ def recognise(result: ScenarioResult) -> bool:
     return result.verdict == Verdict.DIFFERS and scripted == "Error" and eager not in (None, "Error")
 
 
-PASTE = """import torch
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        if bool(x.sum() < 0):
-            raise ValueError("negative input")
-        return self.linear(x)
-
-try:
-    Net()(-torch.ones(1, 2))
-except ValueError:
-    pass  # what eager nn.Module raises
-except Exception as err:
-    raise AssertionError(f"the caller got {type(err).__name__}, not ValueError") from err
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: the interpreter already keeps the class and message compiled code raised
 # (torch._C._get_caught_jit_exception_class_name / _original_msg, set as torch.jit.Error is raised);
@@ -122,22 +96,17 @@ CALL = [
 
 def raise_the_original_class(sources: Sources) -> dict[str, str]:
     """``ScriptModule.__call__``, beside its ``__setattr__``."""
-    return {SCRIPT_PY: add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", CALL)}
+    return {
+        SCRIPT_PY: edits.add_method(edits.source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", CALL)
+    }
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ScriptModule.__call__ raises what compiled code raised as its own class (torch.jit.Error its cause)",
         files=(SCRIPT_PY,),
         edit=raise_the_original_class,
-        test=RegressionTest(
-            "test/jit/test_script_module_exceptions.py",
-            REGRESSION_TEST,
-            "TestScriptModuleExceptions",
-            runner=TEST_JIT,
-        ),
+        test=regression_test(__name__, "test/jit/test_script_module_exceptions.py", runner=TEST_JIT),
     ),
 )
 

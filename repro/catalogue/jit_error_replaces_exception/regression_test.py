@@ -3,16 +3,14 @@
 import torch
 from torch.testing._internal.common_utils import TestCase, run_tests
 
+from repro.catalogue.pieces import Net
+
 
 class CustomError(Exception):
     pass
 
 
-class Net(torch.jit.ScriptModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
+class Refusing(Net):
     @torch.jit.script_method
     def forward(self, x):
         if bool(x.sum() < 0):
@@ -23,7 +21,7 @@ class Net(torch.jit.ScriptModule):
 class Parent(torch.jit.ScriptModule):
     def __init__(self) -> None:
         super().__init__()
-        self.child = Net()
+        self.child = Refusing()
 
     @torch.jit.script_method
     def forward(self, x):
@@ -35,7 +33,7 @@ class Parent(torch.jit.ScriptModule):
 class TestScriptModuleExceptions(TestCase):
     def test_exception_reaches_the_caller_as_its_own_class(self):
         with self.assertRaisesRegex(ValueError, "^negative input$") as caught:
-            Net()(-torch.ones(1, 2))
+            Refusing()(-torch.ones(1, 2))
         self.assertIsInstance(caught.exception.__cause__, torch.jit.Error)
 
     def test_exception_of_a_compiled_child_and_a_user_class(self):
@@ -45,7 +43,7 @@ class TestScriptModuleExceptions(TestCase):
             Parent()(torch.full((1, 2), 60.0))
 
     def test_a_call_that_does_not_raise_is_unchanged(self):
-        model = Net()
+        model = Refusing()
         self.assertEqual(model(torch.ones(1, 2)), model.linear(torch.ones(1, 2)))
 
 

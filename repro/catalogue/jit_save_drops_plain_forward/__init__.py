@@ -14,19 +14,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, raised, scope, unchanged
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    at_start,
-    parse,
-    source,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -63,24 +54,7 @@ def recognise(result: ScenarioResult) -> bool:
     return raised(result, NO_FORWARD) and "torch.jit.save" in result.scenario.apis
 
 
-PASTE = """import io
-
-import torch
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    def forward(self, x):  # a plain forward, as torch_npu's tests write it
-        return self.linear(x)
-
-buffer = io.BytesIO()
-torch.jit.save(torch.jit.script(Net()), buffer)  # succeeds; script returns the model as it is
-buffer.seek(0)
-loaded = torch.jit.load(buffer)
-assert hasattr(loaded, "forward"), "torch.jit.save kept no forward: the loaded module cannot be called"
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: what TorchScript compiles of a class is decided when it is built (C++), so the patch makes
 # torch.jit.save refuse a ScriptModule whose forward is a Python method that was never compiled (loud).
@@ -101,25 +75,20 @@ GUARD = [
 
 def refuse_uncompiled_forward(sources: Sources) -> dict[str, str]:
     """``torch.jit.save`` checks that the forward it would save was compiled."""
-    text = source(sources, SERIALIZATION)
-    save = find(parse(SERIALIZATION, text), ast.FunctionDef, "save")
+    text = edits.source(sources, SERIALIZATION)
+    save = find(edits.parse(SERIALIZATION, text), ast.FunctionDef, "save")
     if save is None:
         raise PatchError(f"{SERIALIZATION} has no function save.")
-    if REFUSAL in text:
-        raise PatchError(f"{SERIALIZATION} already refuses a module without a compiled forward.")
-    return {SERIALIZATION: at_start(text, save, GUARD)}
+    edits.unpatched(SERIALIZATION, text, REFUSAL, "already refuses a module without a compiled forward")
+    return {SERIALIZATION: edits.at_start(text, save, GUARD)}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="torch.jit.save refuses a ScriptModule whose forward is a Python method it never compiled",
         files=(SERIALIZATION,),
         edit=refuse_uncompiled_forward,
-        test=RegressionTest(
-            "test/jit/test_save_uncompiled_forward.py", REGRESSION_TEST, "TestSaveUncompiledForward", runner=TEST_JIT
-        ),
+        test=regression_test(__name__, "test/jit/test_save_uncompiled_forward.py", runner=TEST_JIT),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/serialization/export_module.cpp: the C++ module is serialised with the methods "
         "TorchScript compiled, and a plain Python forward is not one of them",

@@ -11,17 +11,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, calls, paste_script, scope
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Fixes,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    add_method,
-    source,
-    upstream_test,
-)
+from repro.catalogue import edits
+from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, calls, scope
+from repro.catalogue.fixes import TEST_JIT, Fixes, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, assigns, method, setattr_forwards
 from repro.vocabulary import Verdict
 
@@ -68,16 +61,7 @@ def root_cause(evidence: list[str]) -> list[str]:
     ]
 
 
-PASTE = paste_script(
-    "import torch",
-    """\
-graphs = []
-model = Net()
-model.compile(backend=lambda graph_module, inputs: graphs.append(graph_module) or graph_module.forward)
-model(torch.ones(1, 2))
-assert graphs, "Module.compile() had no effect: the call never went through torch.compile"
-""",
-)
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: dynamo cannot trace a ScriptModule, with either forward style (measured: storing
 # torch.compile(model._call_impl) on the wrapper, as Module.compile would, captures 0 graphs), so no Python
@@ -98,19 +82,17 @@ COMPILE = [
 
 def add_compile(sources: Sources) -> dict[str, str]:
     """``ScriptModule.compile``, beside its ``__setattr__``."""
-    return {SCRIPT_PY: add_method(source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COMPILE)}
+    return {
+        SCRIPT_PY: edits.add_method(edits.source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COMPILE)
+    }
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="ScriptModule.compile refuses, where Module.compile silently compiled nothing",
         files=(SCRIPT_PY,),
         edit=add_compile,
-        test=RegressionTest(
-            "test/jit/test_script_module_compile.py", REGRESSION_TEST, "TestScriptModuleCompile", runner=TEST_JIT
-        ),
+        test=regression_test(__name__, "test/jit/test_script_module_compile.py", runner=TEST_JIT),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/api/module.h: a script_method forward is a C++ torch::jit::Method, which dynamo's "
         "bytecode tracer never sees",

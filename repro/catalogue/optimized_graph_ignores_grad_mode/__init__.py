@@ -18,20 +18,10 @@ import ast
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from repro.catalogue import edits
 from repro.catalogue.bug import Bug, Departure, Workaround, scope
-from repro.catalogue.fixes import (
-    TEST_JIT,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    insert,
-    parse,
-    replaced_by,
-    source,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import SCRIPT_PY, find, method
 from repro.vocabulary import Verdict
 
@@ -104,24 +94,7 @@ def recognise(result: ScenarioResult) -> bool:
     return result.verdict == Verdict.DIFFERS or "failed in the TorchScript interpreter" in result.detail
 
 
-PASTE = """import torch
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x) * 2.0 + 1.0
-
-model, x = Net(), torch.ones(1, 2, requires_grad=True)
-model(x)
-model(x)  # from now on the optimized graph runs
-with torch.no_grad():
-    out = model(x)
-assert not out.requires_grad, "under torch.no_grad() the output of the optimized forward requires grad"
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: a compiled forward called under no_grad, inference_mode or a torch.func transform
 # runs its graph through an executor of its own, unoptimized (what torch.jit.optimized_execution(False)
@@ -178,27 +151,23 @@ GET = [
 
 def run_other_modes_unoptimized(sources: Sources) -> dict[str, str]:
     """``_CachedForward.__get__`` hands out ``_UnoptimizedForward`` outside plain grad mode."""
-    text = source(sources, SCRIPT_PY)
-    tree = parse(SCRIPT_PY, text)
+    text = edits.source(sources, SCRIPT_PY)
+    tree = edits.parse(SCRIPT_PY, text)
     if find(tree, ast.ClassDef, "_UnoptimizedForward"):
         raise PatchError(f"{SCRIPT_PY} already defines _UnoptimizedForward.")
     cached, get = find(tree, ast.ClassDef, "_CachedForward"), method(tree, "_CachedForward", "__get__")
     if cached is None or get is None:
         raise PatchError(f"{SCRIPT_PY}: no _CachedForward.__get__ to route calls through.")
-    text = replaced_by(text, get, GET)
-    return {SCRIPT_PY: insert(text, cached.lineno, UNOPTIMIZED, "")}
+    text = edits.replaced_by(text, get, GET)
+    return {SCRIPT_PY: edits.insert(text, cached.lineno, UNOPTIMIZED, "")}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="a compiled forward called under no_grad, inference_mode or torch.func runs unoptimized",
         files=(SCRIPT_PY,),
         edit=run_other_modes_unoptimized,
-        test=RegressionTest(
-            "test/jit/test_script_module_grad_modes.py", REGRESSION_TEST, "TestScriptModuleGradModes", runner=TEST_JIT
-        ),
+        test=regression_test(__name__, "test/jit/test_script_module_grad_modes.py", runner=TEST_JIT),
     ),
 )
 

@@ -18,19 +18,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from repro.catalogue import edits
 from repro.catalogue.bug import WITH_CHILDREN, Bug, Departure, Workaround, raised, scope
-from repro.catalogue.fixes import (
-    TEST_QUANTIZATION,
-    Fixes,
-    PatchError,
-    RegressionTest,
-    Sources,
-    UpstreamPatch,
-    at_start,
-    parse,
-    source,
-    upstream_test,
-)
+from repro.catalogue.fixes import TEST_QUANTIZATION, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.texts import rendered
 from repro.source_checks import find
 from repro.vocabulary import Verdict
 
@@ -80,21 +71,7 @@ def recognise(result: ScenarioResult) -> bool:
     return silent or raised(result, "object has no attribute 'forward'", *ERRORS)
 
 
-PASTE = """import torch
-
-class Net(torch.jit.ScriptModule):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    @torch.jit.script_method
-    def forward(self, x):
-        return self.linear(x)
-
-quantized = torch.ao.quantization.quantize_dynamic(Net(), {torch.nn.Linear}, dtype=torch.qint8)
-quantized_linear = torch.ao.nn.quantized.dynamic.Linear
-assert isinstance(quantized.linear, quantized_linear), "quantize_dynamic quantized nothing and said nothing"
-"""
+PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: eager-mode quantization swaps child modules by their Python class, and a ScriptModule's
 # children are TorchScript's; no change to the swap makes it quantize compiled code, so the patch refuses
@@ -121,27 +98,21 @@ GUARD = [
 
 def refuse_script_modules(sources: Sources) -> dict[str, str]:
     """``quantize_dynamic`` refuses TorchScript first."""
-    text = source(sources, QUANTIZE)
-    function = find(parse(QUANTIZE, text), ast.FunctionDef, "quantize_dynamic")
+    text = edits.source(sources, QUANTIZE)
+    function = find(edits.parse(QUANTIZE, text), ast.FunctionDef, "quantize_dynamic")
     if function is None:
         raise PatchError(f"{QUANTIZE} has no function quantize_dynamic.")
-    if REFUSAL in text:
-        raise PatchError(f"{QUANTIZE} already refuses TorchScript in quantize_dynamic.")
-    return {QUANTIZE: at_start(text, function, GUARD)}
+    edits.unpatched(QUANTIZE, text, REFUSAL, "already refuses TorchScript in quantize_dynamic")
+    return {QUANTIZE: edits.at_start(text, function, GUARD)}
 
-
-REGRESSION_TEST = upstream_test(__name__)  # regression_test.py beside this file, as upstream gets it
 
 FIXES = Fixes(
     patch=UpstreamPatch(
         summary="quantize_dynamic refuses a model that is or holds a ScriptModule, naming quantize_dynamic_jit",
         files=(QUANTIZE,),
         edit=refuse_script_modules,
-        test=RegressionTest(
-            "test/quantization/eager/test_quantize_dynamic_script_module.py",
-            REGRESSION_TEST,
-            "TestQuantizeDynamicScriptModule",
-            runner=TEST_QUANTIZATION,
+        test=regression_test(
+            __name__, "test/quantization/eager/test_quantize_dynamic_script_module.py", runner=TEST_QUANTIZATION
         ),
         refusal=REFUSAL,
         cpp="torch/csrc/jit/api/module.h: a ScriptModule's children are C++ torch::jit::Modules, which the "

@@ -1,0 +1,53 @@
+"""The files of a bug's folder that upstream and users get as text: its regression test and its
+paste-ready script. They are real files (ruff and mypy check them; tests run them) that import their
+shared models from ``repro.catalogue.pieces``; the text is the file with that import replaced by the
+models' source, so it runs on a bare PyTorch checkout."""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from importlib import resources
+
+PIECES = "repro.catalogue.pieces"
+
+
+def _read(package: str, name: str) -> str:
+    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+
+@cache
+def _pieces() -> tuple[list[str], dict[str, str]]:
+    """The pieces module's import lines, and each top-level class or function -> its source, decorators
+    included."""
+    text = _read("repro.catalogue", "pieces.py")
+    lines = text.splitlines()
+    imports, found = [], {}
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(ast.get_source_segment(text, node) or "")
+        elif isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            found[node.name] = "\n".join(lines[start - 1 : node.end_lineno])
+    return imports, found
+
+
+def rendered(package: str, name: str) -> str:
+    """``name`` beside ``package``'s ``__init__.py``, with each import from the pieces module replaced by
+    the source of what it imports."""
+    text = _read(package, name)
+    lines = text.splitlines(keepends=True)
+    imports = [node for node in ast.parse(text).body if isinstance(node, ast.ImportFrom) and node.module == PIECES]
+    needed, pieces = _pieces()
+    own = {line.strip() for line in lines}
+    missing = "".join(f"{line}\n" for line in needed if line not in own)  # what the pieces use
+    for node in reversed(imports):  # isort merges them into one; from the end, earlier lines still hold
+        sources = "\n\n\n".join(pieces[alias.name] for alias in node.names)
+        start = node.lineno - 1
+        while start and not lines[start - 1].strip():  # the blank line isort puts before our own imports
+            start -= 1
+        end = node.end_lineno or node.lineno
+        while end < len(lines) and not lines[end].strip():  # the blank lines after: two, as around a class
+            end += 1
+        lines[start:end] = [f"\n{missing}\n\n{sources}\n\n\n" if missing else f"\n\n{sources}\n\n\n"]
+    return "".join(lines)
