@@ -72,7 +72,7 @@ def test_concurrent_writers_lose_no_entry(tmp_path):
     path = tmp_path / "ledger.json"
     path.write_text(json.dumps(new_ledger()))
     versions = [f"2.{i}.0" for i in range(24)]
-    with multiprocessing.get_context("spawn").Pool(4) as pool:
+    with multiprocessing.get_context("fork").Pool(4) as pool:  # separate processes, each with its lock
         pool.map(_add_release, [(path, v) for v in versions])
     assert sorted(load(path)["releases"]) == sorted(versions)
 

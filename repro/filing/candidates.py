@@ -238,18 +238,27 @@ class Unpatched:
         self.measured = {(r.scenario.api, r.scenario.name) for r in known}  # scenarios, by API and name
         self.keys = {run_key(s) for s in map(scenario_summary, known) if _refused_by_design(s)}
 
-    def refused(self, runs: list[dict]) -> frozenset[Key]:
+    def prefetch(self) -> None:
+        """The first scenario of the bug's own APIs measured now, while this process waits on a candidate's:
+        what it imports on first use (``torch.export`` brings dynamo, ~1 s) is then off the path at the end."""
+        self._measure({(s.api, s.name) for s in _scenarios(self.bug, self.slow) if s.api in self.bug.apis}, 1, 1)
+
+    def refused(self, runs: list[dict], processes: int = 1) -> frozenset[Key]:
+        """``processes`` > 1 shares the runs with forked copies: only where no candidate's process runs."""
+        self._measure({(r["api"], r["name"]) for r in runs if _refused_by_design(r)}, processes)
+        return frozenset(self.keys)
+
+    def _measure(self, wanted: set[tuple[str, str]], processes: int, most: int | None = None) -> None:
+        """The scenarios ``wanted`` not measured yet (the first ``most`` of them), run as installed."""
         from repro.engine.oracle import run_all
         from repro.report import scenario_summary
 
-        wanted = {(r["api"], r["name"]) for r in runs if _refused_by_design(r)} - self.measured
-        if wanted:
-            scenarios = [s for s in _scenarios(self.bug, self.slow) if (s.api, s.name) in wanted]
-            done = run_all(self.device, scenarios, explains=cause_of)
+        scenarios = [s for s in _scenarios(self.bug, self.slow) if (s.api, s.name) in wanted - self.measured][:most]
+        if scenarios:
+            done = run_all(self.device, scenarios, processes, explains=cause_of)
             summaries = [scenario_summary(r) for r in done.results]
             self.keys |= {run_key(r) for r in summaries if _refused_by_design(r)}
-            self.measured |= wanted
-        return frozenset(self.keys)
+            self.measured |= {(s.api, s.name) for s in scenarios}
 
 
 def _classified(bug: Bug, unpatched: Unpatched, made: Runs) -> CandidateResult:
@@ -351,5 +360,11 @@ def judge_all(
         here = {c.name: finished(_run_here(bug, c, device, slow)) for c in chosen if c.in_process}
         for runs in here.values():  # the baseline of these, while the other processes still run
             baseline.refused(runs.runs)
+        if waiting and not here:  # this process is idle: the first of the bug's scenarios, as installed
+            baseline.prefetch()
         made = {**here, **{name: future.result() for name, future in waiting.items()}}
+    if waiting:  # the rest of the baseline at once, on every core now that no candidate's process runs
+        from repro.engine.forked import usable_processes
+
+        baseline.refused([run for runs in made.values() for run in runs.runs], usable_processes(device))
     return [_classified(bug, baseline, made[c.name]) for c in chosen]

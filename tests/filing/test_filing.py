@@ -257,6 +257,23 @@ def test_the_baseline_reuses_runs_already_made_on_torch_as_installed(monkeypatch
     assert refused and refused == {run_key(scenario_summary(r)) for r in known if r.verdict == "refused"}
 
 
+def test_the_baseline_measured_ahead_is_the_one_measured_on_demand(monkeypatch):
+    """While a candidate's process runs, the baseline measures the first scenario of the bug's own APIs
+    (``prefetch``): later it gives what a baseline measuring on demand gives, and runs nothing twice."""
+    import repro.engine.oracle
+    from repro.filing.candidates import Unpatched
+
+    bug = BUGS[ORIGINAL]
+    ahead = Unpatched(bug, "cpu")
+    ahead.prefetch()
+    ((api, name),) = ahead.measured
+    assert api in bug.apis
+    wanting = [{"api": api, "name": name, "verdict": "refused", "scripted_raised": True}]
+    on_demand = Unpatched(bug, "cpu").refused(wanting)
+    monkeypatch.setattr(repro.engine.oracle, "run_all", lambda *a, **k: pytest.fail("ran again"))
+    assert ahead.refused(wanting) == on_demand
+
+
 def test_candidate_whose_process_gives_no_report_cannot_be_judged():
     unknown = Candidate("unknown", "user", "a name run_patched does not know", apply=contextlib.nullcontext)
     result = judge(BUGS[ORIGINAL], unknown, "cpu")

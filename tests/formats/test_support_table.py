@@ -110,6 +110,7 @@ def _cli(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.slow  # the whole table measured in this process: 8 s of CPU, past the quick suite's budget
 @pytest.mark.usefixtures("measured_once")
 def test_the_cli_table_covers_every_api_within_100_columns(capsys):
     code, out, _ = _cli(capsys, "--support-table")
@@ -125,6 +126,7 @@ def test_the_cli_table_covers_every_api_within_100_columns(capsys):
         assert bug_id in cells or expected(bug_id).outcome != "present"
 
 
+@pytest.mark.slow  # the same measurement as the test above
 @pytest.mark.usefixtures("measured_once")
 def test_the_cli_table_says_what_the_ledger_proved_without_proving_it(capsys, tmp_path, monkeypatch):
     import torch
