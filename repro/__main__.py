@@ -1,5 +1,6 @@
 """Entry point for ``python -m repro``."""
 
-from repro.cli import leave, main
+from repro.cli import main
+from repro.output import leave
 
 leave(main())

@@ -12,11 +12,13 @@ is stderr, so that the report on stdout stays one clean document (JSON a tracker
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
 
 def emit(text: str, end: str = "\n") -> None:
@@ -54,3 +56,14 @@ def native_output_to_stderr() -> Iterator[None]:
             pass
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with ``code`` once the work is done, without the interpreter's last garbage collection: it
+    walks every object torch and the runs made (0.68 s of `--slow`'s exit, 0.15 s without, measured
+    2026-12-05), only to free memory the process gives back anyway: `python -m repro` and the process
+    a candidate is judged in leave this way. ``atexit`` handlers run and stdout and stderr are flushed
+    as before (every file this project writes is closed by then); only objects
+    in reference cycles are left unfinalized."""
+    gc.freeze()
+    raise SystemExit(code)

