@@ -301,13 +301,17 @@ def valid_column(column: Any) -> bool:
 def valid_proof(proof: Any) -> bool:
     """One bug's workaround proof on a release (``repro.proof.Proof.as_dict``, and the scenario table's
     hash and the device where the run gave them): a known status, the workaround's name, run counts, a
-    summary line, and (since 2026-12-05) its verdict: holds, loud or silently wrong."""
+    summary line, and (since 2026-12-05) its verdict: holds, loud or silently wrong, and what it held
+    on (``space``: calls, sizes, scenarios, shapes, styles, what was compared, the torch), which
+    docs/downstream.md prints."""
     return (
         isinstance(proof, dict)
-        and set(PROOF_KEYS) <= set(proof) <= {*PROOF_KEYS, "verdict", "table", "device"}
+        and set(PROOF_KEYS) <= set(proof) <= {*PROOF_KEYS, "verdict", "table", "device", "space"}
         and proof["status"] in WORKAROUND_STATUSES
         and proof.get("verdict", "") in WORKAROUND_VERDICTS
         and all(isinstance(proof[k], str) and len(proof[k]) <= TEXT_CAP for k in ("workaround", "summary"))
+        and isinstance(proof.get("space", ""), str)
+        and len(proof.get("space", "")) <= 2 * TEXT_CAP  # fifteen shapes named take ~420 characters
         and all(type(proof[k]) is int and 0 <= proof[k] <= 100_000 for k in ("runs", "matched"))
         and proof["matched"] <= proof["runs"]
         and isinstance(proof.get("table", ""), str)

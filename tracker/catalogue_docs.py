@@ -5,7 +5,9 @@
 Each part sits between ``<!-- generated: NAME -->`` and ``<!-- /generated: NAME -->`` in its page
 (``# generated: NAME`` and ``# /generated: NAME`` in pyproject.toml): ``bugs`` in README.md (id and
 headline), ``bugs`` in docs/reproducer.md (id, title, symptom, upstream report), ``candidates`` in
-docs/filing.md (each bug's candidate fixes and what its upstream patch is) and ``bug-contracts`` in
+docs/filing.md (each bug's candidate fixes and what its upstream patch is), ``workarounds`` in
+docs/downstream.md (each bug's section: its folder's ``downstream.md`` with the ledger's proof, see
+``tracker.workaround_docs``) and ``bug-contracts`` in
 pyproject.toml (the import-linter contracts that keep the bug folders independent of each other and
 out of reach of the CLI, the formats, the report and the tracker but through the registry). Adding a
 bug to the catalogue and running this adds it everywhere. ``--check`` writes nothing and exits 1
@@ -29,6 +31,7 @@ from repro import atomic
 from repro.catalogue import BUGS
 from repro.catalogue.bug import Bug
 from repro.sanitise import one_line
+from tracker import workaround_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 EXIT_OK, EXIT_STALE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -43,17 +46,17 @@ def _cell(text: str) -> str:
     return _DUNDER.sub(lambda m: f"`{m.group()}`", text).replace("|", "\\|")
 
 
-def readme_bugs(bugs: Iterable[Bug]) -> str:
+def readme_bugs(bugs: Iterable[Bug], root: Path) -> str:
     rows = [f"| `{bug.id}` | {_cell(bug.headline)} |" for bug in bugs]
     return "\n".join(["| id | what |", "| --- | --- |", *rows])
 
 
-def reproducer_bugs(bugs: Iterable[Bug]) -> str:
+def reproducer_bugs(bugs: Iterable[Bug], root: Path) -> str:
     rows = [f"| `{bug.id}` | {_cell(bug.title)} | {_cell(bug.symptom)} | {bug.upstream} |" for bug in bugs]
     return "\n".join(["| id | what | how it shows | upstream |", "| --- | --- | --- | --- |", *rows])
 
 
-def filing_candidates(bugs: Iterable[Bug]) -> str:
+def filing_candidates(bugs: Iterable[Bug], root: Path) -> str:
     rows = [
         f"| `{bug.id}` | {', '.join(f'`{name}`' for name in bug.fixes.all())} | {bug.fixes.patch.kind} |"
         for bug in bugs
@@ -61,7 +64,7 @@ def filing_candidates(bugs: Iterable[Bug]) -> str:
     return "\n".join(["| bug | candidates | upstream patch |", "|---|---|---|", *rows])
 
 
-def bug_contracts(bugs: Iterable[Bug]) -> str:
+def bug_contracts(bugs: Iterable[Bug], root: Path) -> str:
     folders = "".join(f'    "repro.catalogue.{bug.id.replace("-", "_")}",\n' for bug in bugs)
     return (
         "[[tool.importlinter.contracts]]\n"
@@ -78,11 +81,12 @@ def bug_contracts(bugs: Iterable[Bug]) -> str:
     )
 
 
-PARTS: dict[tuple[str, str], Callable[[Iterable[Bug]], str]] = {
+PARTS: dict[tuple[str, str], Callable[[Iterable[Bug], Path], str]] = {
     ("README.md", "bugs"): readme_bugs,
     ("docs/reproducer.md", "bugs"): reproducer_bugs,
     ("docs/filing.md", "candidates"): filing_candidates,
     ("pyproject.toml", "bug-contracts"): bug_contracts,
+    ("docs/downstream.md", "workarounds"): workaround_docs.sections,  # with figures from the ledger
 }
 
 
@@ -117,9 +121,9 @@ def generated(root: Path = ROOT, bugs: dict[str, Bug] = BUGS, pages: dict[str, s
     ``ValueError``, one sentence, for a page without its markers."""
     pages = dict(pages if pages is not None else current(root))
     for (page, name), render in PARTS.items():
-        text = pages[page]
+        part = render(bugs.values(), root)  # its errors name their own input
         try:
-            pages[page] = rewritten(text, name, render(bugs.values()), page)
+            pages[page] = rewritten(pages[page], name, part, page)
         except ValueError as err:
             raise ValueError(f"{page}: {err}") from None
     return pages

@@ -126,9 +126,10 @@ def _silent(stderr: str, returncode: int) -> str:
 
 
 def read_workarounds(stdout: str, stderr: str, returncode: int = 0) -> dict[str, dict[str, Any]]:
-    """Per bug, what ``--workarounds --json`` measured: status, workaround, runs, matched, summary, the
-    scenario table's hash and the device. Output that is not such a report is a ``ReportError``; an entry that
-    is not such is left out (the ledger validates each again when it is written)."""
+    """Per bug, what ``--workarounds --json`` measured: status, workaround, runs, matched, summary,
+    verdict, what it held on, the scenario table's hash and the device. Output that is not such a
+    report is a ``ReportError``; an entry that is not such is left out (the ledger validates each
+    again when it is written)."""
     try:
         report = json.loads(stdout)
     except (ValueError, RecursionError):
@@ -143,8 +144,8 @@ def read_workarounds(stdout: str, stderr: str, returncode: int = 0) -> dict[str,
     kept = {}
     for entry in entries:
         if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-            verdict = {"verdict": entry["verdict"]} if "verdict" in entry else {}
-            proof = {k: entry.get(k) for k in PROOF_KEYS} | verdict | where
+            optional = {k: entry[k] for k in ("verdict", "space") if k in entry}
+            proof = {k: entry.get(k) for k in PROOF_KEYS} | optional | where
             if ledger_io.valid_proof(proof):
                 kept[entry["id"]] = proof
     return kept

@@ -68,7 +68,7 @@ def codes_of(column: dict[str, Any], api: str) -> str:
     return "/".join(dict.fromkeys(row["codes"])) if row else "not measured"  # once each: stored before dedup
 
 
-def _wrap(text: str, *, outside: bool = False) -> list[str]:
+def wrapped(text: str, *, outside: bool = False) -> list[str]:
     """Prose within ``WIDTH`` columns; a list item's lines go on under its text. With ``outside`` (text
     from the ledger's cells, made ``plain``), each line after the first starts inert: a wrapped cell's
     ``-`` or ``===`` at a line's start would make a list item, a rule or a heading. Our own prose is
@@ -116,7 +116,7 @@ def measured_section(ledger: dict[str, Any], measured: dict[str, dict[str, Any]]
         others.append(f"- {version}: {why}.")
     if others:
         lines += ["Releases the ledger holds without a support column, and why:", "", *others, ""]
-    lines += _wrap(
+    lines += wrapped(
         "A release not named on this page was not measured. "
         f"`{MEASURE.format('X.Y.Z')}` measures one (it installs that torch in a throwaway environment and "
         "runs `python -m repro --json --slow` there)."
@@ -141,7 +141,7 @@ def newest_lists(version: str, support: dict[str, Any]) -> list[str]:
     devices = ", ".join(measured)
     shown = [*DEVICES, *(d for d in measured if d not in DEVICES)]
     lines = [f"## torch {version}: works as on `nn.Module` (measured on {devices})", ""]
-    lines += _wrap(", ".join(_api(api) for api in works))
+    lines += wrapped(", ".join(_api(api) for api in works))
     lines += [
         "",
         f"## torch {version}: departs (on any of {devices})",
@@ -164,7 +164,7 @@ def workarounds_section(ledger: dict[str, Any], measured: dict[str, dict[str, An
     lines = [
         "## Workarounds, proven per release",
         "",
-        *_wrap(
+        *wrapped(
             "Each bug's workaround judged as a fix is (`python -m repro --workarounds`, run by `check_upstream "
             "--versions`): every scenario of the bug's APIs on its scope, on a first and a later instance, at "
             "sizes 2x2, 3x2 and 1x1, each called three times, every call compared with eager's (outputs and "
@@ -200,7 +200,7 @@ def older_section(newest: str, measured: dict[str, dict[str, Any]]) -> list[str]
         if not differ:
             lines.append(f"- torch {version}: as {newest}.")
             continue
-        lines += _wrap(
+        lines += wrapped(
             f"- torch {version}: "
             + "; ".join(
                 f"{_api(a)} {codes_of(column, a)} (in {newest}: {codes_of(measured[newest], a)})" for a in differ
@@ -230,7 +230,7 @@ def notes(measured: dict[str, dict[str, Any]]) -> list[str]:
                 where[api, row["cell"] + left].append(version)
     lines = ["## Notes: each cell in words, with the releases it applies to", ""]
     for (api, cell), versions in sorted(where.items()):
-        lines += _wrap(f"- {_api(api)} on {', '.join(versions)}: {plain(cell)}", outside=True)
+        lines += wrapped(f"- {_api(api)} on {', '.join(versions)}: {plain(cell)}", outside=True)
     return [*lines, ""]
 
 
@@ -249,16 +249,16 @@ def classified() -> list[str]:
         "",
         "Catalogued bugs (`python -m repro --list-bugs`, `--explain --bug ID`, `--markdown --bug ID`):",
         "",
-        *(line for item in bugs for line in _wrap(item)),
+        *(line for item in bugs for line in wrapped(item)),
         "",
         "By design (`design`), each with the PyTorch document or upstream test that says so:",
         "",
-        *(line for item in designed for line in _wrap(item)),
+        *(line for item in designed for line in wrapped(item)),
         "",
         "Refused, undocumented (`undocumented`): a clear refusal that no PyTorch document or upstream test",
         "states as intended; neither works nor a catalogued bug:",
         "",
-        *(line for item in undocumented for line in _wrap(item)),
+        *(line for item in undocumented for line in wrapped(item)),
         "",
     ]
 
@@ -272,7 +272,7 @@ def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today:
             [
                 "# nn.Module APIs on a torch.jit.ScriptModule subclass, per torch release",
                 "",
-                *_wrap(
+                *wrapped(
                     f"Regenerated on {today} by `python -m tracker.support_doc` from `repro/ledger.json`. Each "
                     "cell compares a `torch.jit.ScriptModule` subclass (`@torch.jit.script_method` and plain "
                     "`forward`, first and later instances, every model shape its scenarios declare) with its "
@@ -282,7 +282,7 @@ def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today:
                 "",
                 "Codes, always in this order (bug ids in catalogue order):",
                 "",
-                *(line for item in legend for line in _wrap(item)),
+                *(line for item in legend for line in wrapped(item)),
                 "",
                 *measured_section(ledger, measured),
                 *shapes_section(),

@@ -126,6 +126,7 @@ def test_the_tracker_records_each_proof_with_its_scenario_table_and_device(capsy
     assert proven["matched"] > 0 and proven["summary"].startswith(f"{proven['matched']} of {proven['runs']} calls")
     assert proven["verdict"] == "holds" and proofs["quantize-dynamic-skips-subclass"].get("verdict") == ""
     assert (proven["table"], proven["device"]) == (fingerprint(), "cpu")
+    assert proven["space"].startswith("calls 1-3 of a first and a later instance") and "torch 2." in proven["space"]
     assert proofs["quantize-dynamic-skips-subclass"]["status"] == "none"
     ledger = tmp_path / "ledger.json"
     ledger.write_text(json.dumps(ledger_io.new_ledger()))

@@ -33,8 +33,10 @@ def copy(tmp_path_factory):
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("README.md", "pyproject.toml"):
         shutil.copy(ROOT / name, root / name)
-    (root / "repro" / "catalogue" / "zz_throwaway").mkdir()
-    (root / "repro" / "catalogue" / "zz_throwaway" / "__init__.py").write_text(THROWAWAY)
+    folder = root / "repro" / "catalogue" / "zz_throwaway"
+    folder.mkdir()
+    (folder / "__init__.py").write_text(THROWAWAY)
+    (folder / "downstream.md").write_text("A throwaway workaround.\n\n<!-- proof -->\n")
     return root
 
 
@@ -60,11 +62,13 @@ def test_the_support_table_names_the_new_bug_where_it_departs(copy):
 
 def test_the_docs_generator_adds_the_new_bug_to_every_list(copy):
     check = in_copy(copy, "-m", "tracker.catalogue_docs", "--check", "--root", str(copy))
-    assert check.returncode == 1 and len(check.stdout.splitlines()) == 4, check.stdout + check.stderr
+    assert check.returncode == 1 and len(check.stdout.splitlines()) == 5, check.stdout + check.stderr
     write = in_copy(copy, "-m", "tracker.catalogue_docs", "--root", str(copy))
     assert write.returncode == 0
-    for page in ("README.md", "docs/reproducer.md", "docs/filing.md"):
+    for page in ("README.md", "docs/reproducer.md", "docs/filing.md", "docs/downstream.md"):
         assert "`zz-throwaway`" in (copy / page).read_text(), page
+    section = (copy / "docs/downstream.md").read_text().split("### `zz-throwaway`")[1].split("### ")[0]
+    assert "A throwaway workaround." in section and "Not proven yet: the ledger records no proof" in section
     assert (copy / "pyproject.toml").read_text().count('"repro.catalogue.zz_throwaway",') == 2
 
 
