@@ -175,8 +175,8 @@ class Bug:
     def refuses(self, result: ScenarioResult) -> bool:
         """Does this run raise the bug's loud upstream patch's refusal? On a torch that merged the patch,
         the bug's silent departure has become that clear error, still not eager's behaviour; outside its
-        scope the patch's words replace another refusal's (``addition-refused-misleadingly``'s patch
-        words every addition's refusal alike). Only the runs in its scope decide the bug's status."""
+        scope the patch's words may replace another refusal's (a patch that words every addition's
+        refusal alike). Only the runs in its scope decide the bug's status."""
         return result.verdict == Verdict.RAISES and self.patch_refused(result.detail)
 
     def patch_refused(self, text: str) -> bool:

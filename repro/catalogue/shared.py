@@ -7,8 +7,9 @@ import ast
 
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, call_impl_uses, find
 
-# The hook scenarios on a child that is itself a ScriptModule subclass: child-hooks-bypassed's cases,
-# which full-backward-hook-flag's recogniser leaves to it under a script_method forward.
+# The hook scenarios on a child that is itself a ScriptModule subclass, where a script_method forward
+# calls the child inside TorchScript: the cases of the bug about that bypass, which the recognisers of
+# the hook-method bugs leave to it.
 BYPASSED_CHILD_CASES = (
     "on a child that is itself a ScriptModule subclass",
     "on a ScriptModule subclass inside an eager parent",

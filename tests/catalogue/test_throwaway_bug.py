@@ -5,6 +5,7 @@ docs generator and the catalogue's generic tests."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -92,3 +93,50 @@ def test_the_catalogues_generic_tests_cover_the_new_bug(copy):
     )
     passed = int(proc.stdout.strip().splitlines()[-1].split(" passed")[0].split()[-1])
     assert proc.returncode == 0 and passed >= 9, proc.stdout[-3000:]  # 7 elements, its signature, its script
+
+
+def _names_of(bug_id: str, prose: bool = True) -> re.Pattern[str]:
+    """The bug's folder as a module or path, and with ``prose`` its id as written in text or data."""
+    folder = rf"catalogue[./]{bug_id.replace('-', '_')}\b"
+    return re.compile(rf"(?<![\w-]){re.escape(bug_id)}(?![\w-])|{folder}" if prose else folder)
+
+
+# Where a bug may be named outside its folder: the ledger (data), the schema-1 migration and the
+# original bug's thin bisect entry, which the project's layout names.
+NAMED_ELSEWHERE = {"repro/ledger.json": "any", "repro/ledger.py": "ORIGINAL", "repro/full_backward_hook_bug.py": "any"}
+
+
+def test_no_code_outside_a_bugs_folder_names_it():
+    """Issue 44: a bug is one folder; repro/, tracker/ and tools/ reach it only through the registry. Another
+    bug's folder may name it in its prose (what it explains, where a workaround meets it), never as a
+    module or path."""
+    from repro.catalogue import BUGS
+
+    found = []
+    for base in ("repro", "tracker", "tools"):
+        for path in sorted((ROOT / base).rglob("*")):
+            relative = path.relative_to(ROOT)
+            if not path.is_file() or "__pycache__" in relative.parts or path.suffix not in (".py", ".json", ".md"):
+                continue
+            folder = (
+                relative.parts[2] if relative.parts[:2] == ("repro", "catalogue") and len(relative.parts) > 3 else ""
+            )
+            lines = path.read_text(encoding="utf-8").splitlines()
+            for bug_id in BUGS:
+                if folder == bug_id.replace("-", "_"):
+                    continue
+                names = _names_of(bug_id, prose=not folder)
+                for number, line in enumerate(lines, 1):
+                    allowed = NAMED_ELSEWHERE.get(str(relative))
+                    if names.search(line) and allowed != "any" and not (allowed and allowed in line):
+                        found.append(f"{relative}:{number}: {bug_id}")
+    assert found == []
+
+
+def test_the_check_above_sees_a_bug_named_in_prose_and_as_a_module():
+    assert _names_of("checkpoint-early-stop").search("see checkpoint-early-stop's patch")
+    assert _names_of("checkpoint-early-stop", prose=False).search(
+        "from repro.catalogue.checkpoint_early_stop import BUG"
+    )
+    assert not _names_of("checkpoint-early-stop", prose=False).search("see checkpoint-early-stop's patch")
+    assert not _names_of("checkpoint-early-stop").search("torch.utils.checkpoint.set_checkpoint_early_stop")
