@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the filing kit is imported only when asked for
     from repro.filing.material import HeadStart
     from repro.report import Report
 
-EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT = 0, 1, 2
+EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROG = "python -m repro"
 
 
@@ -100,6 +100,15 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """Ctrl-C is one line and exit 130, as for any Unix tool; no process this one started outlives it."""
+    try:
+        return _main(argv, prog)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None, prog: str) -> int:
     args = build_parser(prog).parse_args(argv)  # argparse exits with 2 on bad usage
 
     def fail(problem: object) -> int:

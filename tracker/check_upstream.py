@@ -11,7 +11,8 @@ Exit codes: 0 nothing changed; 3 the bug's status changed (fixed, changed, remov
 regressed: time to flip the tests), even if other releases failed: their errors are listed
 too, so a failing release never hides a change; 1 errors and no change (every result obtained
 before them is saved, failed releases are retried next run); 2 usage (bad options or URLs, a ledger
-that cannot be read or written), found before any request.
+that cannot be read or written), found before any request; 130 interrupted (Ctrl-C), the ledger
+holding what was recorded before it.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from tracker.summary import markdown, text, wrap
 from tracker.upstream_issue import DEFAULT_API, issue_state, parse_ref
 
 DEFAULT_INDEX = "https://pypi.org"
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED = 0, 1, 2, 3
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -206,6 +207,16 @@ def _versions(text: str) -> list[Version]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Ctrl-C is one line and exit 130; each release's record was written in one rename, so the ledger
+    holds every one recorded before it, and no install or reproducer run outlives the tracker."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("check_upstream: interrupted; the ledger holds what was recorded before it", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     args = parse_args(argv)
     path = args.ledger or ledger_io.ledger_path()
     try:

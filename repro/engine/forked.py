@@ -10,6 +10,8 @@ share) its share runs here instead: a fork only ever saves time, it never loses 
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import pickle
 import select
@@ -24,6 +26,7 @@ Result = TypeVar("Result")
 MAX_PROCESSES = 4  # each copy holds torch's memory pages once it writes to them
 PATIENCE = 5.0  # a copy may take this many times as long as this process's share (plus GRACE_S) ...
 GRACE_S = 30.0  # ... before its share is done here instead
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def usable_processes(device: str) -> int:
@@ -51,12 +54,26 @@ def shared(
     if processes <= 1 or len(items) < 2 or not hasattr(os, "fork"):
         return work(items)
     shares = [items[k::processes] for k in range(processes)]
-    children = [_start(work, share, in_copy) for share in shares[1:]]
-    started = time.monotonic()
-    done = [work(shares[0])]
-    deadline = time.monotonic() + PATIENCE * (time.monotonic() - started) + GRACE_S
-    done += [_finish(child, work, share, deadline) for child, share in zip(children, shares[1:])]
+    children: list[_Child] = []
+    try:
+        children += [_start(work, share, in_copy) for share in shares[1:]]
+        started = time.monotonic()
+        done = [work(shares[0])]
+        deadline = time.monotonic() + PATIENCE * (time.monotonic() - started) + GRACE_S
+        done += [_finish(child, work, share, deadline) for child, share in zip(children, shares[1:])]
+    except BaseException:  # Ctrl-C, or an error in this share: no copy outlives this process's run
+        _end(children)
+        raise
     return [done[position % processes][position // processes] for position in range(len(items))]
+
+
+def _end(children: list[_Child]) -> None:
+    """Kill and reap the copies still running (a reaped one is gone already)."""
+    for pid, _ in children:
+        if pid:
+            with contextlib.suppress(ChildProcessError, ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
 
 
 _Child = tuple[int, int]  # (pid, the read end of its pipe), or (0, -1) where no copy was made
@@ -78,12 +95,21 @@ def _start(
     os.close(read)  # the copy: do its share, write the results, and leave without running exit handlers
     code = 1
     try:
+        _die_with_parent()
         in_copy()
         with os.fdopen(write, "wb") as out:
             pickle.dump(work(share), out, protocol=pickle.HIGHEST_PROTOCOL)
         code = 0
     finally:
         os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """On Linux, the copy is killed when this process dies, even by SIGKILL (``PR_SET_PDEATHSIG``);
+    elsewhere ``_end`` covers every way out that runs Python."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _finish(

@@ -357,12 +357,17 @@ def judge_all(
             name: pool.submit(lambda c, p: finished(_collect(c, p)), everything[name], proc)
             for name, proc in started.items()
         }
-        here = {c.name: finished(_run_here(bug, c, device, slow)) for c in chosen if c.in_process}
-        for runs in here.values():  # the baseline of these, while the other processes still run
-            baseline.refused(runs.runs)
-        if waiting and not here:  # this process is idle: the first of the bug's scenarios, as installed
-            baseline.prefetch()
-        made = {**here, **{name: future.result() for name, future in waiting.items()}}
+        try:
+            here = {c.name: finished(_run_here(bug, c, device, slow)) for c in chosen if c.in_process}
+            for runs in here.values():  # the baseline of these, while the other processes still run
+                baseline.refused(runs.runs)
+            if waiting and not here:  # this process is idle: the first of the bug's scenarios, as installed
+                baseline.prefetch()
+            made = {**here, **{name: future.result() for name, future in waiting.items()}}
+        except BaseException:  # Ctrl-C: the candidates' processes end now, not when their runs do
+            for proc in started.values():
+                proc.kill()
+            raise
     if waiting:  # the rest of the baseline at once, on every core now that no candidate's process runs
         from repro.engine.forked import usable_processes
 

@@ -59,3 +59,17 @@ def test_scriptmodule_hooks_behave_like_eager(scenario, style, instance, device)
     if cause is not None and cause in expected:
         pytest.xfail(f"{cause}: expected present ({EXPECTED[cause].reason})")
     assert_like_eager(result)
+
+
+@pytest.mark.slow  # a gloo process group and DDP: about a second
+def test_the_ddp_scenario_leaves_the_excepthook_as_it_found_it():
+    """init_process_group wraps sys.excepthook for good: left alone, every traceback printed after the
+    DDP scenarios carried "[rank0]: " once per group made (issue 46)."""
+    import sys
+
+    from repro.engine.oracle import run_all
+
+    before = sys.excepthook
+    ddp = [s for s in SCENARIOS if s.api == "torch.nn.parallel.DistributedDataParallel"]
+    assert ddp and run_all("cpu", ddp[:2], explains=cause_of).results
+    assert sys.excepthook is before

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import io
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -199,6 +200,7 @@ def _(m: Any, rec: Recorder) -> None:
 def _(m: Any, rec: Recorder) -> None:
     import torch.distributed as dist
 
+    excepthook = sys.excepthook  # init_process_group wraps it for good: each group made adds "[rank0]: "
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     try:
         _hooked(m, rec)
@@ -215,6 +217,7 @@ def _(m: Any, rec: Recorder) -> None:
         dist.barrier()
     finally:
         dist.destroy_process_group()
+        sys.excepthook = excepthook  # to every traceback printed later
 
 
 @scenario(
