@@ -1,5 +1,5 @@
-"""Plain-text output: the default report (header, one row per scenario, details, conclusion),
-``--explain`` and ``--candidates``."""
+"""Plain-text output: the default report (header, the runs grouped by API, scenario and outcome,
+details, conclusion), ``--explain`` and ``--candidates``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from repro.engine.by_design import (
     line_of,
     refusal_line,
 )
-from repro.engine.oracle import INSTANCES, ScenarioResult, Side
+from repro.engine.oracle import ScenarioResult, Side
 from repro.engine.scenarios import TIERS, Scenario
 from repro.report import Report, conclusion
 from repro.vocabulary import DEPARTURES, Outcome, ProofStatus, Status, Verdict
@@ -27,14 +27,13 @@ if TYPE_CHECKING:  # the filing kit is imported only for --explain and --candida
     from repro.filing.candidates import CandidateResult
     from repro.proof import Proof
 
-COLUMNS = ("API", "SCENARIO", "SCRIPTMODULE", "EAGER", "VERDICT")
 WIDTH = 100  # every line of the report fits a 100-column terminal
-STYLES_NOTE = (
-    "Each row covers both ScriptModule subclass styles (@torch.jit.script_method and a plain "
-    "def forward), each on the first instance of a fresh class and on a later instance; where "
-    "they differ, one row per style (or per style and instance) follows the scenario's. Rows about "
-    "a torch.jit.script-ed child have that one style, no subclass. A cell "
-    "counts the hook calls recorded, or names what was compared where no hook records a call."
+RUNS_NOTE = (
+    "Under each API, a line per scenario: what its runs gave, and on which runs: model shapes x "
+    "ScriptModule styles (script_method: a subclass whose forward is @torch.jit.script_method; "
+    "plain_forward: a plain def forward; torch.jit.script: a scripted eager child), each on the first "
+    "instance of a fresh class and on a later one. Where its runs differ, a line per outcome. "
+    "Every run with both twins' observations: --json."
 )
 
 
@@ -51,46 +50,44 @@ def side_cell(side: Side | None) -> str:
     return ", ".join(dict.fromkeys(compared)) or "0 hook calls"
 
 
-def rows(report: Report) -> list[tuple[str, ...]]:
-    """One row per scenario, cells as in COLUMNS; where the two ScriptModule styles differ, the
-    scenario's row is followed by one row per style (named after the style, indented)."""
-    by_scenario: dict[str, list[ScenarioResult]] = defaultdict(list)
+def _runs_on(runs: list[ScenarioResult], shapes: list[str], instances: set[str]) -> str:
+    """Which runs: their shapes ("; " between: a shape's name may hold a comma) x their styles, and the
+    instance where only one of the scenario's gave this outcome."""
+    mine = [shape for shape in shapes if any(r.scenario.model == shape for r in runs)]
+    styles = list(dict.fromkeys(r.style for r in runs))
+    where = f"{'; '.join(mine)} x {_and(styles)}"
+    only = {r.instance for r in runs}
+    return where if only == instances else f"{where}, {_and(sorted(only))} instance only"
+
+
+def _and(words: list[str]) -> str:
+    return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
+
+
+def outcome_lines(report: Report) -> list[str]:
+    """The runs grouped under their API, then their scenario, then what they gave: runs that gave the
+    same verdict for the same reason are one line, whatever their shape, style and instance."""
+    not_judged = {b.bug.id for b in report.bugs if b.status == Status.SKIPPED}  # --bug left them out
+    by_api: dict[str, dict[str, list[ScenarioResult]]] = defaultdict(lambda: defaultdict(list))
     for result in report.run.results:
-        by_scenario[result.scenario.key].append(result)
-    table: list[tuple[str, ...]] = []
-    for results in by_scenario.values():
-        api, name = results[0].scenario.api, results[0].scenario.name
-        cells = {(r.style, r.instance): (side_cell(r.scripted), side_cell(r.eager), r.verdict) for r in results}
-        if len(set(cells.values())) == 1:
-            table.append((api, name, *next(iter(cells.values()))))
-            continue
-        by_style = {style: {c for (st, _), c in cells.items() if st == style} for style, _ in cells}
-        table.append((api, name, "", "", ""))
-        for (style, instance), c in cells.items():  # one row per style, or per instance where they differ
-            if len(by_style[style]) > 1:
-                table.append((api, f"  {style}, {instance} instance", *c))
-            elif instance == INSTANCES[0]:
-                table.append((api, f"  {style}", *c))
-    return table
-
-
-def _clip(cell: str, width: int) -> str:
-    return cell if len(cell) <= width else cell[: width - 3] + "..."
-
-
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
-    """Rows grouped under their API line; result cells are clipped so that no row passes WIDTH."""
-    widths = [max(len(row[i]) for row in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
-    widths[1] += 2  # scenario names are indented under their API
-    spare = WIDTH - widths[1] - widths[4] - 6
-    widths[2] = widths[3] = min(max(widths[2], widths[3]), spare // 2)
-
-    def line(*cells: str) -> str:
-        return "  ".join(_clip(c, w).ljust(w) for c, w in zip(cells, widths[1:])).rstrip()
-
-    lines = [line(*COLUMNS[1:])]
-    for api in dict.fromkeys(row[0] for row in rows):
-        lines += [api, *(line("  " + name, *cells) for row_api, name, *cells in rows if row_api == api)]
+        by_api[result.scenario.api][result.scenario.name].append(result)
+    lines: list[str] = []
+    for api, scenarios in by_api.items():
+        lines.append(api)
+        for name, results in scenarios.items():
+            shapes = list(dict.fromkeys(r.scenario.model for r in results))
+            instances = {r.instance for r in results}
+            outcomes: dict[str, list[ScenarioResult]] = defaultdict(list)
+            for r in results:
+                why = "" if r.verdict == Verdict.MATCH else f" ({_attribution(r, not_judged)})"
+                outcomes[f"{r.verdict}{why}"].append(r)
+            if len(outcomes) == 1:
+                ((outcome, runs),) = outcomes.items()
+                lines += _wrap(f"  {name}: {outcome} on {_runs_on(runs, shapes, instances)}", indent=" " * 6)
+                continue
+            lines.append(f"  {name}:")
+            for outcome, runs in outcomes.items():
+                lines += _wrap(f"    {outcome} on {_runs_on(runs, shapes, instances)}", indent=" " * 8)
     return lines
 
 
@@ -134,7 +131,7 @@ def render(report: Report) -> str:
     ]
     lines += ["Catalogued bugs (python -m repro --list-bugs):", *_bug_lines(report), ""]
     if report.run.results:
-        lines += [*_wrap(STYLES_NOTE, indent=""), "", *_table(rows(report))]
+        lines += [*_wrap(RUNS_NOTE, indent=""), "", *outcome_lines(report)]
         not_judged = {b.bug.id for b in report.bugs if b.status == Status.SKIPPED}  # --bug left them out
         details = Counter(
             f"{r.verdict} ({_attribution(r, not_judged)}): {r.detail}"
