@@ -7,7 +7,8 @@ Each part sits between ``<!-- generated: NAME -->`` and ``<!-- /generated: NAME 
 headline), ``bugs`` in docs/reproducer.md (id, title, symptom, upstream report), ``candidates`` in
 docs/filing.md (each bug's candidate fixes and what its upstream patch is), ``workarounds`` in
 docs/downstream.md (each bug's section: its folder's ``downstream.md`` with the ledger's proof, see
-``tracker.workaround_docs``) and ``bug-contracts`` in
+``tracker.workaround_docs``), ``holdings`` in docs/ledger.md and docs/tracker.md (what the
+committed ledger holds, ``tracker.ledger_docs``) and ``bug-contracts`` in
 pyproject.toml (the import-linter contracts that keep the bug folders independent of each other and
 out of reach of the CLI, the formats, the report and the tracker but through the registry). Adding a
 bug to the catalogue and running this adds it everywhere. ``--check`` writes nothing and exits 1
@@ -31,7 +32,7 @@ from repro import atomic
 from repro.catalogue import BUGS
 from repro.catalogue.bug import Bug
 from repro.sanitise import one_line
-from tracker import workaround_docs
+from tracker import ledger_docs, workaround_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 EXIT_OK, EXIT_STALE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -87,6 +88,8 @@ PARTS: dict[tuple[str, str], Callable[[Iterable[Bug], Path], str]] = {
     ("docs/filing.md", "candidates"): filing_candidates,
     ("pyproject.toml", "bug-contracts"): bug_contracts,
     ("docs/downstream.md", "workarounds"): workaround_docs.sections,  # with figures from the ledger
+    ("docs/ledger.md", "holdings"): ledger_docs.holdings,  # what the committed ledger holds
+    ("docs/tracker.md", "holdings"): ledger_docs.holdings,
 }
 
 

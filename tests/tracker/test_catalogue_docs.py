@@ -46,6 +46,9 @@ def test_a_new_bug_reaches_every_list_and_a_pipe_stays_in_its_cell(pages):
         if page.endswith(".toml"):  # both import contracts name its folder
             assert part.count('"repro.catalogue.zz_new_bug",') == 2, part
             continue
+        if name == "holdings":  # what the ledger holds names no bug; it counts the catalogue
+            assert f"(the catalogue has {len(BUGS) + 1})" in " ".join(part.split()), part
+            continue
         if name == "workarounds":  # its section last, saying the ledger holds no proof of it yet
             assert part.split("### `zz-new-bug`\n\nIts workaround.\n\nNot proven yet: ")[1].count("### ") == 0
             continue

@@ -14,7 +14,7 @@ import pytest
 from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel
 from tracker_helpers import check_upstream_cli, tracker, wheel_name
 
-from helpers import write_ledger
+from helpers import ROOT, write_ledger
 
 
 @pytest.fixture
@@ -111,3 +111,19 @@ def test_the_help_names_the_ledger_options():
     )
     assert proc.returncode == 0
     assert [o for o in ("--ledger PATH", "--init", "--dry-run") if o not in proc.stdout] == []
+
+
+def test_the_tracker_runs_by_path_from_any_folder_as_the_docs_say(tmp_path):
+    """Issue 46: `python -m tracker...` finds the tracker only from the clone's root (it is not installed);
+    the README and docs/tracker.md say so, and show the script's path for any other folder."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tracker" / "check_upstream.py"), "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: check_upstream"), proc.stderr
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "run from the clone's root" in readme and "/path/to/clone/tracker/check_upstream.py" in readme
+    assert "python /path/to/clone/tracker/check_upstream.py" in (ROOT / "docs" / "tracker.md").read_text()
