@@ -8,7 +8,6 @@ error, or TorchScript cannot be exercised here.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from repro.catalogue import UnknownBug, get
 from repro.catalogue.bug import Bug
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
 from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
-from repro.output import emit, leave, native_output_to_stderr
+from repro.output import OutputError, emit, native_output_to_stderr
 from repro.sanitise import for_terminal
 from repro.vocabulary import Outcome, ProofStatus
 
@@ -106,6 +105,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except OutputError as problem:
+        print(f"{prog}: error: {problem}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
 
 
 def _main(argv: list[str] | None, prog: str) -> int:
@@ -369,8 +371,3 @@ MODES: dict[str, Callable[[_Context], int]] = {
     "candidates": _candidates,
 }
 OBSERVING = ("explain", "workarounds", "candidates")
-
-
-def main_entry() -> None:
-    """Console-script entry point: usage and errors name the command the user typed."""
-    leave(main(prog=os.path.basename(sys.argv[0])))

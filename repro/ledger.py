@@ -22,6 +22,7 @@ import fcntl
 import json
 import os
 import re
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -375,14 +376,30 @@ def check_writable(path: Path) -> None:
         raise LedgerError(f"the ledger {path} cannot be written: its directory {target.parent} is read-only.")
     if target.exists() and not os.access(target, os.W_OK):
         raise LedgerError(f"the ledger {path} cannot be written: the file is read-only.")
+    lock = _lock_of(target)
+    if lock.exists() and not lock.is_file():
+        raise LedgerError(f"the ledger {path} cannot be written: its lock {lock} is not a file (remove it).")
+    try:  # what os.access cannot tell (/proc, /sys): make a temporary file there (the lock is made by a write)
+        with tempfile.TemporaryFile(dir=target.parent):
+            pass
+    except OSError:
+        raise LedgerError(f"the ledger {path} cannot be written: {target.parent} takes no new file.") from None
+
+
+def _lock_of(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
 
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """An exclusive lock beside ``path``; whoever holds it is the only writer, so a temporary file
     left there is a killed writer's: removed."""
-    lock = path.with_name(path.name + ".lock")
-    with open(lock, "a") as handle:
+    lock = _lock_of(path)
+    try:
+        handle = open(lock, "a")  # noqa: SIM115 -- closed below; an error opening it is one sentence
+    except OSError as err:
+        raise LedgerError(f"the ledger {path} cannot be written: its lock {lock}: {err.strerror or err}.") from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             for stale in atomic.leftovers(path):  # only names this writer makes: never a user's file

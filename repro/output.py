@@ -21,15 +21,27 @@ from contextlib import contextmanager
 from typing import NoReturn
 
 
+class OutputError(Exception):
+    """stdout refused the results (a full disk: ``> /dev/full``): one sentence and exit 2, never 1,
+    which means drift."""
+
+
 def emit(text: str, end: str = "\n") -> None:
-    """Print ``text``; a closed stdout is not an error of the run."""
+    """Print ``text``; a closed stdout is not an error of the run, a full one is ``OutputError``."""
     try:
         sys.stdout.write(text + end)
         sys.stdout.flush()
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        _to_devnull()
+    except OSError as err:
+        _to_devnull()  # what is left in the buffer goes nowhere at exit, rather than failing again
+        raise OutputError(f"stdout cannot take the results: {err.strerror or err}") from None
+
+
+def _to_devnull() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 @contextmanager

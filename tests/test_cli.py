@@ -326,7 +326,7 @@ def test_broken_torch_npu_still_runs_on_cpu(ledger, broken_npu):
     ("prog", "argv"),
     [
         ("python -m repro", ["-m", "repro"]),
-        ("scriptmodule-hook-repro", ["-c", "from repro.cli import main_entry; main_entry()"]),
+        ("scriptmodule-hook-repro", ["-c", "from repro.__main__ import console; console()"]),
     ],
     ids=["module", "console-script"],
 )
@@ -412,3 +412,16 @@ def test_each_bug_named_has_its_own_measured_root_cause_in_the_json(repro_main, 
     assert "root_cause" not in report and sorted(i for i, c in causes.items() if c is not None) == sorted(named)
     for bug_id in named:
         assert len(causes[bug_id]) >= 3 and all(isinstance(step, str) and step for step in causes[bug_id])
+
+
+def test_an_environment_without_the_projects_packages_is_told_which_to_install(tmp_path):
+    """Issue 46: a fresh venv with nothing installed got the traceback of `import packaging`."""
+    import venv
+
+    venv.create(tmp_path / "bare", with_pip=False)
+    bare = tmp_path / "bare" / "bin" / "python"
+    proc = run(["-m", "repro"], python=str(bare))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [
+        "python -m repro: error: not installed here: torch, packaging, requests, urllib3 (pip install -e .)"
+    ]

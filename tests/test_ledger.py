@@ -327,3 +327,30 @@ def test_a_writer_without_a_lock_removes_only_what_dead_writers_left(tmp_path):
     atomic.replace(page, "the new page")
     assert page.read_text() == "the new page" and not dead.exists()
     assert [p.name for p in running if not p.exists()] == []
+
+
+@pytest.mark.parametrize("where", ["lock-folder", "proc", "sys"])
+def test_a_ledger_that_cannot_be_written_is_refused_before_any_work(tmp_path, where):
+    """Issue 46: os.access passes /proc and /sys for root, and a leftover ledger.json.lock folder; the
+    check makes a temporary file there and looks at the lock, so each is one sentence at start, not a
+    traceback after the work."""
+    path = {
+        "lock-folder": tmp_path / "ledger.json",
+        "proc": Path("/proc/ledger.json"),
+        "sys": Path("/sys/ledger.json"),
+    }[where]
+    if where == "lock-folder":
+        path.write_text(json.dumps(new_ledger()))
+        (tmp_path / "ledger.json.lock").mkdir()
+    elif not path.parent.is_dir():
+        pytest.skip(f"no {path.parent} here")
+    with pytest.raises(LedgerError, match=r"^the ledger .* cannot be written: "):
+        check_writable(path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tracker.check_upstream", "--ledger", str(path), "--init", "--since", "9.0"],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and "cannot be written" in proc.stderr

@@ -11,7 +11,8 @@ Exit codes: 0 nothing changed; 3 the bug's status changed (fixed, changed, remov
 regressed: time to flip the tests), even if other releases failed: their errors are listed
 too, so a failing release never hides a change; 1 errors and no change (every result obtained
 before them is saved, failed releases are retried next run); 2 usage (bad options or URLs, a ledger
-that cannot be read or written), found before any request; 130 interrupted (Ctrl-C), the ledger
+that cannot be read or written), found before any request, or stdout that cannot take the report (a full
+disk: the ledger holds the results all the same); 130 interrupted (Ctrl-C), the ledger
 holding what was recorded before it.
 """
 
@@ -38,7 +39,7 @@ from packaging.version import InvalidVersion, Version
 
 from repro import atomic
 from repro import ledger as ledger_io
-from repro.output import emit
+from repro.output import OutputError, emit
 from repro.sanitise import for_terminal, one_line
 from repro.versions import parse as parse_version
 from tracker import history, sweep
@@ -214,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("check_upstream: interrupted; the ledger holds what was recorded before it", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except OutputError as problem:  # the ledger is written already (unless --dry-run): the report is lost
+        print(f"check_upstream: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def _main(argv: list[str] | None) -> int:

@@ -1,0 +1,16 @@
+"""What ``python -m repro`` needs installed, checked before anything imports it: in an environment without
+them, one sentence naming them all, instead of the traceback of the first import that fails."""
+
+from __future__ import annotations
+
+import importlib.util
+
+NEEDED = ("torch", "packaging", "requests", "urllib3")  # pyproject.toml's dependencies, as modules
+
+
+def unmet(needed: tuple[str, ...] = NEEDED) -> str:
+    """One sentence naming what is not installed for this interpreter, or "" where all is."""
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if not missing:
+        return ""
+    return f"not installed here: {', '.join(missing)} (pip install -e .)"  # 100 columns with all four
