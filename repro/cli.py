@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from repro.catalogue import UnknownBug, get
 from repro.catalogue.bug import Bug
+from repro.engine import forked
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
 from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
 from repro.output import OutputError, emit, native_output_to_stderr
@@ -119,6 +120,8 @@ def _main(argv: list[str] | None, prog: str) -> int:
 
     if args.against and not args.patch:
         return fail("--against is for --patch")
+    if forked.setting_problem():
+        return fail(forked.setting_problem())
     try:
         asked = [get(bug_id).id for bug_id in args.bug]  # an unknown id is one sentence, whatever the mode
     except UnknownBug as problem:
@@ -127,7 +130,7 @@ def _main(argv: list[str] | None, prog: str) -> int:
     if one and len(asked) != 1:  # no bug is the default: the first catalogued is not special
         return fail(f"{one} is about one bug: name it with one --bug ID (see --list-bugs)")
     if args.support_table and (
-        args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug
+        args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug or args.slow
     ):
         return fail("--support-table runs every scenario: it takes only --json and --device")
     if args.workarounds and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs):

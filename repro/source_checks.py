@@ -56,7 +56,7 @@ def installed_torch_root() -> Path:
     """The folder holding the installed ``torch`` package, found without importing it."""
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("torch is not installed")
+        raise FileNotFoundError("torch cannot be imported: it is not installed for this Python")
     return Path(next(iter(spec.submodule_search_locations))).parent
 
 

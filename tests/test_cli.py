@@ -425,3 +425,31 @@ def test_an_environment_without_the_projects_packages_is_told_which_to_install(t
     assert proc.stderr.splitlines() == [
         "python -m repro: error: not installed here: torch, packaging, requests, urllib3 (pip install -e .)"
     ]
+
+
+def test_repro_processes_it_cannot_use_is_one_sentence(monkeypatch, capsys):
+    """Issue 46: REPRO_PROCESSES=zero was ignored silently."""
+    monkeypatch.setenv("REPRO_PROCESSES", "zero")
+    assert main(["--list-bugs"]) == 2
+    assert capsys.readouterr().err == (
+        "python -m repro: error: REPRO_PROCESSES must be a number of processes, 1 or more, not 'zero'\n"
+    )
+
+
+def test_the_support_table_refuses_slow_as_it_refuses_bug(capsys):
+    """Issue 46: it runs every scenario; --slow was accepted and meant nothing."""
+    for extra in (["--slow"], ["--bug", next(iter(BUGS))]):
+        assert main(["--support-table", *extra]) == 2
+        assert "--support-table runs every scenario: it takes only --json and --device" in capsys.readouterr().err
+
+
+def test_patch_without_torch_says_cannot_be_imported_as_every_command_does(monkeypatch):
+    import sysconfig
+
+    from repro.source_checks import installed_torch_root
+
+    for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "path", [sysconfig.get_paths()["stdlib"]])  # no site-packages: no torch
+    with pytest.raises(FileNotFoundError, match="^torch cannot be imported: it is not installed for this Python$"):
+        installed_torch_root()

@@ -174,7 +174,7 @@ def _torch(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tracker.device_report", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="device_report", description=__doc__.splitlines()[0])
     parser.add_argument("report", type=Path, help="python -m repro --support-table --json's output")
     parser.add_argument("--device", type=_device, required=True, help="the device it must have been measured on")
     parser.add_argument("--torch", type=_torch, required=True, help="the torch release it must be of")

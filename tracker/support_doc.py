@@ -299,7 +299,7 @@ def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tracker.support_doc", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="support_doc", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write (default: %(default)s)")
     args = parser.parse_args(argv)
     try:

@@ -29,6 +29,15 @@ GRACE_S = 30.0  # ... before its share is done here instead
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
+def setting_problem() -> str:
+    """What is wrong with ``REPRO_PROCESSES`` (one sentence), or "": a value it cannot use is refused at
+    start rather than ignored."""
+    wanted = os.environ.get("REPRO_PROCESSES", "")
+    if wanted == "" or (wanted.isdigit() and int(wanted) > 0):
+        return ""
+    return f"REPRO_PROCESSES must be a number of processes, 1 or more, not {wanted[:20]!r}"
+
+
 def usable_processes(device: str) -> int:
     """How many processes share a run: one per usable core (at most ``MAX_PROCESSES``) on CPU; one on an
     accelerator (CUDA cannot be used again in a forked child), without ``os.fork``, or where

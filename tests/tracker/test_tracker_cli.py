@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -127,3 +128,19 @@ def test_the_tracker_runs_by_path_from_any_folder_as_the_docs_say(tmp_path):
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "run from the clone's root" in readme and "/path/to/clone/tracker/check_upstream.py" in readme
     assert "python /path/to/clone/tracker/check_upstream.py" in (ROOT / "docs" / "tracker.md").read_text()
+
+
+@pytest.mark.parametrize("module", ["device_report", "support_doc", "check_upstream", "catalogue_docs", "matrix"])
+def test_each_tracker_tools_usage_errors_and_its_own_errors_share_one_prefix(module, tmp_path):
+    """Issue 46: device_report's argparse said "python -m tracker.device_report: error:" and its own
+    errors "device_report: error:"."""
+    proc = subprocess.run(
+        [sys.executable, "-m", f"tracker.{module}", "--no-such-option"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and f"\n{module}: error: " in f"\n{proc.stderr}", proc.stderr
+    own = set(re.findall(r'f?"([\w. -]+): error: ', (ROOT / "tracker" / f"{module}.py").read_text()))
+    assert own == {module}  # the tool's own errors: the same prefix as argparse's
