@@ -230,7 +230,14 @@ def notes(measured: dict[str, dict[str, Any]]) -> list[str]:
                 where[api, row["cell"] + left].append(version)
     lines = ["## Notes: each cell in words, with the releases it applies to", ""]
     for (api, cell), versions in sorted(where.items()):
-        lines += wrapped(f"- {_api(api)} on {', '.join(versions)}: {plain(cell)}", outside=True)
+        text, cut, rest = cell.partition(ledger_io.CUT)
+        whole = (
+            f" (cut here: the ledger keeps {ledger_io.MAX_CELL:,} characters of a cell; `python -m repro "
+            f"--support-table` on torch {versions[0]} prints it whole){plain(rest)}"
+            if cut
+            else ""
+        )
+        lines += wrapped(f"- {_api(api)} on {', '.join(versions)}: {plain(text.rstrip())}{whole}", outside=True)
     return [*lines, ""]
 
 

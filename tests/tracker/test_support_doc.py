@@ -137,3 +137,19 @@ def test_the_committed_page_is_what_the_committed_ledger_renders():
     data = ledger_io.load(ledger_io.DEFAULT_PATH)
     dated = committed.split("Regenerated on ", 1)[1][:10]
     assert committed == document(data, columns(data), dated)
+
+
+def test_a_cell_the_ledger_cut_says_so_in_words_and_where_it_is_whole():
+    """Issue 46: the page showed `... \\[cut\\]`; a note now says it is cut and what prints it whole."""
+    from repro.ledger import CUT, MAX_CELL
+
+    long = "raises: full-backward-hook-flag on " + "; ".join(f"shape {n}" for n in range(400))
+    cell = long[: MAX_CELL - len(CUT)] + CUT
+    rows = {**NEWEST, "register_full_backward_hook": row(["full-backward-hook-flag"], cell, left_out=8)}
+    notes = page({"1.13.1": {"support": column(rows)}}).split("## Notes", 1)[1].split("\n## ", 1)[0]
+    said = " ".join(notes.split("`register_full_backward_hook` on 1.13.1:", 1)[1].split("\n- ", 1)[0].split())
+    assert "[cut]" not in said and "…" not in said
+    assert said.endswith(
+        "(cut here: the ledger keeps 2,000 characters of a cell; `python -m repro --support-table` on torch "
+        "1.13.1 prints it whole) (8 runs left out: a feature this release lacks)"
+    )
