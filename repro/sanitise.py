@@ -31,6 +31,9 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]#!|~])")  # what could start emphasis, a lin
 _URL = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|\b(www)(\.)")  # what GitHub's autolinker starts a link at
 _LEADING = re.compile(r"^(\s*)(?:([-+=])|(\d{1,9})([.)])(?=\s|$))")  # a list item, a rule, a setext underline
 _BACKTICKS = re.compile(r"`+")
+# @torch.jit.script_method, @script_method: a GitHub user or team name holds neither a dot nor an underscore
+_DECORATOR = re.compile(r"@[A-Za-z_]\w*(?:\.\w+)+|@[A-Za-z0-9]*_\w*")
+_CODE_NAME = re.compile(rf"{_DECORATOR.pattern}|(?<![`\w])[\w.]*__\w+__(?:\(\))?")  # and __init__, Module.__new__()
 ELLIPSIS = "…"
 
 
@@ -84,9 +87,21 @@ def code_block(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{shown}\n{fence}"
 
 
+def code_names(text: str) -> str:
+    """Our own prose for Markdown: its dunder names (``__init__``, which GitHub reads as bold) and dotted
+    decorators (``@torch.jit.script_method``, whose ``@torch`` GitHub reads as a mention) as code spans."""
+    return _CODE_NAME.sub(lambda m: code_span(m.group()), text)
+
+
 def plain(text: str, limit: int | None = None) -> str:
     """``text`` as literal Markdown text on one line: no HTML, no link or image, no emphasis, no @-mention;
-    cut to ``limit`` characters when given (a cut escape is left as literal text, never markup)."""
+    cut to ``limit`` characters when given (a cut escape is left as literal text, never markup). A
+    decorator (a dot or an underscore in its name) is a code span: no mention, and no joiner to travel
+    with a copy; an ``@name`` that could be a user gets the joiner."""
+    if limit is None and _DECORATOR.search(text):
+        parts = _DECORATOR.split(text)
+        names = [code_span(name) for name in _DECORATOR.findall(text)]
+        return "".join(plain(part) + name for part, name in zip(parts, [*names, ""]))
     shown = for_terminal(text)
     shown = shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     shown = _MENTION.sub("@" + ZWJ, _MARKDOWN.sub(r"\\\1", shown))

@@ -179,3 +179,17 @@ def test_the_issue_body_keeps_what_torch_printed_inert(raw):
         elif not line.startswith(("<details>", "<summary>", "</details>")):
             assert_inert_markdown(line, columns=7 if line.startswith(f"| {scenario.split(':')[0]} |") else None)
     assert fence is None
+
+
+def test_our_code_names_are_code_spans_not_bold_or_mentions():
+    """Issue 46: __init__ rendered bold, and @script_method carried a zero-width joiner into every copy."""
+    import cmarkgfm
+
+    from repro.sanitise import ZWJ, code_names, plain
+
+    assert code_names("after __init__, Module.__new__() and @torch.jit.script_method") == (
+        "after `__init__`, `Module.__new__()` and `@torch.jit.script_method`"
+    )
+    assert plain("with @script_method, by @someone") == f"with `@script_method`, by @{ZWJ}someone"
+    html = cmarkgfm.github_flavored_markdown_to_html(code_names("hooked in __init__ with @torch.jit.script_method"))
+    assert "<strong>" not in html and "<code>__init__</code>" in html

@@ -20,7 +20,6 @@ naming each page whose part differs from what the catalogue gives now
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -31,20 +30,17 @@ if __package__ in (None, ""):  # run as `python tracker/catalogue_docs.py`
 from repro import atomic
 from repro.catalogue import BUGS
 from repro.catalogue.bug import Bug
-from repro.sanitise import one_line
+from repro.sanitise import code_names, one_line
 from tracker import ledger_docs, workaround_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 EXIT_OK, EXIT_STALE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-_DUNDER = re.compile(r"(?<![`\w])[\w.]*__\w+__(?:\(\))?")  # Module.__init__(), __init__: bold in Markdown
-
-
 def _cell(text: str) -> str:
-    """Catalogue prose in a table cell: its dunder names as code spans (Markdown reads ``__x__`` as
-    bold), and a pipe escaped (it would end the cell)."""
-    return _DUNDER.sub(lambda m: f"`{m.group()}`", text).replace("|", "\\|")
+    """Catalogue prose in a table cell: its code names as code spans (Markdown reads ``__x__`` as bold),
+    and a pipe escaped (it would end the cell)."""
+    return code_names(text).replace("|", "\\|")
 
 
 def readme_bugs(bugs: Iterable[Bug], root: Path) -> str:

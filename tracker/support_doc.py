@@ -33,7 +33,7 @@ from repro.catalogue import BUGS
 from repro.catalogue.bug import SHAPE_WORDS
 from repro.engine.by_design import BY_DESIGN, DESIGNED_DIFFERENCES
 from repro.sanitise import cell as table_cell
-from repro.sanitise import code_span, for_terminal, inert_start, plain
+from repro.sanitise import code_names, code_span, for_terminal, inert_start, plain
 
 WIDTH = 100
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "support-table.md"
@@ -127,7 +127,7 @@ def measured_section(ledger: dict[str, Any], measured: dict[str, dict[str, Any]]
 def shapes_section() -> list[str]:
     """What each model shape a condition names is: "on child between" means that model, no other."""
     lines = ["## Model shapes the conditions name", "", "| shape | the model |", "|---|---|"]
-    lines += [f"| {shape} | {words} |" for shape, words in SHAPE_WORDS.items()]
+    lines += [f"| {code_names(shape)} | {code_names(words)} |" for shape, words in SHAPE_WORDS.items()]
     return [*lines, ""]
 
 
@@ -243,11 +243,13 @@ def notes(measured: dict[str, dict[str, Any]]) -> list[str]:
 
 def classified() -> list[str]:
     """Every departure the table shows, classified: the bugs, the refusals by design (cited), the rest."""
-    bugs = [f"- `{b.id}`: {b.symptom}. Upstream: {b.upstream}." for b in BUGS.values()]
-    designed = [f"- {e.what}: {e.cite}." for e in BY_DESIGN if e.designed]
-    designed += [f"- {e.what}: {e.cite}." for e in DESIGNED_DIFFERENCES]
+    bugs = [f"- `{b.id}`: {code_names(b.symptom)}. Upstream: {b.upstream}." for b in BUGS.values()]
+    designed = [f"- {code_names(e.what)}: {code_names(e.cite)}." for e in BY_DESIGN if e.designed]
+    designed += [f"- {code_names(e.what)}: {code_names(e.cite)}." for e in DESIGNED_DIFFERENCES]
     undocumented = [
-        f'- {e.what}: "{e.error.strip()}" ({e.source})' + (f"; related: {e.related}" if e.related else "") + "."
+        f'- {code_names(e.what)}: "{code_names(e.error.strip())}" ({e.source})'
+        + (f"; related: {e.related}" if e.related else "")
+        + "."
         for e in BY_DESIGN
         if not e.designed
     ]

@@ -7,6 +7,7 @@ import json
 
 from repro.catalogue import BUGS
 from repro.engine.by_design import BY_DESIGN
+from repro.sanitise import code_names
 from tracker import support_doc
 from tracker.support_doc import columns, document
 
@@ -115,7 +116,9 @@ def test_every_model_shape_is_described_on_the_page():
 
     assert set(SHAPE_WORDS) == set(MODELS)
     text = page({"2.14.0": {"support": column(NEWEST)}})
-    assert [shape for shape, words in SHAPE_WORDS.items() if f"| {shape} | {words} |" not in text] == []
+    described = {shape: f"| {code_names(shape)} | {code_names(words)} |" for shape, words in SHAPE_WORDS.items()}
+    assert [shape for shape, row in described.items() if row not in text] == []
+    assert "| hooked in `__init__`, before children |" in text  # GitHub would read __init__ as bold
 
 
 def test_only_columns_measured_with_the_newest_releases_scenario_table_are_compared():
@@ -153,3 +156,20 @@ def test_a_cell_the_ledger_cut_says_so_in_words_and_where_it_is_whole():
         "(cut here: the ledger keeps 2,000 characters of a cell; `python -m repro --support-table` on torch "
         "1.13.1 prints it whole) (8 runs left out: a feature this release lacks)"
     )
+
+
+def test_the_committed_pages_show_our_code_names_as_code_on_github():
+    """Issue 46, checked with GitHub's parser: no dunder name read as bold, no zero-width joiner in our own
+    `@script_method`, on every generated page."""
+    import re
+
+    import cmarkgfm
+
+    from helpers import ROOT
+    from repro.sanitise import ZWJ
+
+    for page in ("docs/support-table.md", "docs/downstream.md", "docs/reproducer.md", "docs/filing.md", "README.md"):
+        text = (ROOT / page).read_text(encoding="utf-8")
+        html = cmarkgfm.github_flavored_markdown_to_html(text)
+        assert re.findall(r"<strong>(init|new|getstate|setattr|deepcopy|dict)</strong>", html) == [], page
+        assert ZWJ not in text, page
