@@ -8,6 +8,7 @@ error, or TorchScript cannot be exercised here.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from repro.catalogue.bug import Bug
 from repro.engine import forked
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
 from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
-from repro.output import OutputError, emit, native_output_to_stderr
+from repro.output import INTERRUPTED, OutputError, emit, native_output_to_stderr
 from repro.sanitise import for_terminal
 from repro.vocabulary import Outcome, ProofStatus
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # the filing kit is imported only when asked for
     from repro.filing.material import HeadStart
     from repro.report import Report
 
-EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, INTERRUPTED
 PROG = "python -m repro"
 
 
@@ -104,6 +105,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         return _main(argv, prog)
     except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the way out short
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OutputError as problem:

@@ -12,6 +12,8 @@ is stderr, so that the report on stdout stays one clean document (JSON a tracker
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import gc
 import io
 import os
@@ -19,6 +21,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
+
+INTERRUPTED = 130  # the exit code of a run Ctrl-C ended, as for any Unix tool
 
 
 class OutputError(Exception):
@@ -78,4 +82,12 @@ def leave(code: int) -> NoReturn:
     as before (every file this project writes is closed by then); only objects
     in reference cycles are left unfinalized."""
     gc.freeze()
+    if code == INTERRUPTED:  # exit handlers and streams as at a normal exit, then out with 130: CPython
+        # ends a process with SIGINT itself (-2, not 130) once a KeyboardInterrupt went through code that
+        # torch ran with PyRun_*, even one the program caught and answered
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        atexit._run_exitfuncs()
+        os._exit(code)
     raise SystemExit(code)

@@ -23,6 +23,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import site
 import sys
 import sysconfig
@@ -39,7 +40,7 @@ from packaging.version import InvalidVersion, Version
 
 from repro import atomic
 from repro import ledger as ledger_io
-from repro.output import OutputError, emit
+from repro.output import INTERRUPTED, OutputError, emit, leave
 from repro.sanitise import for_terminal, one_line
 from repro.versions import parse as parse_version
 from tracker import history, sweep
@@ -50,7 +51,7 @@ from tracker.summary import markdown, text, wrap
 from tracker.upstream_issue import DEFAULT_API, issue_state, parse_ref
 
 DEFAULT_INDEX = "https://pypi.org"
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED, EXIT_INTERRUPTED = 0, 1, 2, 3, INTERRUPTED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the way out short
         print("check_upstream: interrupted; the ledger holds what was recorded before it", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OutputError as problem:  # the ledger is written already (unless --dry-run): the report is lost
@@ -363,4 +365,4 @@ def _as_json(outcome: sweep.Outcome, ledger: dict, found: list[history.Change]) 
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    leave(main())
