@@ -227,11 +227,11 @@ def _xfail(reason: str) -> None:
     pytest.xfail(reason)
 
 
-def unknown_id(bug_id: str) -> str:
-    """One sentence for an id the catalogue lacks, with the closest catalogued id."""
+def unknown_id(bug_id: str, who: str = "known_upstream_bug") -> str:
+    """One sentence within 100 columns for an id the catalogue lacks, with the closest catalogued id."""
     close = difflib.get_close_matches(bug_id, list(BUGS), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(BUGS)}"
-    return f"known_upstream_bug: no catalogued bug {bug_id[:80]!r}{hint}"
+    hint = f"; did you mean {close[0]!r}?" if close else " (python -m repro --list-bugs lists them)"
+    return f"{who}: unknown bug id {bug_id[:30]!r}{hint}"
 
 
 def _unknown(bug_id: str) -> Callable[[Test], Test]:

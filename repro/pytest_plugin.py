@@ -131,8 +131,8 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
             raise pytest.Collector.CollectError(f"{item.nodeid}: {MARKER} takes one catalogued bug id")
         try:
             get(mark.args[0])  # a misspelled id fails its module's collection, in one sentence
-        except UnknownBug as unknown:
-            raise pytest.Collector.CollectError(f"{item.nodeid}: {unknown}") from None
+        except UnknownBug:
+            raise pytest.Collector.CollectError(expect.unknown_id(mark.args[0], who=item.name)) from None
         item.obj = expect.known_upstream_bug(mark.args[0])(item.obj)
     return result
 
@@ -156,6 +156,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         except LedgerError as problem:  # one sentence naming where the ledger was named, no traceback
             pytest.fail(str(problem), pytrace=False)
         item.user_properties.append((PROPERTY, f"{bug_id}|{state}|{expect.ledger_in_use(ledger)}"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A test decorated with an id the catalogue lacks fails in its one sentence, without a traceback:
+    a TestCase method, which the decorator cannot fail through pytest, included."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is not None and call.excinfo.errisinstance(expect.UnknownBugInTest):
+        report.longrepr = str(call.excinfo.value)
 
 
 class Summary:
