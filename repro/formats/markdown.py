@@ -17,7 +17,7 @@ from repro.engine.oracle import ScenarioResult
 from repro.filing.material import Filing
 from repro.formats.text import side_cell
 from repro.report import Report
-from repro.sanitise import code_block, plain
+from repro.sanitise import code_block, code_names, plain
 from repro.source_checks import installed_sources
 from repro.vocabulary import FixVerdict, Verdict
 
@@ -38,8 +38,8 @@ RUN_COLUMNS = ("hook API", "scenario", "style", "instance", "ScriptModule", "eag
 def _run_row(r: ScenarioResult) -> str:
     return _cells(
         (
-            r.scenario.api,
-            r.scenario.name,
+            code_names(r.scenario.api),
+            code_names(r.scenario.name),
             r.style,
             r.instance,
             plain(side_cell(r.scripted)),
@@ -78,7 +78,7 @@ def _scope(bug: Bug) -> str:
         "plain_forward": "plain `def forward`",
         "torch.jit.script": "a `torch.jit.script`-ed child",
     }
-    return f"{' and '.join(styles.get(s, s) for s in bug.styles)}; model shapes: {', '.join(bug.models)}"
+    return f"{' and '.join(styles.get(s, s) for s in bug.styles)}; model shapes: {code_names('; '.join(bug.models))}"
 
 
 def _matching(report: Report) -> str:
@@ -94,9 +94,9 @@ def _root_cause(bug: Bug, cause: list[str]) -> list[str]:
     """The numbered steps, then the workaround users have until a fix (or "none" and why)."""
     found = bug.workaround
     if found is None or found.apply is None:
-        today = f"none ({found.summary.removeprefix('none: ') if found else 'none declared'})."
+        today = f"none ({code_names(found.summary.removeprefix('none: ')) if found else 'none declared'})."
     else:
-        today = f"{found.in_torch_terms or found.summary}."
+        today = f"{code_names(found.in_torch_terms or found.summary)}."
     return [*(f"{i}. {plain(step)}" for i, step in enumerate(cause, start=1)), "", f"Workaround until a fix: {today}"]
 
 
@@ -113,7 +113,7 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
         "| candidate | side | scenario runs matching eager | verdict |",
         "|---|---|---|---|",
         *(
-            _cells((r.candidate.summary.split(" (")[0], r.candidate.side, r.tally(), r.verdict))
+            _cells((code_names(r.candidate.summary.split(" (")[0]), r.candidate.side, r.tally(), r.verdict))
             for r in filing.candidates
         ),
     ]
@@ -139,7 +139,7 @@ def render(report: Report, filing: Filing, cause: list[str] | None) -> str:
     lines = [
         "### 🐛 Describe the bug",
         "",
-        f"{bug.title}: {bug.symptom}. {reference}",
+        f"{code_names(bug.title)}: {code_names(bug.symptom)}. {reference}",
         "",
         "```python",
         bug.paste.rstrip(),

@@ -10,6 +10,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import cmarkgfm
 import pytest
 import torch
 
@@ -474,6 +475,8 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     assert output.startswith('Traceback (most recent call last):\n  File "bug.py", line ')
     assert output.splitlines()[-1].startswith(BUGS[bug_id].paste_ends)  # the bug's own error, or its failing assert
     assert len(_outside_collapsed(body)) < 80
+    html = cmarkgfm.github_flavored_markdown_to_html(body)  # GitHub's parser: our code names are never bold
+    assert re.findall(r"<strong>[a-z_]*</strong>", html) == []
     assert str(ROOT) not in body and str(Path.home()) + "/" not in body and "/tmp/" not in body
     assert [line for line in body.splitlines() if "/site-packages/" in line and ".../site-packages/" not in line] == []
     assert [line for line in body.splitlines() if "repro" in line] == [ATTRIBUTION]  # no tool of ours but this
