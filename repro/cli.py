@@ -12,8 +12,9 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from repro.catalogue import UnknownBug, get
 from repro.catalogue.bug import Bug
@@ -102,6 +103,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     """Ctrl-C is one line and exit 130, as for any Unix tool; no process this one started outlives it."""
+    previous = sys.unraisablehook
+    sys.unraisablehook = partial(_redeliver_ctrl_c, previous)
     try:
         return _main(argv, prog)
     except KeyboardInterrupt:
@@ -111,6 +114,17 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except OutputError as problem:
         print(f"{prog}: error: {problem}", file=sys.stderr)
         return EXIT_ENVIRONMENT
+    finally:
+        sys.unraisablehook = previous
+
+
+def _redeliver_ctrl_c(previous: Callable[[Any], object], unraisable: Any) -> None:
+    """Ctrl-C that lands in a finalizer or weakref callback (torch runs many) is printed and dropped by
+    Python, and the run goes on: deliver it again, to land in the run itself."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+        return
+    previous(unraisable)
 
 
 def _main(argv: list[str] | None, prog: str) -> int:

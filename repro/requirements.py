@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 
-NEEDED = ("torch", "packaging", "requests", "urllib3")  # pyproject.toml's dependencies, as modules
+NEEDED = ("torch", "packaging")  # what python -m repro imports (requests and urllib3: the tracker's)
 
 
 def unmet(needed: tuple[str, ...] = NEEDED) -> str:
@@ -13,4 +13,4 @@ def unmet(needed: tuple[str, ...] = NEEDED) -> str:
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if not missing:
         return ""
-    return f"not installed here: {', '.join(missing)} (pip install -e .)"  # 100 columns with all four
+    return f"not installed here: {', '.join(missing)} (pip install -e .)"

@@ -423,7 +423,7 @@ def test_an_environment_without_the_projects_packages_is_told_which_to_install(t
     proc = run(["-m", "repro"], python=str(bare))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.splitlines() == [
-        "python -m repro: error: not installed here: torch, packaging, requests, urllib3 (pip install -e .)"
+        "python -m repro: error: not installed here: torch, packaging (pip install -e .)"
     ]
 
 
@@ -453,3 +453,18 @@ def test_patch_without_torch_says_cannot_be_imported_as_every_command_does(monke
     monkeypatch.setattr(sys, "path", [sysconfig.get_paths()["stdlib"]])  # no site-packages: no torch
     with pytest.raises(FileNotFoundError, match="^torch cannot be imported: it is not installed for this Python$"):
         installed_torch_root()
+
+
+def test_ctrl_c_dropped_in_a_finalizer_is_delivered_again():
+    """Python prints and drops a KeyboardInterrupt raised in a weakref callback or __del__ (torch runs
+    many): the CLI's hook delivers SIGINT again, so the run itself is interrupted."""
+    import types
+
+    from repro.cli import _redeliver_ctrl_c
+
+    seen: list[object] = []
+    with pytest.raises(KeyboardInterrupt):
+        _redeliver_ctrl_c(seen.append, types.SimpleNamespace(exc_value=KeyboardInterrupt()))
+    other = types.SimpleNamespace(exc_value=ValueError("x"))
+    _redeliver_ctrl_c(seen.append, other)
+    assert seen == [other]  # anything else goes to the hook it replaced
