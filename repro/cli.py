@@ -8,8 +8,10 @@ error, or TorchScript cannot be exercised here.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -121,8 +123,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
 def _redeliver_ctrl_c(previous: Callable[[Any], object], unraisable: Any) -> None:
     """Ctrl-C that lands in a finalizer or weakref callback (torch runs many) is printed and dropped by
     Python, and the run goes on: deliver it again, to land in the run itself."""
-    if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        signal.raise_signal(signal.SIGINT)
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):  # 50 ms later, from another thread: a
+        # signal sent before this hook returns would be handled in it, and dropped again
+        timer = threading.Timer(0.05, os.kill, args=(os.getpid(), signal.SIGINT))
+        timer.daemon = True
+        timer.start()
         return
     previous(unraisable)
 

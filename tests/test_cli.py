@@ -458,13 +458,15 @@ def test_patch_without_torch_says_cannot_be_imported_as_every_command_does(monke
 def test_ctrl_c_dropped_in_a_finalizer_is_delivered_again():
     """Python prints and drops a KeyboardInterrupt raised in a weakref callback or __del__ (torch runs
     many): the CLI's hook delivers SIGINT again, so the run itself is interrupted."""
+    import time
     import types
 
     from repro.cli import _redeliver_ctrl_c
 
     seen: list[object] = []
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt):  # from another thread, a moment later: while this one sleeps
         _redeliver_ctrl_c(seen.append, types.SimpleNamespace(exc_value=KeyboardInterrupt()))
+        time.sleep(10)
     other = types.SimpleNamespace(exc_value=ValueError("x"))
     _redeliver_ctrl_c(seen.append, other)
     assert seen == [other]  # anything else goes to the hook it replaced

@@ -388,7 +388,7 @@ def test_unittest_runners_keep_only_the_bugs_failure_expected(tmp_path, args, su
     err = proc.stderr
     assert proc.returncode == 1 and summary in err, proc.stdout + err
     assert "ValueError: not the bug" in err and "UnexpectedPass: TestHooks.test_passes passed, but the ledger" in err
-    assert ("no catalogued bug 'no-such-bug'" in err) == ("discover" in args)
+    assert ("unknown bug id 'no-such-bug'" in err) == ("discover" in args)
 
 
 # --- the plugin in every session of the environment ---------------------------------------------------------

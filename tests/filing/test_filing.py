@@ -24,7 +24,7 @@ from repro.filing.candidates import InstalledSources, applied, candidates_of, cl
 from repro.formats.markdown import ATTRIBUTION
 from repro.formats.text import render_candidates
 from repro.ledger import ORIGINAL, release_key
-from repro.sanitise import plain
+from repro.sanitise import code_names, plain
 from repro.source_checks import (
     RECURSIVE_PY,
     SCRIPT_PY,
@@ -507,7 +507,7 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
     upstream = [c for c in CANDIDATES.values() if c.side == "upstream"]  # the user-side ones are for --candidates
     rows = {
         c.name: re.search(
-            rf"^\| {re.escape(c.summary.split(' (')[0])} \| upstream \| (\d+)/(\d+)([^|]*) \| "
+            rf"^\| {re.escape(code_names(c.summary.split(' (')[0]))} \| upstream \| (\d+)/(\d+)([^|]*) \| "
             r"([a-z ]+) \|$",
             body,
             re.MULTILINE,
