@@ -26,6 +26,7 @@ import ast
 import functools
 import hashlib
 import importlib.util
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,7 +178,19 @@ def _is_docstring(statement: ast.stmt) -> bool:
 @functools.lru_cache(maxsize=16)  # the files of the releases probed at once (--jobs)
 def _parse(text: str) -> ast.Module:
     """One parse of a file per release, whichever catalogued bugs then read it (the checks only read)."""
-    return ast.parse(text)
+    return parse_python(text)
+
+
+_PARSING = threading.RLock()  # re-entrant: a finalizer run by the collector mid-parse may parse too
+
+
+def parse_python(text: str) -> ast.Module:
+    """``ast.parse``, one thread at a time: CPython 3.11 keeps the AST constructor's recursion depth in
+    state all threads share, so two threads parsing at once (the tracker probes releases in threads)
+    can fail with ``SystemError: AST constructor recursion depth mismatch`` (python/cpython#106905;
+    tests/test_source_checks.py reproduces it with bare ``ast.parse``)."""
+    with _PARSING:
+        return ast.parse(text)
 
 
 _Named = TypeVar("_Named", bound=ast.AST)  # a node kind with a name: ClassDef, FunctionDef

@@ -8,6 +8,7 @@ import ast
 from collections.abc import Callable
 
 from repro.catalogue.fixes import PatchError, Sources
+from repro.source_checks import parse_python
 
 
 def unpatched(path: str, text: str, marker: str, already: str) -> None:
@@ -33,7 +34,7 @@ def lines_of(text: str) -> list[str]:
 
 def parse(path: str, text: str) -> ast.Module:
     try:
-        return ast.parse(text)
+        return parse_python(text)
     except SyntaxError as err:
         raise PatchError(f"{path} does not parse as Python (line {err.lineno}: {err.msg}).") from None
     except ValueError as err:  # a null byte

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repro.catalogue.texts import rendered
+from repro.source_checks import parse_python
 
 Sources = Mapping[str, "str | None"]  # path as in a PyTorch checkout -> text (None: the file is absent)
 Edit = Callable[[Sources], dict[str, str]]  # the files it changes, patched; PatchError when it cannot
@@ -107,7 +108,7 @@ def regression_test(package: str, path: str, runner: str = "") -> RegressionTest
     text = rendered(package, "regression_test.py")
     cases = [
         node.name
-        for node in ast.parse(text).body
+        for node in parse_python(text).body
         if isinstance(node, ast.ClassDef) and any(ast.unparse(base) == "TestCase" for base in node.bases)
     ]
     if len(cases) != 1:

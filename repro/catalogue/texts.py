@@ -9,6 +9,8 @@ import ast
 from functools import cache
 from importlib import resources
 
+from repro.source_checks import parse_python
+
 PIECES = "repro.catalogue.pieces"
 
 
@@ -23,7 +25,7 @@ def _pieces() -> tuple[list[str], dict[str, str]]:
     text = _read("repro.catalogue", "pieces.py")
     lines = text.splitlines()
     imports, found = [], {}
-    for node in ast.parse(text).body:
+    for node in parse_python(text).body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(ast.get_source_segment(text, node) or "")
         elif isinstance(node, (ast.ClassDef, ast.FunctionDef)):
@@ -37,7 +39,7 @@ def rendered(package: str, name: str) -> str:
     the source of what it imports."""
     text = _read(package, name)
     lines = text.splitlines(keepends=True)
-    imports = [node for node in ast.parse(text).body if isinstance(node, ast.ImportFrom) and node.module == PIECES]
+    imports = [node for node in parse_python(text).body if isinstance(node, ast.ImportFrom) and node.module == PIECES]
     needed, pieces = _pieces()
     own = {line.strip() for line in lines}
     missing = "".join(f"{line}\n" for line in needed if line not in own)  # what the pieces use
