@@ -29,6 +29,25 @@ class WriteError(OSError):
         self.why = why or message
 
 
+def unwritable(path: Path) -> str | None:
+    """Why ``replace(path, ...)`` would fail, checked before any work (None: it would not): the folder
+    missing or read-only, the file read-only, or a folder that takes no new file (/proc, /sys, which
+    ``os.access`` calls writable). Its folder is never created: a misspelt path is refused."""
+    target = path.resolve()
+    if not target.parent.is_dir():
+        return f"its directory {target.parent} does not exist"
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        return f"its directory {target.parent} is read-only"
+    if target.exists() and not os.access(target, os.W_OK):
+        return "the file is read-only"
+    try:  # the temporary file is made there, as replace() makes it
+        with tempfile.TemporaryFile(dir=target.parent):
+            pass
+    except OSError:
+        return f"{target.parent} takes no new file"
+    return None
+
+
 def _prefix(path: Path) -> str:
     return f".{path.name}{MARK}"
 

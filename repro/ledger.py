@@ -22,7 +22,6 @@ import fcntl
 import json
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -369,21 +368,12 @@ def expectation_for(ledger: dict[str, Any], torch_version: str, bug_id: str) -> 
 def check_writable(path: Path) -> None:
     """Refuse, before any work, a ledger whose writes would fail: its directory missing or read-only
     (the lock and the temporary file are created there), or the file itself read-only."""
-    target = path.resolve()
-    if not target.parent.is_dir():
-        raise LedgerError(f"the ledger {path} cannot be written: its directory {target.parent} does not exist.")
-    if not os.access(target.parent, os.W_OK | os.X_OK):
-        raise LedgerError(f"the ledger {path} cannot be written: its directory {target.parent} is read-only.")
-    if target.exists() and not os.access(target, os.W_OK):
-        raise LedgerError(f"the ledger {path} cannot be written: the file is read-only.")
-    lock = _lock_of(target)
+    problem = atomic.unwritable(path)
+    if problem:
+        raise LedgerError(f"the ledger {path} cannot be written: {problem}.")
+    lock = _lock_of(path.resolve())
     if lock.exists() and not lock.is_file():
         raise LedgerError(f"the ledger {path} cannot be written: its lock {lock} is not a file (remove it).")
-    try:  # what os.access cannot tell (/proc, /sys): make a temporary file there (the lock is made by a write)
-        with tempfile.TemporaryFile(dir=target.parent):
-            pass
-    except OSError:
-        raise LedgerError(f"the ledger {path} cannot be written: {target.parent} takes no new file.") from None
 
 
 def _lock_of(path: Path) -> Path:

@@ -121,7 +121,6 @@ def run_repro(torch: str) -> dict[str, Any]:
 def write_result(out: Path, result: dict[str, Any]) -> int:
     """Write one pair's result in one rename: exit 0, or 2 with one sentence and the old file intact."""
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
         atomic.replace(out.resolve(), json.dumps(result, indent=2))
     except OSError as err:  # atomic.WriteError says which file and that it stays as it was
         print(for_terminal(f"matrix: error: {err}"), file=sys.stderr)
@@ -239,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "run":
+        problem = atomic.unwritable(args.out)
+        if problem:  # now, not after the reproducer's run
+            print(for_terminal(f"matrix: error: {args.out} cannot be written: {problem}"), file=sys.stderr)
+            return 2
         return write_result(args.out, run_repro(args.torch))
     if args.command == "table":
         if not args.results.is_dir():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 import torch
@@ -53,9 +54,21 @@ def test_a_release_the_index_does_not_list_is_one_sentence(index):
     assert code == 1 and stderr.strip() == "matrix: error: the index does not list torch 1.13.2"
 
 
+@pytest.mark.parametrize("out", ["missing/result.json", "/proc/result.json"])
+def test_run_refuses_an_unwritable_out_before_any_work(tmp_path, out):
+    target = tmp_path / out if not out.startswith("/") else out
+    start = time.monotonic()
+    proc = run(["-m", "tracker.matrix", "run", "--torch", "2.13.0", "--out", str(target)])
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"matrix: error: {target} cannot be written: ")
+    assert len(proc.stderr.splitlines()) == 1 and time.monotonic() - start < 5  # the run takes 13 s
+    assert not (tmp_path / "missing").exists()
+
+
 @pytest.mark.slow
 def test_a_run_records_its_report_and_the_table_shows_each_bug_and_what_was_said(tmp_path):
     result = tmp_path / "results" / "installed.json"
+    result.parent.mkdir()
     proc = run(
         ["-m", "tracker.matrix", "run", "--torch", torch.__version__, "--out", str(result)], env={"PYTORCH_JIT": "0"}
     )  # TorchScript off: a quick run that still reports
