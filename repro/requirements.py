@@ -4,8 +4,10 @@ them, one sentence naming them all, instead of the traceback of the first import
 from __future__ import annotations
 
 import importlib.util
+import sys
 
-NEEDED = ("torch", "packaging")  # what python -m repro imports (requests and urllib3: the tracker's)
+# what python -m repro imports (requests and urllib3: the tracker's); tomli reads bug.toml before 3.11
+NEEDED = ("torch", "packaging", *(("tomli",) if sys.version_info < (3, 11) else ()))
 
 
 def unmet(needed: tuple[str, ...] = NEEDED) -> str:

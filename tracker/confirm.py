@@ -29,6 +29,7 @@ from typing import Any
 
 from repro import ledger as ledger_io
 from repro.ledger import OUTCOMES, PROOF_KEYS, STATUSES  # a report's outcome; a bug's status (not "skipped")
+from repro.requirements import NEEDED
 
 PROJECT = Path(__file__).resolve().parents[1]
 RUN_ENV = ("PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE")  # and LC_*: what the reproducer is given
@@ -247,9 +248,9 @@ def _create(env_dir: Path, version: str, installer: Installer, timeout: float) -
 
 
 def _installs(install: list[str], version: str, installer: Installer) -> list[list[str]]:
-    """``torch==version`` and ``packaging`` (all ``python -m repro`` imports). With an extra index,
-    torch goes first, alone, from the index alone: neither pip nor uv then replaces it."""
-    requirement, index = [f"torch=={version}", "packaging"], ["--index-url", installer.index_url]
+    """``torch==version`` and the rest of what ``python -m repro`` imports (``repro.requirements``). With
+    an extra index, torch goes first, alone, from the index alone: neither pip nor uv then replaces it."""
+    requirement, index = [f"torch=={version}", *NEEDED[1:]], ["--index-url", installer.index_url]
     if not installer.extra_index_url:
         return [[*install, *index, *requirement]]
     return [

@@ -13,17 +13,8 @@ import pytest
 from helpers import ROOT, run
 from tracker.catalogue_docs import PARTS
 
-THROWAWAY = '''"""A throwaway bug for the test that adding a bug is adding its folder."""
-
-import dataclasses
-import importlib
-
-_MODEL = importlib.import_module("repro.catalogue.jit_error_replaces_exception").BUG
-
-BUG = dataclasses.replace(
-    _MODEL, id="zz-throwaway", number=0, title="a throwaway bug", headline="thrown away"
-)
-'''
+MODEL = "jit_error_replaces_exception"  # the folder the throwaway one copies, its words renamed
+RENAMED = {"id": '"zz-throwaway"', "number": "0", "title": '"a throwaway bug"', "headline": '"thrown away"'}
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +27,13 @@ def copy(tmp_path_factory):
     for name in ("README.md", "pyproject.toml"):
         shutil.copy(ROOT / name, root / name)
     folder = root / "repro" / "catalogue" / "zz_throwaway"
-    folder.mkdir()
-    (folder / "__init__.py").write_text(THROWAWAY)
+    shutil.copytree(ROOT / "repro" / "catalogue" / MODEL, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    words = folder / "bug.toml"
+    text = words.read_text()
+    for key, value in RENAMED.items():
+        text, count = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, count=1, flags=re.M)
+        assert count == 1, key
+    words.write_text(text)
     (folder / "downstream.md").write_text("A throwaway workaround.\n\n<!-- proof -->\n")
     return root
 

@@ -18,7 +18,7 @@ from helpers import ROOT, fake_broken_npu, run, run_json, write_ledger
 from repro import workaround
 from repro.catalogue import BUGS, cause_of, select
 from repro.catalogue.fixes import Candidate, PatchError
-from repro.catalogue.full_backward_hook_flag import FIXES, RootCause, explain, patch_both
+from repro.catalogue.full_backward_hook_flag import BUG, RootCause, explain, patch_both
 from repro.engine.models import INSTANCES, STYLES, build_eager, build_scripted, styles_of
 from repro.filing.candidates import InstalledSources, applied, candidates_of, classify, judge, run_key
 from repro.formats.markdown import ATTRIBUTION
@@ -36,7 +36,7 @@ from repro.source_checks import (
 from repro.vocabulary import StaticStatus
 
 CANDIDATES = candidates_of(BUGS[ORIGINAL])
-TEST_PATH, REGISTRATION = FIXES.patch.test.path, FIXES.patch.test.registration
+TEST_PATH, REGISTRATION = BUG.fixes.patch.test.path, BUG.fixes.patch.test.registration
 
 
 @pytest.fixture

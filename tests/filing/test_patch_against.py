@@ -10,12 +10,12 @@ import pytest
 
 from helpers import run
 from repro.catalogue.edits import lines_of
-from repro.catalogue.full_backward_hook_flag import FIXES
+from repro.catalogue.full_backward_hook_flag import BUG
 from repro.filing.upstream_patch import unified_diff
 from repro.ledger import ORIGINAL
 from repro.source_checks import RECURSIVE_PY, SCRIPT_PY
 
-TEST_JIT = FIXES.patch.test.runner
+TEST_JIT = BUG.fixes.patch.test.runner
 
 BROKEN = {  # file -> (what it becomes, what the one sentence says)
     "test-jit-latin-1": (TEST_JIT, "# caf\xe9\n".encode("latin-1"), "is not UTF-8 text (byte 5 is 0xe9)"),

@@ -81,7 +81,7 @@ def test_a_matrix_result_is_replaced_whole_or_not_at_all(tmp_path, capsys):
     """``tracker.matrix run --out``: a disk that fills mid-write left a partial JSON file before."""
     from tracker.matrix import write_result
 
-    out = tmp_path / "results" / "result.json"
+    out = tmp_path / "result.json"
     assert write_result(out, {"torch": "2.13.0", "stderr": []}) == 0
     old = out.read_bytes()
     with file_size_limit(len(old) + 100):

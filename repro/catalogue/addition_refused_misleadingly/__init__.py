@@ -24,9 +24,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, raised, scope
-from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import ROOTS, raised, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.source_checks import SCRIPT_PY, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -71,8 +71,6 @@ def root_cause(evidence: list[str]) -> list[str]:
 def recognise(result: ScenarioResult) -> bool:
     return result.scenario.name in MISLEADS and raised(result, MISLEADS[result.scenario.name])
 
-
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: a ScriptModule's class is compiled when __init__ returns, so nothing can be added after
 # (C++ holds the compiled type); the patch keeps every refusal and makes each say so, where each addition
@@ -123,53 +121,6 @@ def refuse_additions_clearly(sources: Sources) -> dict[str, str]:
     return {SCRIPT_PY: edits.add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", REGISTER)}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="each refusal of an addition after construction says why, where the addition arrives",
-        files=(SCRIPT_PY,),
-        edit=refuse_additions_clearly,
-        test=regression_test(__name__, "test/jit/test_script_module_additions.py", runner=TEST_JIT),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/api/module.h: a compiled module's type (its children, parameters and buffers) is "
-        "fixed when the class is compiled",
-    ),
-)
+SCOPE = scope(ROOTS)
 
-BUG = Bug(
-    id="addition-refused-misleadingly",
-    number=10,
-    headline="adding a child, parameter or buffer: refused, misleadingly",
-    title="Adding a child, parameter or buffer after __init__ is refused with a misleading message",
-    upstream="not reported yet",
-    apis=("add_module", "register_module", "register_parameter", "register_buffer", "setattr"),
-    scope=scope(ROOTS),
-    symptom="'tried to replace existing module' for a new name; 'before Module.__init__() call' after it",
-    departures=(
-        Departure(
-            "register_buffer: adds a buffer after __init__",
-            "plain_forward",
-            "raises",
-            detail="AttributeError: cannot assign buffer before Module.__init__() call",
-        ),
-    ),
-    recognise=recognise,
-    paste_ends="AssertionError: refused with a message about __init__",
-    paste=PASTE,
-    explanation=__doc__,
-    no_static="its refusals are ordinary Python; their texts, not a structure, make it: judged at run time",
-    errors=("before Module.__init__() call",),
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="none",
-        summary="none: after __init__ nothing can be added; register every child, parameter and buffer in __init__",
-        usage="none: declare each child, parameter and buffer in __init__, before the class is compiled",
-        apply=None,
-        tried=(
-            "setattr of a new nn.Parameter: RuntimeError: Can't add a new parameter after ScriptModule construction",
-            "setattr of a new eager child: the same misleading 'tried to replace existing module'",
-            "register_buffer on a child (m.linear): refused with a message about a parameter",
-        ),
-    ),
-    cases=CASES,
-)
+BUG = declare(__name__)

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, raised, scope
-from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import ROOTS, raised, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.source_checks import SCRIPT_PY, forwarding_call, setattr_forwards
 from repro.vocabulary import Verdict
 
@@ -49,8 +49,6 @@ def root_cause(evidence: list[str]) -> list[str]:
         "wrapper and finds nothing.",
     ]
 
-
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: the compiled module's attributes are typed by TorchScript in C++, so a None or an int cannot
 # be stored where eager stores them; the patch makes ScriptModule.__setattr__ refuse those in words that say
@@ -97,63 +95,8 @@ def check_assignments(sources: Sources) -> dict[str, str]:
     return {SCRIPT_PY: edits.add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", DELATTR)}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="ScriptModule.__setattr__ refuses what its compiled type cannot hold, and __delattr__ follows it",
-        files=(SCRIPT_PY,),
-        edit=check_assignments,
-        test=regression_test(__name__, "test/jit/test_script_module_assignment.py", runner=TEST_JIT),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/python/script_init.cpp: the compiled module's setattr casts each value to the type "
-        "TorchScript gave the attribute",
-    ),
-)
+SCOPE = scope(ROOTS)
+PIECES = (setattr_forwards("training"),)
+FINGERPRINTED = ((SCRIPT_PY, "ScriptModule.__setattr__"),)
 
-BUG = Bug(
-    id="attribute-assignment-forwarded",
-    number=6,
-    headline="setting a parameter, buffer or `training` is cast or refused",
-    title="Assigning a parameter, buffer or training on a ScriptModule subclass is cast or refused",
-    upstream="not reported yet",
-    apis=APIS,
-    scope=scope(ROOTS),  # its scenarios are declared on every shape holding the attribute
-    symptom="weight = None raises a cast error; a tensor replaces a parameter silently; training = 0 -> False",
-    departures=(
-        Departure(
-            "setattr: assigns a parameter to None",
-            "script_method",
-            "raises",
-            detail="RuntimeError: Could not cast attribute 'weight' to type Tensor: "
-            "strides() called on an undefined Tensor",
-        ),
-    ),
-    recognise=recognise,
-    pieces=(setattr_forwards("training"),),
-    fingerprinted=((SCRIPT_PY, "ScriptModule.__setattr__"),),
-    cases=(
-        "assigns a parameter to None",
-        "assigns a buffer to None",
-        "assigns training to 0 (stored as given)",
-        "assigns a plain tensor to a parameter (eager refuses)",
-        "deletes a plain attribute set earlier",
-    ),
-    paste_ends="AssertionError: model.weight = None raised: Could not cast attribute 'weight'",
-    paste=PASTE,
-    explanation=__doc__,
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="none",
-        summary="none: the values live in the compiled module, typed when it was scripted",
-        usage="none: keep a parameter and zero it, assign a bool to training, wrap a tensor in nn.Parameter",
-        apply=None,
-        tried=(
-            "object.__setattr__(model, 'weight', None): the wrapper reads None, but state_dict() and the "
-            "compiled forward still use the parameter",
-            "del model.weight: RuntimeError: cannot delete methods or parameters of a script module",
-            "model._parameters['weight'] = None: RuntimeError: strides() called on an undefined Tensor",
-            "delattr(model._actual_script_module, name) deletes a plain attribute set after __init__: "
-            "the deletion case only; the None, training and plain-tensor cases have no such route",
-        ),
-    ),
-)
+BUG = declare(__name__)

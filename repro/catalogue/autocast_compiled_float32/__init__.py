@@ -26,9 +26,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import Bug, Departure, Workaround, scope, unchanged
-from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -107,8 +107,6 @@ def _same_tensors(mine: object, theirs: object) -> bool:
     return all(mine.get(k) == theirs.get(k) for k in ("class", "dtype", "shape"))
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
 # --- fixing it: JIT autocast off by default. With its pass off, a compiled graph's ops dispatch
 # through eager autocast, as a Python forward's do (what the workaround measures); JIT autocast's own
 # tests opt in (test/test_jit_autocast.py's setUp calls torch._C._jit_set_autocast_mode(True)).
@@ -135,62 +133,9 @@ def jit_autocast_off_by_default(sources: Sources) -> dict[str, str]:
     return {JIT_INIT: edits.after(text, init, ["", *OFF])}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="JIT autocast off by default: compiled graphs' ops dispatch through eager autocast",
-        files=(JIT_INIT,),
-        edit=jit_autocast_off_by_default,
-        test=regression_test(__name__, "test/jit/test_script_module_autocast.py", runner=TEST_JIT),
-        leaves="with JIT autocast off, backward after an autocast forward raises 'expected m1 and m2 to have "
-        "the same dtype' on child first and child between, in the optimized graph's own backward (C++; "
-        "likely torch/csrc/jit/runtime/autodiff.cpp, not proven), which no change to Python files reaches",
-    ),
+CASES = (CASE, TRAINING)
+SCOPE = scope(("child first", "child between"), ("script_method",), CASE) + scope(
+    ("child between",), ("script_method",), TRAINING
 )
 
-BUG = Bug(
-    id="autocast-compiled-float32",
-    number=18,
-    headline="under `torch.autocast` a compiled forward returns float32",
-    title="Under torch.autocast, a script_method forward's ops after a child come out float32",
-    upstream="not reported yet (related: pytorch/pytorch#63939)",
-    apis=("torch.autocast",),
-    scope=scope(("child first", "child between"), ("script_method",), CASE)
-    + scope(("child between",), ("script_method",), TRAINING),
-    symptom="the output is float32 where eager's is bfloat16 (JIT autocast's policy, not eager's); in "
-    "training, on child between, gradients differ from eager's from the second call",
-    departures=(
-        Departure(
-            "torch.autocast: autocast to bfloat16 on CPU: output dtype and values",
-            "script_method",
-            "differs",
-            scripted={"hook calls": [], "first call: output": {"dtype": "torch.float32"}},
-            eager={"hook calls": [], "first call: output": {"dtype": "torch.bfloat16"}},
-            model="child first",
-        ),
-    ),
-    recognise=recognise,
-    paste_ends="AssertionError: under autocast the compiled forward returned torch.float32",
-    paste=PASTE,
-    explanation=__doc__,
-    no_static="the JIT autocast pass is C++ (torch/csrc/jit/passes/autocast.cpp)",
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="a plain forward",
-        summary="drop @torch.jit.script_method from forward: a plain Python forward follows eager autocast",
-        usage="class Net(torch.jit.ScriptModule):\n    def forward(self, x):  # no @torch.jit.script_method",
-        apply=unchanged,
-        style="plain_forward",
-        in_torch_terms="a plain Python forward (no @torch.jit.script_method) on the ScriptModule subclass",
-        tried=(
-            "torch._C._jit_set_autocast_mode(False) (this project's workaround until 2026-12-05): the output is "
-            "bfloat16 as eager's, but it breaks training: set once before the model runs, as it said, backward "
-            "after the autocast forward (torch's AMP recipe) raises 'expected m1 and m2 to have the same dtype' "
-            "on child first and child between from the second call on (in a process where no model with such a "
-            "child was trained before with JIT autocast on: then it trains), and on a model with a parameter "
-            "and a buffer (not in this scope) gradients differ from eager's from the second call on without an "
-            "error; do not use it",
-        ),
-    ),
-    cases=(CASE, TRAINING),
-)
+BUG = declare(__name__)

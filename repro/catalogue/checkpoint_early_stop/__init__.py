@@ -27,17 +27,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import (
-    NESTED,
-    ROOTS,
-    Bug,
-    Departure,
-    Workaround,
-    raised,
-    scope,
-)
-from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import NESTED, ROOTS, raised, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.source_checks import find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -85,8 +77,6 @@ def root_cause(evidence: list[str]) -> list[str]:
 def recognise(result: ScenarioResult) -> bool:
     return "torch.utils.checkpoint.checkpoint" in result.scenario.apis and raised(result, SIGNATURE)
 
-
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: checkpoint takes an exception that reaches it once every tensor was recomputed under
 # early stop as the stop it was (TorchScript's interpreter raised it again as RuntimeError), and then
@@ -158,69 +148,15 @@ def recompute_when_the_stop_was_translated(sources: Sources) -> dict[str, str]:
     }
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="checkpoint takes early stop's exception re-raised by TorchScript as the stop, then recomputes "
-        "all of the forward without early stop",
-        files=(CHECKPOINT,),
-        edit=recompute_when_the_stop_was_translated,
-        test=regression_test(__name__, "test/jit/test_checkpoint_script_module.py", runner=TEST_JIT),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/runtime/profiling_graph_executor_impl.cpp: a forward's first run is profiled and "
-        "later ones run the optimized graph, which saves other tensors for backward",
-    ),
-)
-
-BUG = Bug(
-    id="checkpoint-early-stop",
-    number=8,
-    headline="non-reentrant checkpoint fails through compiled code",
-    title="Non-reentrant torch.utils.checkpoint fails through compiled code",
-    upstream="not reported yet",
-    apis=("torch.utils.checkpoint.checkpoint",),
-    # measured by exploring every declared shape (tests/engine/test_scope.py)
-    scope=scope(ROOTS + ("in eager parent", "in eager parent, with child"), ("script_method",), EARLY_STOP)
+CASES = (EARLY_STOP,)
+SCOPE = (
+    scope(ROOTS + ("in eager parent", "in eager parent, with child"), ("script_method",), EARLY_STOP)
     + scope(
         ("child", "child first", "child last", "several children", "in eager parent, with child", *NESTED),
         ("plain_forward",),
         EARLY_STOP,
     )
-    + scope(("scripted child",), ("torch.jit.script",), EARLY_STOP),
-    symptom=f"RuntimeError: {SIGNATURE} (checkpoint's early stop)",
-    departures=(
-        Departure(
-            "torch.utils.checkpoint.checkpoint: non-reentrant, with early stop: same gradients",
-            "script_method",
-            "raises",
-            detail="RuntimeError: The following operation failed in the TorchScript interpreter.",
-        ),
-    ),
-    recognise=recognise,
-    paste_ends="AssertionError: backward through checkpoint raised: The following operation failed",
-    paste=PASTE,
-    explanation=__doc__,
-    no_static="it lives in torch/utils/checkpoint.py, which the wheel probe does not read",
-    needs=("torch.utils.checkpoint.set_checkpoint_early_stop",),
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="early stop and JIT optimization off",
-        summary="torch.utils.checkpoint.set_checkpoint_early_stop(False) and torch.jit.optimized_execution(False), "
-        "both around forward and backward",
-        usage="with set_checkpoint_early_stop(False), torch.jit.optimized_execution(False):\n"
-        "    checkpoint(model, x, use_reentrant=False).sum().backward()  # backward inside the block too",
-        apply=early_stop_and_optimization_off,
-        in_torch_terms=(
-            "torch.utils.checkpoint.set_checkpoint_early_stop(False) and torch.jit.optimized_execution(False) "
-            "around forward and backward"
-        ),
-        tried=(
-            "set_checkpoint_early_stop(False) alone (this project's workaround until 2026-12-05): on the first "
-            "checkpointed call of a freshly compiled script_method forward it raises on child first, child "
-            "between, child last, several children and buffers only; on a forward computing eager ops with a "
-            "buffer after F.linear (tanh(F.linear(x * 0.5, w) * scale) + 1) it returns wrong gradients without "
-            "an error where batch equals features, and a CheckpointError where they differ",
-        ),
-    ),
-    cases=(EARLY_STOP,),  # a torch without early stop cannot have it
+    + scope(("scripted child",), ("torch.jit.script",), EARLY_STOP)
 )
+
+BUG = declare(__name__)

@@ -15,10 +15,10 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import NESTED, Bug, Departure, Workaround, fewer_calls, routed, scope
-from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.bug import NESTED, fewer_calls, routed, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.catalogue.shared import BYPASSED_CHILD_CASES, call_impl_runs_global_hooks, script_method_compiles
-from repro.catalogue.texts import rendered
 from repro.source_checks import MODULE_PY, SCRIPT_PY
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -52,8 +52,6 @@ def root_cause(evidence: list[str]) -> list[str]:
         f"There {CALL_METHOD}: the child's hooks never run, and nothing says so.",
     ]
 
-
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: a compiled forward calls its children inside TorchScript (C++), where no Python hook can run,
 # so the patch marks each ScriptModule-subclass child when its parent's class compiles forward, and the
@@ -117,52 +115,9 @@ def refuse_hooks_on_children_called_in_torchscript(sources: Sources) -> dict[str
     return {SCRIPT_PY: edits.add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", REFUSING)}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="a ScriptModule-subclass child that a compiled forward calls refuses hooks, naming its parent",
-        files=(SCRIPT_PY,),
-        edit=refuse_hooks_on_children_called_in_torchscript,
-        test=regression_test(__name__, "test/jit/test_script_module_child_hooks.py", runner=TEST_JIT),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/frontend/ir_emitter.cpp: a compiled forward calls a submodule with prim::CallMethod, "
-        "inside the interpreter, never through the Python wrapper that runs hooks",
-    ),
-)
+SCOPE = scope(NESTED, ("script_method",))
+PIECES = (call_impl_runs_global_hooks, script_method_compiles)
+FINGERPRINTED = ((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method"))
+apply_workaround = routed("register_full_backward_hook")
 
-BUG = Bug(
-    id="child-hooks-bypassed",
-    number=7,
-    headline="hooks on a subclass child never run under a `script_method` forward",
-    title="Hooks on a ScriptModule-subclass child never run under a script_method forward",
-    upstream="not reported yet",
-    apis=APIS,
-    scope=scope(NESTED, ("script_method",)),  # a plain forward calls the child's wrapper: its hooks run
-    cases=CASES,
-    symptom="the child's hooks register without error and never run (eager runs them)",
-    departures=(
-        Departure(
-            "register_forward_hook: on a child that is itself a ScriptModule subclass",
-            "script_method",
-            "differs",
-            detail="hook calls",
-            eager={"hook calls": [["child forward"]]},
-        ),
-    ),
-    recognise=recognise,
-    pieces=(call_impl_runs_global_hooks, script_method_compiles),
-    fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),
-    paste_ends="AssertionError: the forward hook on model.child registered without error",
-    paste=PASTE,
-    explanation=__doc__,
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="a plain forward on the parent",
-        summary="a plain Python forward on the parent, so that it calls the child through its wrapper",
-        usage="drop @torch.jit.script_method from the parent's forward; full backward hooks on the child "
-        "then need repro.workaround.register_full_backward_hook (full-backward-hook-flag)",
-        apply=routed("register_full_backward_hook"),
-        in_torch_terms=("a plain Python forward on the parent, so that it calls the child through its wrapper"),
-        style="plain_forward",
-    ),
-)
+BUG = declare(__name__)

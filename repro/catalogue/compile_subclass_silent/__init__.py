@@ -16,9 +16,9 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from repro.catalogue import edits
-from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, scope
-from repro.catalogue.fixes import Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import ROOTS, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.source_checks import find
 from repro.vocabulary import Verdict
 
@@ -62,8 +62,6 @@ def recognise(result: ScenarioResult) -> bool:
     return result.verdict == Verdict.DIFFERS and scripted == 0 and bool(eager)
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
 # --- fixing it: dynamo cannot trace TorchScript, so no Python change makes the backend see the model; the
 # patch makes torch.compile refuse any model that is or holds a ScriptModule, at the entry where it
 # already refuses a torch.jit.script result (loud).
@@ -103,53 +101,10 @@ def refuse_script_modules(sources: Sources) -> dict[str, str]:
     return {EVAL_FRAME: edits.at_start(text, branch, GUARD)}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="torch.compile refuses a model that is or holds a ScriptModule, beside its refusal of a "
-        "torch.jit.script result",
-        files=(EVAL_FRAME,),
-        edit=refuse_script_modules,
-        test=regression_test(__name__, "test/dynamo/test_compile_script_module.py"),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/api/module.h: a ScriptModule's forward is a C++ torch::jit::Method, which dynamo's "
-        "bytecode tracer never sees",
-    ),
+SCOPE = (
+    scope(ROOTS)
+    + scope(("in eager parent", "in eager parent, with child"))
+    + scope(("scripted child",), ("torch.jit.script",))
 )
 
-BUG = Bug(
-    id="compile-subclass-silent",
-    number=12,
-    headline="`torch.compile(model)` compiles nothing, silently",
-    title="torch.compile of a ScriptModule subclass compiles nothing, silently",
-    upstream="not reported yet (related: pytorch/pytorch#150089, #177089)",
-    apis=("torch.compile",),
-    scope=scope(ROOTS)
-    + scope(("in eager parent", "in eager parent, with child"))
-    + scope(("scripted child",), ("torch.jit.script",)),
-    symptom="the backend is never called: the model runs uncompiled, with no error or warning",
-    departures=(
-        Departure(
-            "torch.compile: a counting backend captures the forward; outputs and hooks as eager",
-            "script_method",
-            "differs",
-            scripted={"hook calls": [], "graphs captured": 0},
-            eager={"hook calls": [], "graphs captured": 1},
-        ),
-    ),
-    recognise=recognise,
-    needs=("torch.compile",),
-    paste_ends="AssertionError: torch.compile(model) compiled nothing and said nothing",
-    paste=PASTE,
-    explanation=__doc__,
-    no_static="dynamo's graph break at a ScriptModule is decided while tracing, not by one line of source",
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="none",
-        summary="none: dynamo cannot trace TorchScript; compile an eager nn.Module version of the model",
-        usage="compile the eager model (no torch.jit.ScriptModule base class) with torch.compile",
-        apply=None,
-        in_torch_terms="none within TorchScript: torch.compile an eager nn.Module with the same forward",
-        tried=("torch.compile(model.forward): the backend is not called either (0 graphs, either forward style)",),
-    ),
-)
+BUG = declare(__name__)

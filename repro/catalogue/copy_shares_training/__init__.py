@@ -15,9 +15,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, routed, scope
-from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import ROOTS, routed, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import Candidate, PatchError, Sources
 from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
 
@@ -55,8 +55,6 @@ def recognise(result: ScenarioResult) -> bool:
         and eager is True
     )
 
-
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: ScriptModule gets a __copy__ (what the workaround declares on the class, in torch's own
 # terms): the copy shares the wrapper's attributes, the compiled module included, as a shallow copy of an
@@ -122,63 +120,15 @@ def _script_module_method(tree: ast.AST, name: str) -> ast.FunctionDef | None:
     return None
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="ScriptModule.__copy__ shares the compiled module as nn.Module's copy shares _parameters, and keeps "
-        "the copy's training mode on the copy, set on the compiled module for each of its calls",
-        files=(SCRIPT_PY,),
-        edit=add_copy,
-        test=regression_test(__name__, "test/jit/test_script_module_copy.py", runner=TEST_JIT),
-    ),
-    candidates=(
-        Candidate(
-            "workaround",
-            "user",
-            "__copy__ = repro.workaround.shallow_copy in the class body",
-            apply=routed("__copy__"),
-        ),
+SCOPE = scope(ROOTS)
+apply_workaround = routed("__copy__")
+CANDIDATES = (
+    Candidate(
+        "workaround",
+        "user",
+        "__copy__ = repro.workaround.shallow_copy in the class body",
+        apply=routed("__copy__"),
     ),
 )
 
-BUG = Bug(
-    id="copy-shares-training",
-    number=11,
-    headline="`eval()` on a `copy.copy` of the model puts the original in eval mode",
-    title="copy.copy of a ScriptModule subclass shares its training mode with the original",
-    upstream="not reported yet (related: pytorch/pytorch#18106)",
-    apis=("copy.copy",),
-    scope=scope(ROOTS),
-    symptom="eval() on the copy puts the original in eval mode (eager's original stays in training)",
-    departures=(
-        Departure(
-            "copy.copy: eval() on the copy leaves the original in training mode",
-            "script_method",
-            "differs",
-            scripted={"hook calls": [], "original training": False, "copy training": False},
-            eager={"hook calls": [], "original training": True, "copy training": False},
-        ),
-    ),
-    recognise=recognise,
-    paste_ends="AssertionError: eval() on a copy.copy of the model put the original in eval mode",
-    paste=PASTE,
-    explanation=__doc__,
-    no_static="the shared state is the compiled C++ module: judged at run time",
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="repro.workaround.shallow_copy",
-        summary="__copy__ = repro.workaround.shallow_copy in the class body (or call it in place of copy.copy)",
-        usage="class Net(torch.jit.ScriptModule):\n    __copy__ = repro.workaround.shallow_copy",
-        apply=routed("__copy__"),
-        in_torch_terms=(
-            "a __copy__ on the class returning an instance of a subclass that shares the wrapper's __dict__ (the "
-            "compiled module included), keeps training on itself and sets it on the compiled module for each call"
-        ),
-        tried=(
-            "copy.deepcopy: keeps its own training mode, but returns a RecursiveScriptModule without hooks",
-            "copying the compiled module shallowly (this project's workaround until 2026-12-05): a parameter "
-            "re-assigned on the copy or the original then reaches only that one, silently",
-        ),
-    ),
-    cases=("eval() on the copy leaves the original in training mode",),
-)
+BUG = declare(__name__)

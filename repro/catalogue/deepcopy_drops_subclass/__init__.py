@@ -16,17 +16,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import (
-    ROOTS,
-    Bug,
-    Departure,
-    Workaround,
-    raised,
-    routed,
-    scope,
-)
-from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import ROOTS, raised, routed, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import Candidate, Sources
 from repro.source_checks import SCRIPT_PY, Trees, method
 from repro.vocabulary import Verdict
 
@@ -84,8 +76,6 @@ def root_cause(evidence: list[str]) -> list[str]:
     ]
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
 # --- fixing it: ScriptModule gets the __deepcopy__ copy.deepcopy finds on the instance (what the workaround
 # declares on the class): the wrapper's attributes deep-copied as nn.Module's are, the compiled module by
 # its own __deepcopy__.
@@ -119,57 +109,17 @@ def add_deepcopy(sources: Sources) -> dict[str, str]:
     }
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="ScriptModule.__deepcopy__ copies the wrapper, its class and hooks, and the compiled module",
-        files=(SCRIPT_PY,),
-        edit=add_deepcopy,
-        test=regression_test(__name__, "test/jit/test_script_module_deepcopy.py", runner=TEST_JIT),
-    ),
-    candidates=(
-        Candidate(
-            "workaround",
-            "user",
-            "__deepcopy__ = repro.workaround.deepcopy in the class body",
-            apply=routed("__deepcopy__"),
-        ),
+SCOPE = scope(ROOTS)
+PIECES = (_no_copy_of_its_own, _inner_copy_wraps_cpp)
+FINGERPRINTED = ((SCRIPT_PY, "ScriptModule.__getattr__"), (SCRIPT_PY, "RecursiveScriptModule.__deepcopy__"))
+apply_workaround = routed("__deepcopy__")
+CANDIDATES = (
+    Candidate(
+        "workaround",
+        "user",
+        "__deepcopy__ = repro.workaround.deepcopy in the class body",
+        apply=routed("__deepcopy__"),
     ),
 )
 
-BUG = Bug(
-    id="deepcopy-drops-subclass",
-    number=5,
-    headline="`copy.deepcopy` returns a `RecursiveScriptModule` without hooks",
-    title="copy.deepcopy of a ScriptModule subclass returns a RecursiveScriptModule without its hooks",
-    upstream="not reported yet",
-    apis=APIS,
-    scope=scope(ROOTS),
-    symptom="the copy is a RecursiveScriptModule: not the user's class, no hooks, no Python forward",
-    departures=(
-        Departure(
-            "copy.deepcopy: keeps the class and the hooks; the copy runs",
-            "plain_forward",
-            "raises",
-            detail="AttributeError: 'RecursiveScriptModule' object has no attribute 'forward'",
-        ),
-    ),
-    recognise=recognise,
-    pieces=(_no_copy_of_its_own, _inner_copy_wraps_cpp),
-    fingerprinted=((SCRIPT_PY, "ScriptModule.__getattr__"), (SCRIPT_PY, "RecursiveScriptModule.__deepcopy__")),
-    paste_ends="AssertionError: copy.deepcopy returned a RecursiveScriptModule",
-    paste=PASTE,
-    explanation=__doc__,
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="repro.workaround.deepcopy",
-        summary="__deepcopy__ = repro.workaround.deepcopy in the class body (or call it in place of copy.deepcopy)",
-        usage="class Net(torch.jit.ScriptModule):\n    __deepcopy__ = repro.workaround.deepcopy",
-        apply=routed("__deepcopy__"),
-        in_torch_terms=(
-            "a __deepcopy__ on the class that makes an instance with cls.__new__ and deep-copies the "
-            "wrapper's __dict__ into it (the compiled module through its own __deepcopy__)"
-        ),
-        tried=("copy.copy: keeps the class and the hooks, but shares the parameters with the original",),
-    ),
-)
+BUG = declare(__name__)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import Bug, Departure, Workaround, raised, scope
-from repro.catalogue.fixes import Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import raised, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -59,8 +59,6 @@ def recognise(result: ScenarioResult) -> bool:
     return "torch.export.export" in result.scenario.apis and raised(result, *CRASHES)
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
 # --- fixing it: no Python change makes the tracer run TorchScript, so the patch makes export refuse a model
 # holding a ScriptModule whose forward is compiled, as it refuses one passed to it, before tracing starts
 # (loud). A ScriptModule subclass with a plain Python forward and no compiled child exports today: kept.
@@ -93,55 +91,10 @@ def refuse_scripted_submodules(sources: Sources) -> dict[str, str]:
     return {EXPORT: edits.after(text, check, GUARD)}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="torch.export.export refuses a model holding a compiled ScriptModule, as it refuses one passed to it",
-        files=(EXPORT,),
-        edit=refuse_scripted_submodules,
-        test=regression_test(__name__, "test/export/test_export_scripted_submodule.py"),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/api/module.h: a ScriptModule's forward is a C++ torch::jit::Method that "
-        "export's Python tracer cannot enter",
-    ),
+SCOPE = (
+    scope(("in eager parent",), ("script_method",))
+    + scope(("in eager parent, with child",))
+    + scope(("scripted child",), ("torch.jit.script",))
 )
 
-BUG = Bug(
-    id="export-scripted-child-crashes",
-    number=17,
-    headline="exporting a model with a ScriptModule child crashes",
-    title="torch.export.export of an eager model with a ScriptModule child crashes in its tracer",
-    upstream="not reported yet (related: pytorch/pytorch#137455)",
-    apis=("torch.export.export",),
-    scope=scope(("in eager parent",), ("script_method",))
-    + scope(("in eager parent, with child",))
-    + scope(("scripted child",), ("torch.jit.script",)),
-    symptom="AttributeError ('ScriptMethod' object has no attribute) or TypeError (3 arguments given)",
-    departures=(
-        Departure(
-            "torch.export.export: exports the forward; the exported program computes the same output",
-            "torch.jit.script",
-            "raises",
-            detail="TypeError: Flat.forward() takes 2 positional arguments but 3 were given",
-            model="scripted child",
-        ),
-    ),
-    recognise=recognise,
-    paste_ends="AssertionError: export crashed in its tracer",
-    paste=PASTE,
-    explanation=__doc__,
-    needs=("torch.export.export",),
-    no_static="the proxy's wrong forward is decided by the classes at trace time, not by one line",
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="none",
-        summary="none: export the eager model before any part of it is scripted",
-        usage="keep an eager twin of the model for torch.export.export; script only for TorchScript",
-        apply=None,
-        in_torch_terms="none: export an eager model without ScriptModule children",
-        tried=(
-            "torch.export.export(..., strict=True): refused by dynamo ('torch.jit.script/freeze modules "
-            "unsupported', or 'Attempted to inline function marked as skipped' for a subclass)",
-        ),
-    ),
-)
+BUG = declare(__name__)

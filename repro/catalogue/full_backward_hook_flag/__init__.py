@@ -17,22 +17,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import (
-    NESTED,
-    SUBCLASS_SHAPES,
-    Bug,
-    Departure,
-    Workaround,
-    fewer_calls,
-    raised,
-    routed,
-    scope,
-    scope_pairs,
-)
-from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.bug import NESTED, SUBCLASS_SHAPES, fewer_calls, raised, routed, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import Candidate, PatchError, Sources
 from repro.catalogue.measure import SCRIPT_INIT
 from repro.catalogue.shared import BYPASSED_CHILD_CASES
-from repro.catalogue.texts import rendered
 from repro.environment import import_torch
 from repro.source_checks import (
     FLAG,
@@ -115,9 +104,6 @@ def _module_assigns_flag(trees: Trees) -> tuple[bool, str]:
 PIECES: tuple[Check, ...] = (_ignored_attributes, _module_assigns_flag, setattr_forwards(FLAG))
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
-
 # --- fixing it: candidates, each judged by the scenarios with it in force (python -m repro --candidates),
 # and the upstream patch (python -m repro --patch): two hunks, with paths as in a PyTorch checkout.
 #   * torch/jit/_recursive.py: add the flag to ignored_attributes, so scripting does not turn it into a
@@ -188,116 +174,38 @@ def patch_both(sources: Sources) -> dict[str, str]:
     return {**patch_recursive(sources), **patch_script(sources)}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="ignored_attributes plus ScriptModule.__setattr__ keeping the flag on the wrapper "
-        "(python -m repro --patch)",
-        files=(RECURSIVE_PY, SCRIPT_PY),
-        edit=patch_both,
-        test=regression_test(__name__, "test/jit/test_script_module_backward_hooks.py", runner=TEST_JIT),
+ERRORS = (SIGNATURE,)
+SCOPE = scope(SUBCLASS_SHAPES)
+FINGERPRINTED = (
+    (RECURSIVE_PY, "ignored_attributes"),
+    (SCRIPT_PY, "ScriptModule.__setattr__"),
+    (MODULE_PY, "Module.register_full_backward_hook"),
+    (MODULE_PY, "Module.register_backward_hook"),
+    (MODULE_PY, "Module._get_backward_hooks"),
+)
+apply_workaround = routed("register_full_backward_hook", "register_backward_hook")
+CANDIDATES = (
+    Candidate(
+        "ignored-attributes",
+        "upstream",
+        "add the flag to torch.jit._recursive.ignored_attributes",
+        apply=add_flag_to_ignored_attributes,
     ),
-    candidates=(
-        Candidate(
-            "ignored-attributes",
-            "upstream",
-            "add the flag to torch.jit._recursive.ignored_attributes",
-            apply=add_flag_to_ignored_attributes,
-        ),
-        Candidate(
-            "jit-ignored-attributes",
-            "user",
-            "declare __jit_ignored_attributes__ = ['_is_full_backward_hook']",
-            apply=declare_jit_ignored_attributes,
-        ),
-        Candidate(
-            "workaround",
-            "user",
-            "register through a helper that sets the flag on the Python wrapper first",
-            apply=routed("register_full_backward_hook", "register_backward_hook"),
-        ),
+    Candidate(
+        "jit-ignored-attributes",
+        "user",
+        "declare __jit_ignored_attributes__ = ['_is_full_backward_hook']",
+        apply=declare_jit_ignored_attributes,
+    ),
+    Candidate(
+        "workaround",
+        "user",
+        "register through a helper that sets the flag on the Python wrapper first",
+        apply=routed("register_full_backward_hook", "register_backward_hook"),
     ),
 )
 
-BUG = Bug(
-    id="full-backward-hook-flag",
-    number=1,
-    headline="`register_full_backward_hook` and `register_backward_hook` raise",
-    title="register_full_backward_hook raises on a ScriptModule subclass",
-    upstream="pytorch/pytorch#181473",
-    apis=APIS,
-    scope=scope(SUBCLASS_SHAPES),
-    symptom=f"RuntimeError: {SIGNATURE} to type NoneType; where silenced, the hook never runs",
-    departures=(
-        Departure(
-            "register_full_backward_hook: called with grad_input and grad_output",
-            "plain_forward",
-            "raises",
-            detail="RuntimeError: Could not cast attribute '_is_full_backward_hook' to type NoneType: "
-            "Cannot cast True to None",
-        ),
-        Departure(
-            "register_full_backward_hook: called with grad_input and grad_output",
-            "script_method",
-            "differs",
-            detail="hook calls: ScriptModule [] vs eager ['backward']",
-            eager={"hook calls": [["backward", "<the module itself>"]]},
-            label="silenced",
-        ),
-    ),
-    recognise=recognise,
-    pieces=PIECES,
-    fingerprinted=(
-        (RECURSIVE_PY, "ignored_attributes"),
-        (SCRIPT_PY, "ScriptModule.__setattr__"),
-        (MODULE_PY, "Module.register_full_backward_hook"),
-        (MODULE_PY, "Module.register_backward_hook"),
-        (MODULE_PY, "Module._get_backward_hooks"),
-    ),
-    applies=applies,
-    paste_ends="RuntimeError: Could not cast attribute '_is_full_backward_hook'",
-    paste=PASTE,
-    explanation=__doc__,
-    needs=("torch.nn.Module.register_full_backward_hook",),
-    errors=(SIGNATURE,),
-    root_cause=root_cause,
-    reported="Reported before as pytorch/pytorch#181473 (closed without a fix); a downstream test asserts the "
-    "error today: Ascend/pytorch test/test_jit_api.py::TestScriptModuleHooks::test_register_full_backward_hook_raises.",
-    fixes=FIXES,
-    workaround=Workaround(
-        name="repro.workaround.register_full_backward_hook",
-        summary="repro.workaround.register_full_backward_hook / register_backward_hook in place of the methods",
-        usage="handle = repro.workaround.register_full_backward_hook(model, hook, prepend=False)",
-        apply=routed("register_full_backward_hook", "register_backward_hook"),
-        in_torch_terms=(
-            "store the flag on the Python wrapper, object.__setattr__(model, '_is_full_backward_hook', "
-            "True), then add the hook to model._backward_hooks under a torch.utils.hooks.RemovableHandle's "
-            "id"
-        ),
-        tried=(
-            "__jit_ignored_attributes__ = ['_is_full_backward_hook'] on the class: registration succeeds, but "
-            "the flag the wrapper reads stays None and no backward hook runs (python -m repro --candidates)",
-        ),
-        limits=scope_pairs(
-            (
-                "child first",
-                "child between",
-                "child last",
-                "several children",
-                "buffers only",
-                "two inputs",
-                "non-tensor input",
-            ),
-            ("script_method",),
-        ),
-        limits_why=(
-            "register_backward_hook only (the full hook, and a plain forward, match): its grad_input is the "
-            "gradient of the last autograd node's inputs (torch warns that a non-full hook misses some: "
-            "Module._maybe_warn_non_full_backward_hook); a script_method forward of more than one op is one "
-            "node, whose inputs are not those of eager's last node on the first call or, once TorchScript "
-            "optimizes the forward, on later ones: grad_input differs from eager's without an error"
-        ),
-    ),
-)
+BUG = declare(__name__)
 
 
 # --- its root cause, measured on the installed torch at run time, never hard-coded: what the scripted

@@ -14,17 +14,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import (
-    WITH_CHILDREN,
-    Bug,
-    Departure,
-    Workaround,
-    global_backward_hooks_allowed,
-    raised,
-    scope,
-)
-from repro.catalogue.fixes import TEST_JIT, Candidate, Fixes, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import WITH_CHILDREN, global_backward_hooks_allowed, raised, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import Candidate, Sources
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, call_impl_uses, find, find_assignment, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -92,8 +84,6 @@ def root_cause(evidence: list[str]) -> list[str]:
     ]
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
 # --- fixing it: RecursiveScriptModule keeps nn.Module's own backward-hook methods (what the workaround
 # gives it at run time), so that Module._call_impl can ask a scripted child for its hooks.
 
@@ -109,70 +99,23 @@ def patch_allowlist(sources: Sources) -> dict[str, str]:
     }
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="RecursiveScriptModule keeps nn.Module's backward-hook methods (_compiled_methods_allowlist)",
-        files=(SCRIPT_PY,),
-        edit=patch_allowlist,
-        test=regression_test(__name__, "test/jit/test_scripted_child_global_backward_hooks.py", runner=TEST_JIT),
-    ),
-    candidates=(
-        Candidate(
-            "workaround",
-            "user",
-            "repro.workaround.allow_global_backward_hooks() while global backward hooks are registered",
-            apply=global_backward_hooks_allowed,
-        ),
+ERRORS = tuple(f"{name} is not supported on ScriptModules" for name in STUBBED)
+SCOPE = scope((*WITH_CHILDREN, "in eager parent, with child"), ("plain_forward",)) + scope(
+    ("scripted child",), ("torch.jit.script",)
+)
+PIECES = (_call_impl_asks, _stubs_raise)
+FINGERPRINTED = (
+    (MODULE_PY, "Module._call_impl"),
+    (SCRIPT_PY, "_compiled_methods_allowlist"),
+    (SCRIPT_PY, "_make_fail"),
+)
+CANDIDATES = (
+    Candidate(
+        "workaround",
+        "user",
+        "repro.workaround.allow_global_backward_hooks() while global backward hooks are registered",
+        apply=global_backward_hooks_allowed,
     ),
 )
 
-BUG = Bug(
-    id="global-backward-hooks-scripted",
-    number=2,
-    headline="global backward hooks crash a forward via a scripted child",
-    title="Global module backward hooks crash a forward that calls a scripted child from Python",
-    upstream="not reported yet",
-    apis=(
-        "register_module_full_backward_hook",
-        "register_module_backward_hook",
-        "register_module_full_backward_pre_hook",
-    ),
-    # a plain forward calling its compiled child from Python, wherever the subclass sits
-    scope=scope((*WITH_CHILDREN, "in eager parent, with child"), ("plain_forward",))
-    + scope(("scripted child",), ("torch.jit.script",)),
-    symptom="RuntimeError: _get_backward_hooks is not supported on ScriptModules (from Module._call_impl)",
-    departures=(
-        Departure(
-            "register_module_full_backward_hook: runs for the model and its child",
-            "plain_forward",
-            "raises",
-            detail="RuntimeError: _get_backward_hooks is not supported on ScriptModules",
-        ),
-    ),
-    recognise=recognise,
-    pieces=(_call_impl_asks, _stubs_raise),
-    fingerprinted=(
-        (MODULE_PY, "Module._call_impl"),
-        (SCRIPT_PY, "_compiled_methods_allowlist"),
-        (SCRIPT_PY, "_make_fail"),
-    ),
-    applies=applies,
-    paste_ends="RuntimeError: _get_backward_hooks is not supported on ScriptModules",
-    paste=PASTE,
-    explanation=__doc__,
-    needs=("torch.nn.modules.module.register_module_full_backward_hook",),
-    errors=tuple(f"{name} is not supported on ScriptModules" for name in STUBBED),
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="repro.workaround.allow_global_backward_hooks",
-        summary="repro.workaround.allow_global_backward_hooks() while global backward hooks are registered",
-        usage="with repro.workaround.allow_global_backward_hooks(): ...  # or keep its handle, .remove() later",
-        apply=global_backward_hooks_allowed,
-        in_torch_terms=(
-            "give torch.jit.RecursiveScriptModule nn.Module's own _get_backward_hooks, "
-            "_get_backward_pre_hooks and _maybe_warn_non_full_backward_hook while global backward hooks are "
-            "registered"
-        ),
-    ),
-)
+BUG = declare(__name__)

@@ -16,20 +16,10 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import (
-    NESTED,
-    WITH_CHILDREN,
-    Bug,
-    Departure,
-    Workaround,
-    fewer_calls,
-    global_backward_hooks_allowed,
-    scope,
-    scope_pairs,
-)
-from repro.catalogue.fixes import Fixes, PatchError, Sources, UpstreamPatch, regression_test
+from repro.catalogue.bug import NESTED, WITH_CHILDREN, fewer_calls, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.catalogue.shared import call_impl_runs_global_hooks, script_method_compiles
-from repro.catalogue.texts import rendered
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, find, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -68,8 +58,6 @@ def root_cause(evidence: list[str]) -> list[str]:
         f"There {CALL_METHOD}: the global hooks run for the model, called from Python, and never for its children.",
     ]
 
-
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: a compiled forward calls its children inside TorchScript (C++), where Module._call_impl never
 # runs, so no Python change makes global hooks reach them; the patch makes _call_impl refuse, while global
@@ -121,75 +109,10 @@ def refuse_calls_that_skip_children(sources: Sources) -> dict[str, str]:
     return {MODULE_PY: edits.after(text, fast_path, GUARD)}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="Module._call_impl refuses, under global hooks, a ScriptModule whose compiled forward skips them",
-        files=(MODULE_PY,),
-        edit=refuse_calls_that_skip_children,
-        test=regression_test(__name__, "test/nn/test_module_hooks_script_module.py"),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/frontend/ir_emitter.cpp: a compiled forward calls a submodule with prim::CallMethod, "
-        "inside the interpreter, never through Module._call_impl where global hooks run",
-    ),
+SCOPE = scope((*WITH_CHILDREN, "in eager parent, with child", *NESTED), ("script_method",)) + scope(
+    ("two deep", "three deep"), ("plain_forward",)
 )
+PIECES = (call_impl_runs_global_hooks, script_method_compiles)
+FINGERPRINTED = ((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method"))
 
-BUG = Bug(
-    id="global-hooks-root-only",
-    number=3,
-    headline="global hooks skip the modules a compiled forward calls",
-    title="Global module hooks skip the modules a compiled forward calls",
-    upstream="not reported yet",
-    apis=GLOBAL_APIS,
-    # modules called from compiled code: a script_method forward's children, and with a plain forward
-    # the children of a nested subclass whose own forward is compiled
-    scope=scope((*WITH_CHILDREN, "in eager parent, with child", *NESTED), ("script_method",))
-    + scope(("two deep", "three deep"), ("plain_forward",)),
-    symptom="global hooks run for the model but never for its children (eager runs both)",
-    departures=(
-        Departure(
-            "register_module_forward_hook: runs for the model and its child",
-            "script_method",
-            "differs",
-            detail="hook calls",
-            scripted={"hook calls": [["global forward", "<the module itself>"]]},
-            eager={
-                "hook calls": [
-                    ["global forward", "<another module: Linear>"],
-                    ["global forward", "<the module itself>"],
-                ]
-            },
-        ),
-    ),
-    recognise=recognise,
-    pieces=(call_impl_runs_global_hooks, script_method_compiles),
-    fingerprinted=((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method")),
-    applies=applies,
-    paste_ends="AssertionError: global forward hooks ran for ['Net']",
-    paste=PASTE,
-    explanation=__doc__,
-    needs=("torch.nn.modules.module.register_module_forward_hook",),
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="a plain forward (and allow_global_backward_hooks)",
-        summary="a plain Python forward (no @torch.jit.script_method), with "
-        "repro.workaround.allow_global_backward_hooks() for global backward hooks",
-        usage="drop @torch.jit.script_method from forward; with global backward hooks, also "
-        "repro.workaround.allow_global_backward_hooks() (a plain forward meets global-backward-hooks-scripted)",
-        apply=global_backward_hooks_allowed,
-        in_torch_terms=(
-            "a plain Python forward (no @torch.jit.script_method); with global backward hooks, also give "
-            "torch.jit.RecursiveScriptModule nn.Module's own _get_backward_hooks, _get_backward_pre_hooks "
-            "and _maybe_warn_non_full_backward_hook"
-        ),
-        style="plain_forward",
-        limits=scope_pairs(
-            ("two deep", "three deep"),
-            ("plain_forward",),
-        ),
-        limits_why=(
-            "a nested subclass whose own forward is compiled still skips its children: every subclass in the "
-            "hierarchy needs a plain forward"
-        ),
-    ),
-)
+BUG = declare(__name__)

@@ -14,9 +14,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import Bug, Departure, Workaround, raised, scope, unchanged
-from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import raised, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.source_checks import RECURSIVE_PY
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -63,8 +63,6 @@ def recognise(result: ScenarioResult) -> bool:
     return raised(result, MESSAGE) and result.scenario.name == CASE
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
 # --- fixing it: hooks registered before scripting are compiled against the compiled forward, in C++; with
 # no compiled forward there is nothing to check them against, so the patch refuses them with a sentence
 # that says so, before the C++ check names a method the class plainly has (loud).
@@ -94,52 +92,7 @@ def refuse_hooks_without_forward(sources: Sources) -> dict[str, str]:
     return {RECURSIVE_PY: edits.after(text, stubs, GUARD)}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="scripting refuses hooks registered before it with a clear sentence when forward is not compiled",
-        files=(RECURSIVE_PY,),
-        edit=refuse_hooks_without_forward,
-        test=regression_test(__name__, "test/jit/test_hooks_before_compiled_forward.py", runner=TEST_JIT),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/api/module.cpp and torch/csrc/jit/frontend/ir_emitter.cpp: each hook's schema is "
-        "checked against the compiled forward's, in C++",
-    ),
-)
+CASES = (CASE,)
+SCOPE = scope(("hooked in __init__, before children", "hooked in __init__, after children"), ("plain_forward",))
 
-BUG = Bug(
-    id="init-hooks-break-plain-forward",
-    number=16,
-    headline="a hook in `__init__` breaks a plain-`forward` subclass",
-    title="A hook registered in __init__ of a ScriptModule subclass with a plain forward breaks construction",
-    upstream="not reported yet",
-    apis=("register_forward_hook", "register_forward_pre_hook"),
-    scope=scope(("hooked in __init__, before children", "hooked in __init__, after children"), ("plain_forward",)),
-    symptom="construction fails: Couldn't find method: 'forward' (the class has one)",
-    departures=(
-        Departure(
-            "register_forward_hook: a forward hook and pre-hook registered in __init__ change every call's output",
-            "plain_forward",
-            "raises",
-            detail="building the model raised RuntimeError: Couldn't find method: 'forward' on class: "
-            "'HookedBeforeChildren'",
-        ),
-    ),
-    recognise=recognise,
-    paste_ends="AssertionError: construction failed: Couldn't find method: 'forward'",
-    paste=PASTE,
-    explanation=__doc__,
-    no_static="the hook's schema check is C++, against the compiled forward",
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="a script_method forward",
-        summary="@torch.jit.script_method on forward: TorchScript compiles the __init__ hooks against it",
-        usage="decorate forward with @torch.jit.script_method and type the hooks as TorchScript needs "
-        "(args: Tuple[Tensor]), or register the hooks after construction",
-        apply=unchanged,
-        style="script_method",
-        in_torch_terms="a script_method forward, whose schema the hooks are checked against",
-        tried=(),
-    ),
-    cases=(CASE,),
-)
+BUG = declare(__name__)

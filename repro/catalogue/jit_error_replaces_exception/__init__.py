@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import Bug, Departure, Workaround, scope, unchanged
-from repro.catalogue.fixes import TEST_JIT, Fixes, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import Sources
 from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
 
@@ -64,8 +64,6 @@ def recognise(result: ScenarioResult) -> bool:
     return result.verdict == Verdict.DIFFERS and scripted == "Error" and eager not in (None, "Error")
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
 # --- fixing it: the interpreter already keeps the class and message compiled code raised
 # (torch._C._get_caught_jit_exception_class_name / _original_msg, set as torch.jit.Error is raised);
 # ScriptModule.__call__ raises that class again, where Python can name it, with the interpreter's
@@ -101,51 +99,6 @@ def raise_the_original_class(sources: Sources) -> dict[str, str]:
     }
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="ScriptModule.__call__ raises what compiled code raised as its own class (torch.jit.Error its cause)",
-        files=(SCRIPT_PY,),
-        edit=raise_the_original_class,
-        test=regression_test(__name__, "test/jit/test_script_module_exceptions.py", runner=TEST_JIT),
-    ),
-)
+SCOPE = scope(("raising",), ("script_method",))
 
-BUG = Bug(
-    id="jit-error-replaces-exception",
-    number=9,
-    headline="an exception in a compiled forward arrives as `torch.jit.Error`",
-    title="An exception raised in a script_method forward reaches the caller as torch.jit.Error",
-    upstream="pytorch/pytorch#54612",
-    apis=("register_forward_hook", "forward"),
-    scope=scope(("raising",), ("script_method",)),
-    symptom="except ValueError around the model misses it: the caller gets torch.jit.Error",
-    departures=(
-        Departure(
-            "register_forward_hook: always_call: the forward itself raises; the caller catches",
-            "script_method",
-            "differs",
-            scripted={"hook calls": [["forward (always_call)"]], "the caller catches": "Error"},
-            eager={"hook calls": [["forward (always_call)"]], "the caller catches": "ValueError"},
-        ),
-    ),
-    recognise=recognise,
-    paste_ends="AssertionError: the caller got",
-    paste=PASTE,
-    explanation=__doc__,
-    no_static="the interpreter's exception handling is C++ (torch/csrc/jit/runtime/interpreter.cpp)",
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="a plain forward",
-        summary="a plain Python forward: the exception reaches the caller as its own class",
-        usage="drop @torch.jit.script_method from forward (or catch torch.jit.Error and read its message)",
-        apply=unchanged,
-        style="plain_forward",
-        in_torch_terms="a plain Python forward, whose exception reaches the caller as its own class",
-        tried=("except ValueError around a script_method forward: never reached; the caller gets torch.jit.Error",),
-    ),
-    cases=(
-        "always_call: the forward itself raises; the caller catches",
-        "an exception raised in forward reaches the caller as its own class",
-    ),
-)
+BUG = declare(__name__)

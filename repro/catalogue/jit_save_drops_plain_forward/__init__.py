@@ -15,9 +15,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, raised, scope, unchanged
-from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import ROOTS, raised, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.source_checks import find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -54,8 +54,6 @@ def recognise(result: ScenarioResult) -> bool:
     return raised(result, NO_FORWARD) and "torch.jit.save" in result.scenario.apis
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
 # --- fixing it: what TorchScript compiles of a class is decided when it is built (C++), so the patch makes
 # torch.jit.save refuse a ScriptModule whose forward is a Python method that was never compiled (loud).
 
@@ -83,51 +81,6 @@ def refuse_uncompiled_forward(sources: Sources) -> dict[str, str]:
     return {SERIALIZATION: edits.at_start(text, save, GUARD)}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="torch.jit.save refuses a ScriptModule whose forward is a Python method it never compiled",
-        files=(SERIALIZATION,),
-        edit=refuse_uncompiled_forward,
-        test=regression_test(__name__, "test/jit/test_save_uncompiled_forward.py", runner=TEST_JIT),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/serialization/export_module.cpp: the C++ module is serialised with the methods "
-        "TorchScript compiled, and a plain Python forward is not one of them",
-    ),
-)
+SCOPE = scope(ROOTS, ("plain_forward",))
 
-BUG = Bug(
-    id="jit-save-drops-plain-forward",
-    number=13,
-    headline="`torch.jit.save` of a plain `forward` saves no `forward`",
-    title="torch.jit.save of a ScriptModule subclass with a plain forward saves a module that cannot be called",
-    upstream="not reported yet (related: pytorch/pytorch#38214)",
-    apis=("torch.jit.save",),
-    scope=scope(ROOTS, ("plain_forward",)),
-    symptom="save succeeds; the loaded module has no forward ('object has no attribute forward')",
-    departures=(
-        Departure(
-            "torch.jit.save: round-trips through torch.jit.save and torch.jit.load: outputs, parameters, training flag",
-            "plain_forward",
-            "raises",
-            detail="AttributeError: 'RecursiveScriptModule' object has no attribute 'forward'",
-        ),
-    ),
-    recognise=recognise,
-    paste_ends="AssertionError: torch.jit.save kept no forward",
-    paste=PASTE,
-    explanation=__doc__,
-    no_static="what TorchScript compiles of a class is decided when it is built, not by one line",
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="a script_method forward",
-        summary="@torch.jit.script_method on forward, so that torch.jit.save has a forward to save",
-        usage="decorate forward with @torch.jit.script_method before saving the model",
-        apply=unchanged,
-        style="script_method",
-        in_torch_terms="decorate forward with @torch.jit.script_method, so that the compiled module has one",
-        tried=(
-            "torch.jit.script(model) before saving: returns the same model, and the saved file still has no forward",
-        ),
-    ),
-)
+BUG = declare(__name__)

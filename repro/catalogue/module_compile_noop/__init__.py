@@ -12,9 +12,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import ROOTS, Bug, Departure, Workaround, calls, scope
-from repro.catalogue.fixes import TEST_JIT, Fixes, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import ROOTS, calls, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import Sources
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, assigns, method, setattr_forwards
 from repro.vocabulary import Verdict
 
@@ -61,8 +61,6 @@ def root_cause(evidence: list[str]) -> list[str]:
     ]
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
 # --- fixing it: dynamo cannot trace a ScriptModule, with either forward style (measured: storing
 # torch.compile(model._call_impl) on the wrapper, as Module.compile would, captures 0 graphs), so no Python
 # change makes Module.compile work; the patch gives ScriptModule a compile that refuses instead (loud).
@@ -87,57 +85,8 @@ def add_compile(sources: Sources) -> dict[str, str]:
     }
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="ScriptModule.compile refuses, where Module.compile silently compiled nothing",
-        files=(SCRIPT_PY,),
-        edit=add_compile,
-        test=regression_test(__name__, "test/jit/test_script_module_compile.py", runner=TEST_JIT),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/api/module.h: a script_method forward is a C++ torch::jit::Method, which dynamo's "
-        "bytecode tracer never sees",
-    ),
-)
+SCOPE = scope(tuple(shape for shape in ROOTS if shape != "raising"))
+PIECES = (_compile_assigns, setattr_forwards(ATTRIBUTE))
+FINGERPRINTED = ((MODULE_PY, "Module.compile"), (SCRIPT_PY, "ScriptModule.__setattr__"))
 
-BUG = Bug(
-    id="module-compile-noop",
-    number=4,
-    headline="`Module.compile()` compiles nothing",
-    title="Module.compile() on a ScriptModule subclass compiles nothing",
-    upstream="not reported yet",
-    apis=("compile",),
-    scope=scope(tuple(shape for shape in ROOTS if shape != "raising")),  # raising's forward breaks the graph
-    symptom="no error, but later calls never go through torch.compile (the wrapper reads None)",
-    departures=(
-        Departure(
-            "compile: later calls go through torch.compile",
-            "script_method",
-            "differs",
-            detail="hook calls",
-            eager={"hook calls": [["torch.compile backend"]]},
-        ),
-    ),
-    recognise=recognise,
-    pieces=(_compile_assigns, setattr_forwards(ATTRIBUTE)),
-    fingerprinted=((MODULE_PY, "Module.compile"), (SCRIPT_PY, "ScriptModule.__setattr__")),
-    applies=applies,
-    paste_ends="AssertionError: Module.compile() had no effect",
-    paste=PASTE,
-    explanation=__doc__,
-    needs=("torch.nn.Module.compile",),
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="none",
-        summary="none: torch.compile cannot trace a ScriptModule; compile an eager nn.Module version of the model",
-        usage="compile the eager model (no torch.jit.ScriptModule base class) with torch.compile",
-        apply=None,
-        in_torch_terms="none: compile an eager nn.Module version of the model",
-        tried=(
-            "object.__setattr__(model, '_compiled_call_impl', torch.compile(model._call_impl, ...)), as "
-            "Module.compile would store it on the wrapper: the calls go through torch.compile, but the backend "
-            "is never called (0 graphs), with a plain forward and with a script_method",
-            "torch.compile(model) on a script_method forward: the backend is never called (0 graphs)",
-        ),
-    ),
-)
+BUG = declare(__name__)

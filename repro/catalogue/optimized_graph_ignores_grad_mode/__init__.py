@@ -19,9 +19,9 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from repro.catalogue import edits
-from repro.catalogue.bug import Bug, Departure, Workaround, scope
-from repro.catalogue.fixes import TEST_JIT, Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.source_checks import SCRIPT_PY, find, method
 from repro.vocabulary import Verdict
 
@@ -34,7 +34,7 @@ EXECUTOR = (
 )
 APIS = ("torch.no_grad", "torch.inference_mode", "torch.func.vmap", "torch.func.jvp")
 AROUND = ("child first", "child between", "child last", "several children")
-CASES = {
+SHAPES_BY_MODE = {
     "torch.no_grad": ((*AROUND, "buffers only"), "no graph recorded; hooks run"),
     "torch.inference_mode": ((*AROUND, "buffers only"), "an inference tensor out; hooks run"),
     "torch.func.vmap": (AROUND, "maps the model over a batch dimension"),
@@ -93,8 +93,6 @@ def recognise(result: ScenarioResult) -> bool:
         return False
     return result.verdict == Verdict.DIFFERS or "failed in the TorchScript interpreter" in result.detail
 
-
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
 
 # --- fixing it: a compiled forward called under no_grad, inference_mode or a torch.func transform
 # runs its graph through an executor of its own, unoptimized (what torch.jit.optimized_execution(False)
@@ -162,60 +160,6 @@ def run_other_modes_unoptimized(sources: Sources) -> dict[str, str]:
     return {SCRIPT_PY: edits.insert(text, cached.lineno, UNOPTIMIZED, "")}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="a compiled forward called under no_grad, inference_mode or torch.func runs unoptimized",
-        files=(SCRIPT_PY,),
-        edit=run_other_modes_unoptimized,
-        test=regression_test(__name__, "test/jit/test_script_module_grad_modes.py", runner=TEST_JIT),
-    ),
-)
+SCOPE = sum((scope(shapes, ("script_method",), case=name) for shapes, name in SHAPES_BY_MODE.values()), ())
 
-BUG = Bug(
-    id="optimized-graph-ignores-grad-mode",
-    number=15,
-    headline="an optimized forward ignores `no_grad` and `torch.func`",
-    title="Once optimized, a compiled forward ignores no_grad, inference_mode and torch.func transforms",
-    upstream="not reported yet (related: pytorch/pytorch#128261)",
-    apis=APIS,
-    scope=sum((scope(shapes, ("script_method",), case=name) for shapes, name in CASES.values()), ()),
-    symptom="no_grad output requires grad; inference_mode fails; jvp tangents are zero; vmap loses grad",
-    departures=(
-        Departure(
-            "torch.no_grad: no graph recorded; hooks run",
-            "script_method",
-            "differs",
-            scripted={"hook calls": [], "first call: output": {"requires_grad": True}},
-            eager={"hook calls": [], "first call: output": {"requires_grad": False}},
-            model="child between",
-        ),
-        Departure(
-            "torch.func.vmap: maps the model over a batch dimension",
-            "script_method",
-            "raises",
-            detail="RuntimeError: The following operation failed in the TorchScript interpreter.",
-            model="child between",
-            label="vmap",
-        ),
-    ),
-    recognise=recognise,
-    paste_ends="AssertionError: under torch.no_grad() the output of the optimized forward",
-    paste=PASTE,
-    explanation=__doc__,
-    no_static="the profiling executor is C++ (torch/csrc/jit/runtime/profiling_graph_executor_impl.cpp)",
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="torch.jit.optimized_execution(False)",
-        summary="torch.jit.optimized_execution(False) from the model's first call on: no optimized graph is built",
-        usage="with torch.jit.optimized_execution(False):  # in force from the first call\n"
-        "    out = model(x)\n"
-        "or drop @torch.jit.script_method from forward (a plain forward has no optimized graph)",
-        apply=unoptimized,
-        in_torch_terms="torch.jit.optimized_execution(False) around every call, from the first",
-        tried=(
-            "torch.jit.optimized_execution(False) entered after the forward was optimized: no_grad's output "
-            "still requires grad",
-        ),
-    ),
-)
+BUG = declare(__name__)

@@ -19,9 +19,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import WITH_CHILDREN, Bug, Departure, Workaround, raised, scope
-from repro.catalogue.fixes import TEST_QUANTIZATION, Fixes, PatchError, Sources, UpstreamPatch, regression_test
-from repro.catalogue.texts import rendered
+from repro.catalogue.bug import WITH_CHILDREN, raised, scope
+from repro.catalogue.declare import declare
+from repro.catalogue.fixes import PatchError, Sources
 from repro.source_checks import find
 from repro.vocabulary import Verdict
 
@@ -71,8 +71,6 @@ def recognise(result: ScenarioResult) -> bool:
     return silent or raised(result, "object has no attribute 'forward'", *ERRORS)
 
 
-PASTE = rendered(__name__, "paste.py")  # paste.py beside this file, as users paste it
-
 # --- fixing it: eager-mode quantization swaps child modules by their Python class, and a ScriptModule's
 # children are TorchScript's; no change to the swap makes it quantize compiled code, so the patch refuses
 # a model that is or holds a ScriptModule, naming TorchScript's own quantize_dynamic_jit (loud).
@@ -106,53 +104,6 @@ def refuse_script_modules(sources: Sources) -> dict[str, str]:
     return {QUANTIZE: edits.at_start(text, function, GUARD)}
 
 
-FIXES = Fixes(
-    patch=UpstreamPatch(
-        summary="quantize_dynamic refuses a model that is or holds a ScriptModule, naming quantize_dynamic_jit",
-        files=(QUANTIZE,),
-        edit=refuse_script_modules,
-        test=regression_test(
-            __name__, "test/quantization/eager/test_quantize_dynamic_script_module.py", runner=TEST_QUANTIZATION
-        ),
-        refusal=REFUSAL,
-        cpp="torch/csrc/jit/api/module.h: a ScriptModule's children are C++ torch::jit::Modules, which the "
-        "Python class-based swap of eager-mode quantization never matches",
-    ),
-)
+SCOPE = scope(WITH_CHILDREN)
 
-BUG = Bug(
-    id="quantize-dynamic-skips-subclass",
-    number=14,
-    headline="`quantize_dynamic` quantizes nothing, silently",
-    title="quantize_dynamic quantizes nothing of a ScriptModule subclass, silently",
-    upstream="not reported yet",
-    apis=("torch.ao.quantization.quantize_dynamic",),
-    scope=scope(WITH_CHILDREN),
-    symptom="the Linear children stay float (script_method), or the result cannot be called (plain forward)",
-    departures=(
-        Departure(
-            "torch.ao.quantization.quantize_dynamic: dynamic int8 quantization of the linear layers",
-            "script_method",
-            "differs",
-            scripted={"hook calls": [], "first call: its child quantized": False},
-            eager={"hook calls": [], "first call: its child quantized": True},
-        ),
-    ),
-    recognise=recognise,
-    paste_ends="AssertionError: quantize_dynamic quantized nothing and said nothing",
-    paste=PASTE,
-    errors=ERRORS,
-    explanation=__doc__,
-    needs=("torch.ao.quantization.quantize_dynamic",),
-    no_static="the children's classes are TorchScript's, decided at run time",
-    root_cause=root_cause,
-    fixes=FIXES,
-    workaround=Workaround(
-        name="none",
-        summary="none: quantize the eager layers before the class is compiled (in __init__)",
-        usage="build the children as torch.ao.nn.quantized.dynamic.Linear in __init__, or quantize an eager model",
-        apply=None,
-        in_torch_terms="none after construction: quantize the eager nn.Linear layers before scripting",
-        tried=("quantize_dynamic(..., inplace=True): raises AttributeError ('qconfig'): the class is TorchScript's",),
-    ),
-)
+BUG = declare(__name__)
