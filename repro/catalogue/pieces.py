@@ -22,3 +22,12 @@ class PlainForward(torch.jit.ScriptModule):  # a plain forward, as torch_npu's t
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear(x)
+
+
+class Parent(torch.nn.Module):  # an eager model holding a ScriptModule as its child
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(x) * 2

@@ -3,16 +3,7 @@
 import torch
 from torch.testing._internal.common_utils import TestCase, run_tests
 
-from repro.catalogue.pieces import Net
-
-
-class Parent(torch.nn.Module):
-    def __init__(self, inner) -> None:
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, x):
-        return self.inner(x) * 2
+from repro.catalogue.pieces import Net, Parent
 
 
 class TestCompileScriptModule(TestCase):
