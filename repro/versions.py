@@ -10,6 +10,8 @@ refused before it is parsed. The limit itself (``sys.set_int_max_str_digits``) s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from packaging.version import InvalidVersion, Version
 
 MAX_LENGTH = 128  # characters: torch's longest names (2.16.0.dev20261201+cu126) are about 25
@@ -33,3 +35,8 @@ def parsed_or_none(text: object) -> Version | None:
         return parse(text)
     except InvalidVersion:
         return None
+
+
+def ordered(texts: Iterable[str]) -> list[str]:
+    """``texts`` oldest release first; a text that is no version sorts before every release."""
+    return sorted(texts, key=lambda text: parsed_or_none(text) or Version("0"))

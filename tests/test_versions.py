@@ -79,3 +79,15 @@ def test_tools_release_refuses_huge_versions_in_one_sentence(tmp_path, capsys):
     assert usage.value.code == 2 and "not a PEP 440 version" in capsys.readouterr().err
     with pytest.raises(release.ReleaseError, match="is not a PEP 440 version"):
         release.code_version(f'[tool.scriptmodule-hook-repro]\ncode-version = "{HUGE}"\n')
+
+
+def test_ordered_sorts_releases_as_versions_and_puts_non_versions_first():
+    from repro.versions import ordered
+
+    assert ordered(["2.10.0", "2.9.1", "not a version", "1.13.1", "2.10.0rc1"]) == [
+        "not a version",
+        "1.13.1",
+        "2.9.1",
+        "2.10.0rc1",
+        "2.10.0",
+    ]

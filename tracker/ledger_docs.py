@@ -9,15 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from packaging.version import Version
-
 from repro import ledger as ledger_io
 from repro.catalogue.bug import Bug
-from repro.versions import parsed_or_none
-
-
-def _ordered(versions: Iterable[str]) -> list[str]:
-    return sorted(versions, key=lambda version: parsed_or_none(version) or Version("0"))
+from repro.versions import ordered
 
 
 def _list(versions: list[str]) -> str:
@@ -31,7 +25,7 @@ def holdings(bugs: Iterable[Bug], root: Path) -> str:
         releases: dict[str, Any] = ledger_io.load(root / "repro" / "ledger.json")["releases"]
     except ledger_io.LedgerError as err:
         raise ValueError(str(err)) from None
-    swept = _ordered(releases)
+    swept = ordered(releases)
     if not swept:
         return "The committed ledger holds no release yet."
     run = {
@@ -41,7 +35,7 @@ def holdings(bugs: Iterable[Bug], root: Path) -> str:
     run = {version: verdicts for version, verdicts in run.items() if any(verdicts)}
     catalogued = len(list(bugs))
     found: dict[tuple[int, int], list[str]] = {}
-    for version in _ordered(run):
+    for version in ordered(run):
         verdicts = run[version]
         found.setdefault((sum(v == "present" for v in verdicts), sum(bool(v) for v in verdicts)), []).append(version)
     said = "; ".join(
@@ -51,7 +45,7 @@ def holdings(bugs: Iterable[Bug], root: Path) -> str:
     tables = sorted(
         {col.get("table", "?") for entry in releases.values() for col in (entry.get("support") or {}).values()}
     )
-    legacy = _ordered(v for v, entry in releases.items() if entry.get("support_legacy"))
+    legacy = ordered(v for v, entry in releases.items() if entry.get("support_legacy"))
     text = (
         f"The committed ledger holds {len(swept)} releases ({swept[0]} to {swept[-1]}), each swept "
         f"statically; {len(run)} were also run (the reproducer, installed in a throwaway environment): "

@@ -13,12 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from packaging.version import Version
-
 from repro import ledger as ledger_io
 from repro.catalogue.bug import Bug
 from repro.sanitise import plain
-from repro.versions import parsed_or_none
+from repro.versions import ordered
 from tracker.support_doc import wrapped
 
 PROOF = "<!-- proof -->"
@@ -37,10 +35,10 @@ def documented(ledger: dict[str, Any], bugs: Iterable[Bug]) -> tuple[str, dict[s
         shown = {k: p for k, p in proofs.items() if p and p.get("space") and p.get("device", "cpu") == "cpu"}
         if shown:
             recorded[version] = shown
-    ordered = sorted(recorded, key=lambda version: parsed_or_none(version) or Version("0"))
-    if not ordered:
+    releases = ordered(recorded)
+    if not releases:
         raise ValueError("the ledger holds no proof saying what it held on: run tracker.check_upstream")
-    return ordered[-1], recorded[ordered[-1]]
+    return releases[-1], recorded[releases[-1]]
 
 
 def proof_paragraph(release: str, proof: dict[str, Any] | None) -> str:
