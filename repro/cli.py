@@ -146,7 +146,7 @@ def _main(argv: list[str] | None, prog: str) -> int:
     try:
         asked = [get(bug_id).id for bug_id in args.bug]  # an unknown id is one sentence, whatever the mode
     except UnknownBug as problem:
-        return fail(f"no catalogued bug {problem.args[0]!r} ({prog} --list-bugs lists them)")
+        return fail(problem)
     one = "--markdown" if args.markdown else "--patch" if args.patch else "--candidates" if args.candidates else ""
     if one and len(asked) != 1:  # no bug is the default: the first catalogued is not special
         return fail(f"{one} is about one bug: name it with one --bug ID (see --list-bugs)")

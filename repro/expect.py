@@ -17,7 +17,6 @@ Nothing here imports torch: the detector imports it when a decorated test first 
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib.metadata
 import os
@@ -29,7 +28,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
-from repro.catalogue import BUGS, get
+from repro.catalogue import BUGS, UnknownBug, get
 from repro.catalogue.bug import Bug
 from repro.ledger import LedgerError, expectation_for, ledger_path, load
 from repro.vocabulary import Status, Verdict
@@ -229,9 +228,7 @@ def _xfail(reason: str) -> None:
 
 def unknown_id(bug_id: str, who: str = "known_upstream_bug") -> str:
     """One sentence within 100 columns for an id the catalogue lacks, with the closest catalogued id."""
-    close = difflib.get_close_matches(bug_id, list(BUGS), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else " (python -m repro --list-bugs lists them)"
-    return f"{who}: unknown bug id {bug_id[:30]!r}{hint}"
+    return f"{who}: {UnknownBug(bug_id)}"
 
 
 def _unknown(bug_id: str) -> Callable[[Test], Test]:

@@ -27,7 +27,7 @@ def test_one_harness_bisects_every_bug_and_only_the_layouts_file_is_a_script():
     assert f'sys.exit(main(["{next(iter(BUGS))}"]))' in ENTRY.read_text()
 
 
-@pytest.mark.parametrize("argv", [[], ["no-such-bug"], ["full-backward-hook-flag", "extra"]])
+@pytest.mark.parametrize("argv", [[], ["full-backward-hook-flg"], ["full-backward-hook-flag", "extra"]])
 def test_a_wrong_id_aborts_a_bisection(argv, capsys):
     """128 is neither good, bad nor skip to `git bisect run`: it stops the bisection."""
     assert bisect.main(argv) == bisect.USAGE == 128

@@ -117,7 +117,7 @@ def test_one_bug_at_a_time_and_the_catalogue_listed(repro_main, ledger):
     assert "torch/nn/utils/stateless.py:" in designed and "Source: upstream test test/test_stateless.py" in designed
     assert "torch/jit/_script.py:" in undocumented and "Source:" not in undocumented
     code, out, err = repro_main(ledger, "--bug", "no-such-bug")
-    assert (code, out) == (2, "") and err.startswith("python -m repro: error: no catalogued bug 'no-such-bug'")
+    assert (code, out) == (2, "") and err.startswith("python -m repro: error: unknown bug id 'no-such-bug'")
 
 
 @pytest.mark.slow

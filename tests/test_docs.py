@@ -183,15 +183,16 @@ def test_the_readme_set_up_is_what_ci_installs():
 @pytest.mark.needs_bug(*BUGS)  # the excerpt shows the bugs present, as on the torch it was taken from
 def test_the_readme_excerpt_is_a_real_run_counts_included(capsys):
     """Each line of the excerpt that is not ``...`` is a line of the default report, in the same order:
-    exactly (counts included) on the torch the excerpt names, up to numbers on another."""
+    exactly (counts and spaces included) on the torch the excerpt names, up to numbers on another."""
     assert repro_main([]) in (0, 1)
     real = capsys.readouterr().out.splitlines()
     excerpt = README.split("## What `python -m repro` prints", 1)[1].split("```", 2)[1].strip("\n").splitlines()
     same_torch = excerpt[0].split(" |")[0] == real[0].split(" |")[0]
 
-    def shape(line: str) -> str:
-        line = re.sub(r" +", " ", line).strip()
-        return line if same_torch else re.sub(r"\d+(?:\.\d+)*(?:\+\w+)?", "N", line)
+    def shape(line: str) -> str:  # exact, spaces included, on the same torch (they align the columns)
+        if same_torch:
+            return line.rstrip()
+        return re.sub(r"\d+(?:\.\d+)*(?:\+\w+)?", "N", re.sub(r" +", " ", line).strip())
 
     shapes = [shape(line) for line in real]
     at = 0

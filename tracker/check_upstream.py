@@ -110,7 +110,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--bug",
         action="append",
         default=[],
-        type=_bug_id,
         metavar="ID",
         help="check only this catalogued bug (repeatable; default: every one)",
     )
@@ -141,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from repro.catalogue import UnknownBug, get
+
+    try:  # after parsing: argparse's "argument --bug: " would push the sentence past 100 columns
+        args.bug = [get(bug_id).id for bug_id in args.bug]
+    except UnknownBug as problem:
+        parser.error(str(problem))
     ignored = [
         name
         for name, given in (
@@ -162,15 +167,6 @@ def _version(text: str) -> Version:
         return parse_version(text)
     except InvalidVersion:
         raise argparse.ArgumentTypeError(f"not a version: {text!r}") from None
-
-
-def _bug_id(text: str) -> str:
-    from repro.catalogue import UnknownBug, get
-
-    try:
-        return get(text).id
-    except UnknownBug as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _positive(text: str) -> int:

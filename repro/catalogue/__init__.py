@@ -8,6 +8,7 @@ which is not a bug, is the engine's (``repro.engine.by_design``).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from dataclasses import dataclass, replace
@@ -40,11 +41,20 @@ def _discovered() -> dict[str, Bug]:
 BUGS: dict[str, Bug] = _discovered()
 
 
+SENTENCE = 72  # the most an unknown id's sentence takes: a tool's "prog: error: " fits before it in 100
+
+
 class UnknownBug(KeyError):
-    """An id the catalogue does not hold (one sentence; CLI exit code 2)."""
+    """An id the catalogue does not hold: one sentence within 100 columns naming the closest catalogued
+    id (every tool that takes an id says it so; CLI exit code 2)."""
 
     def __str__(self) -> str:
-        return f"no catalogued bug {self.args[0]!r}; known: {', '.join(BUGS)}"
+        named = repr(str(self.args[0])[:30])
+        close = difflib.get_close_matches(str(self.args[0]), list(BUGS), n=1)
+        if not close:
+            return f"unknown bug id {named} (--list-bugs lists them)"
+        said = f"unknown bug id {named}; did you mean {close[0]!r}?"
+        return said if len(said) <= SENTENCE else f"unknown bug id; did you mean {close[0]!r}?"
 
 
 def get(bug_id: str) -> Bug:

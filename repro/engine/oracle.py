@@ -290,9 +290,12 @@ def _torchscript_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
 
 
 # What an error's text says about this process rather than the behaviour: TorchScript's counter of
-# classes compiled so far (every run compiles its own) and memory addresses. Both become fixed text,
+# classes compiled so far (every run compiles its own) and memory addresses (0xADDRESS). Both become fixed text,
 # so that a run reads the same whichever runs came before it.
-_PROCESS_DETAILS = ((re.compile(r"___torch_mangle_\d+"), "___torch_mangle_N"), (re.compile(r"0x[0-9a-f]{6,}"), "0x..."))
+_PROCESS_DETAILS = (
+    (re.compile(r"___torch_mangle_\d+"), "___torch_mangle_N"),
+    (re.compile(r"0x[0-9a-f]{6,}"), "0xADDRESS"),
+)
 
 
 def _describe(err: BaseException) -> str:
@@ -304,7 +307,9 @@ def _describe(err: BaseException) -> str:
 
 
 def _difference(scripted: dict[str, Any], eager: dict[str, Any]) -> str:
-    """Name the first observation that differs, in terms a reader can act on."""
+    """Name the first observation that differs, in terms a reader can act on: inside a record (a
+    tensor's class, dtype, shape, requires_grad) or a list of the same length, the first entry that
+    differs, so that what differs is what the line shows."""
     for key in sorted(set(scripted) | set(eager)):
         left, right = scripted.get(key), eager.get(key)
         if left == right:
@@ -314,10 +319,28 @@ def _difference(scripted: dict[str, Any], eager: dict[str, Any]) -> str:
             if left_labels != right_labels:
                 return f"hook calls: ScriptModule {left_labels} vs eager {right_labels}"
             return "hook calls: same hooks in the same order, different arguments"
-        return f"{key}: ScriptModule {_clip(left)} vs eager {_clip(right)}"
+        where, left, right = _first_differing(key, left, right)
+        return f"{where}: ScriptModule {_shown(left)} vs eager {_shown(right)}"
     return "observations differ"
 
 
-def _clip(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+_ABSENT = object()  # a key one side's record lacks
+
+
+def _first_differing(where: str, left: Any, right: Any) -> tuple[str, Any, Any]:
+    if isinstance(left, dict) and isinstance(right, dict):
+        for key in sorted(set(left) | set(right), key=str):
+            if left.get(key, _ABSENT) != right.get(key, _ABSENT):
+                return _first_differing(f"{where}[{key!r}]", left.get(key, _ABSENT), right.get(key, _ABSENT))
+    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
+        for index, (a, b) in enumerate(zip(left, right)):
+            if a != b:
+                return _first_differing(f"{where}[{index}]", a, b)
+    return where, left, right
+
+
+def _shown(value: Any, limit: int = 200) -> str:
+    """``repr``, whole up to ``limit`` characters (a value that long is a tensor's values: --json has
+    every observation whole)."""
+    text = "absent" if value is _ABSENT else repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 40]}... ({len(text)} characters; --json)"

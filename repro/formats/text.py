@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence, Set
 from typing import TYPE_CHECKING
 
 from repro.catalogue import cause_of, refused_by_patch
@@ -32,7 +32,8 @@ RUNS_NOTE = (
     "Under each API, a line per scenario: what its runs gave, and on which runs: model shapes x "
     "ScriptModule styles (script_method: a subclass whose forward is @torch.jit.script_method; "
     "plain_forward: a plain def forward; torch.jit.script: a scripted eager child), each on the first "
-    "instance of a fresh class and on a later one. Where its runs differ, a line per outcome. "
+    "instance of a fresh class and on a later one. Where its runs differ, or make no whole product of "
+    "shapes and styles, a line per outcome and product. "
     "Every run with both twins' observations: --json."
 )
 
@@ -50,14 +51,26 @@ def side_cell(side: Side | None) -> str:
     return ", ".join(dict.fromkeys(compared)) or "0 hook calls"
 
 
-def _runs_on(runs: list[ScenarioResult], shapes: list[str], instances: set[str]) -> str:
-    """Which runs: their shapes ("; " between: a shape's name may hold a comma) x their styles, and the
-    instance where only one of the scenario's gave this outcome."""
-    mine = [shape for shape in shapes if any(r.scenario.model == shape for r in runs)]
-    styles = list(dict.fromkeys(r.style for r in runs))
-    where = f"{'; '.join(mine)} x {_and(styles)}"
-    only = {r.instance for r in runs}
-    return where if only == instances else f"{where}, {_and(sorted(only))} instance only"
+def runs_on(
+    runs: Sequence[ScenarioResult], shapes: Sequence[str], styles: Sequence[str], instances: Set[str]
+) -> list[str]:
+    """Which runs, exactly: products of shapes ("; " between: a shape's name may hold a comma) x styles,
+    each with the instance where it held on one of the scenario's ``instances`` only. Every (shape,
+    style, instance) a text names gave the outcome, and each run is named once: pairs that do not make
+    a whole product, or that gave it on different instances, are separate texts (in shapes' order)."""
+    held: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in runs:
+        held[(r.scenario.model, r.style)].add(r.instance)
+    products: dict[tuple[frozenset[str], tuple[str, ...]], list[str]] = defaultdict(list)
+    for shape in shapes:
+        for only in dict.fromkeys(frozenset(held[(shape, style)]) for style in styles if (shape, style) in held):
+            mine = tuple(style for style in styles if held.get((shape, style)) == only)
+            products[(only, mine)].append(shape)
+    texts = []
+    for (only, mine), named in products.items():
+        where = f"{'; '.join(named)} x {_and(list(mine))}"
+        texts.append(where if only == instances else f"{where}, {_and(sorted(only))} instance only")
+    return texts
 
 
 def _and(words: list[str]) -> str:
@@ -76,18 +89,24 @@ def outcome_lines(report: Report) -> list[str]:
         lines.append(api)
         for name, results in scenarios.items():
             shapes = list(dict.fromkeys(r.scenario.model for r in results))
+            styles = list(dict.fromkeys(r.style for r in results))
             instances = {r.instance for r in results}
             outcomes: dict[str, list[ScenarioResult]] = defaultdict(list)
             for r in results:
                 why = "" if r.verdict == Verdict.MATCH else f" ({_attribution(r, not_judged)})"
                 outcomes[f"{r.verdict}{why}"].append(r)
-            if len(outcomes) == 1:
-                ((outcome, runs),) = outcomes.items()
-                lines += _wrap(f"  {name}: {outcome} on {_runs_on(runs, shapes, instances)}", indent=" " * 6)
+            claims = [
+                (outcome, where)
+                for outcome, runs in outcomes.items()
+                for where in runs_on(runs, shapes, styles, instances)
+            ]
+            if len(claims) == 1:
+                ((outcome, where),) = claims
+                lines += _wrap(f"  {name}: {outcome} on {where}", indent=" " * 6)
                 continue
             lines.append(f"  {name}:")
-            for outcome, runs in outcomes.items():
-                lines += _wrap(f"    {outcome} on {_runs_on(runs, shapes, instances)}", indent=" " * 8)
+            for outcome, where in claims:
+                lines += _wrap(f"    {outcome} on {where}", indent=" " * 8)
     return lines
 
 

@@ -69,7 +69,13 @@ def test_each_bug_scopes_styles_and_shapes_the_engine_runs():
 def test_an_unknown_id_is_one_sentence():
     with pytest.raises(UnknownBug) as caught:
         get("no-such-bug")
-    assert str(caught.value).startswith("no catalogued bug 'no-such-bug'; known: full-backward-hook-flag")
+    assert str(caught.value) == "unknown bug id 'no-such-bug' (--list-bugs lists them)"
+    with pytest.raises(UnknownBug) as caught:
+        get("deepcopy-drop")
+    assert str(caught.value) == "unknown bug id 'deepcopy-drop'; did you mean 'deepcopy-drops-subclass'?"
+    with pytest.raises(UnknownBug) as caught:  # both ids long: the sentence leaves out the one typed
+        get("optimized-graph-ignores-grad-mod")
+    assert str(caught.value) == "unknown bug id; did you mean 'optimized-graph-ignores-grad-mode'?"
 
 
 def test_the_default_run_leaves_out_only_what_is_not_default_and_says_why():

@@ -59,12 +59,39 @@ def test_same_hooks_with_other_arguments_differ():
 
 def test_different_gradient_differs_and_names_it():
     verdict, detail = judge(Side({**RAN.observation, "x.grad": [0.0]}, None), RAN)
-    assert verdict == "differs" and detail.startswith("x.grad:")
+    assert verdict == "differs" and detail == "x.grad[0]: ScriptModule 0.0 vs eager 1.0"
 
 
 def test_script_error_raises_and_eager_error_is_an_error():
     assert judge(Side({}, BUG_ERROR), RAN) == ("raises", BUG_ERROR)
     assert judge(RAN, Side({}, "TypeError: x"))[0] == "error"
+
+
+@pytest.mark.parametrize(
+    ("scripted", "eager", "said"),
+    [
+        (
+            {"output": {"class": "Tensor", "dtype": "torch.float32", "shape": [2, 2], "requires_grad": False}},
+            {"output": {"class": "Tensor", "dtype": "torch.float32", "shape": [2, 2], "requires_grad": True}},
+            "output['requires_grad']: ScriptModule False vs eager True",
+        ),
+        (
+            {"types": {"Net": "Net", "Linear": "RecursiveScriptModule", "ReLU": "RecursiveScriptModule"}},
+            {"types": {"Net": "Net", "Linear": "Linear", "ReLU": "ReLU"}},
+            "types['Linear']: ScriptModule 'RecursiveScriptModule' vs eager 'Linear'",
+        ),
+        ({"grads": [[1.0], [2.0]]}, {"grads": [[1.0], [3.0]]}, "grads[1][0]: ScriptModule 2.0 vs eager 3.0"),
+        ({"state": {"a": 1}}, {"state": {"a": 1, "b": 2}}, "state['b']: ScriptModule absent vs eager 2"),
+        ({"values": list(range(300))}, {"values": [0]}, "values: ScriptModule [0, 1, 2,"),
+    ],
+    ids=["a record's field", "a dict's entry", "a list's item", "a key one side lacks", "a long value"],
+)
+def test_a_difference_names_what_differs_inside_a_record(scripted, eager, said):
+    """The detail cut each side at 60 characters: "output: ScriptModule {'class': 'Tensor', 'dtype':
+    'torch.float32', 'shape': [2... vs eager {...same...", the difference (requires_grad) cut off."""
+    verdict, detail = judge(Side(scripted, None), Side(eager, None))
+    assert verdict == "differs" and detail.startswith(said), detail
+    assert "..." not in detail or "characters; --json)" in detail
 
 
 @pytest.mark.parametrize(

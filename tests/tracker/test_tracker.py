@@ -392,7 +392,10 @@ def test_bug_limits_a_run_to_that_bug(index, tmp_path):
     code, report, ledger, _ = check(index, tmp_path, "--bug", "module-compile-noop")
     assert code == 0 and set(ledger["releases"]["2.13.0"]["bugs"]) == {"module-compile-noop"}
     code, _, _, stderr = check(index, tmp_path, "--bug", "no-such-bug")
-    assert code == 2 and "no catalogued bug 'no-such-bug'" in stderr and "Traceback" not in stderr
+    assert code == 2 and "unknown bug id 'no-such-bug'" in stderr and "Traceback" not in stderr
+    code, _, _, stderr = check(index, tmp_path, "--bug", "module-compile-nop")
+    said = stderr.strip().splitlines()[-1]
+    assert code == 2 and said.endswith("did you mean 'module-compile-noop'?") and len(said) <= 100, said
 
 
 CONSTANT_FIX = shape(
