@@ -14,6 +14,7 @@ import json
 import os
 import re
 import threading
+import time
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -112,6 +113,7 @@ class Faults:
     fail_first: int = 0  # answer this many requests with 503 first
     reset_once: bool = False  # cut the first range body short, once
     reset_index_once: bool = False  # cut the first index answer short, once
+    delay: float = 0.0  # seconds before answering each request for a file (a slow mirror)
 
 
 @dataclass
@@ -221,6 +223,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, index.simple_html(project), "text/html")
         name = unquote(path.rsplit("/", 1)[-1])  # pip asks for torch-9.9.0%2Bcpu-...
         if path.startswith("/files/") and name in index.wheels:
+            time.sleep(index.faults.delay)
             return self._file(index.wheels[name])
         self._send(404, b"not found")
 

@@ -136,3 +136,28 @@ def test_the_tracker_interrupted_while_pip_waits_is_one_line_and_ends_pip(tmp_pa
         "check_upstream: interrupted; the ledger holds what was recorded before it"
     ], proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr and _left() == set()
+
+
+@pytest.mark.parametrize("after", [0.8, 1.6, 3.0])
+def test_the_tracker_sweeping_in_processes_interrupted_as_a_group_is_one_line(index, tmp_path, after):
+    """A history sweep probes in spawned worker processes; a terminal's Ctrl-C reaches them too, and
+    each printed a KeyboardInterrupt traceback (3 of 6 tries), most while it still imported."""
+    from index_server import BUGGY, build_wheel
+    from tracker_helpers import wheel_name
+
+    from tracker.sweep import PROCESSES_FROM
+
+    wheel = build_wheel(BUGGY, padding=1024)
+    for minor in range(PROCESSES_FROM + 2):
+        index.wheels[wheel_name(f"3.{minor}.0")] = wheel
+    index.faults.delay = 0.3  # each request for the wheel: the workers are mid-probe for seconds
+    ledger = tmp_path / "ledger.json"
+    ledger.write_bytes((ROOT / "repro" / "ledger.json").read_bytes())
+    proc = _interrupted(
+        ["-m", "tracker.check_upstream", "--index-url", index.url, "--ledger", str(ledger)], after=after, group=True
+    )
+    assert proc.returncode == 130, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines()[-1:] == [
+        "check_upstream: interrupted; the ledger holds what was recorded before it"
+    ], proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and _left() == set(), proc.stderr[-2000:]

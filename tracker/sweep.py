@@ -8,9 +8,11 @@ sweep loses nothing already learned.
 
 from __future__ import annotations
 
+import signal
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from functools import partial
@@ -319,6 +321,46 @@ def static_verdicts(entry: dict[str, Any]) -> dict[str, str | None]:
     }
 
 
+@contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """SIGINT blocked while worker processes start: a blocked signal stays blocked across their exec, so
+    a Ctrl-C to the terminal's process group cannot raise ``KeyboardInterrupt`` (a traceback each) while
+    a worker still imports; this process gets it once it is unblocked, and says the one line."""
+    held = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if held:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if held:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _ended_by_ctrl_c() -> None:
+    """A worker process's first step: Ctrl-C ends it with no traceback (the default action), the one
+    held since it started included; the tracker, which gets it too, says the one line."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _stop(pool: Executor) -> None:
+    """Wait for no probe: worker processes are killed mid-probe (``terminate_workers`` from Python
+    3.14; their process table before), and the pool, broken, fails what was left; threads end with the
+    tracker's process (``repro.output.leave`` ends it with ``os._exit`` on Ctrl-C)."""
+    if not isinstance(pool, ProcessPoolExecutor):
+        pool.shutdown(wait=False, cancel_futures=True)
+        return
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+    pool.shutdown()  # quick: the manager finds its workers gone and fails the probes left (none cancelled:
+    # Python 3.11's manager then raises InvalidStateError in its thread, so no pool.map, which cancels)
+
+
 def run(releases: list[Release], options: Options, progress: Callable[[str], None]) -> Outcome:
     """Probe each release and record it as it comes: in threads, or for a history sweep (many releases,
     CPU-bound in parsing each central directory and each file) in processes, which use every CPU."""
@@ -332,11 +374,15 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
     ]
     probe = partial(_probe, full_download=options.full_download, bug_ids=options.bugs)
     if len(releases) >= PROCESSES_FROM:
-        pool: Executor = ProcessPoolExecutor(max_workers=max(1, options.jobs), mp_context=get_context("spawn"))
+        pool: Executor = ProcessPoolExecutor(
+            max_workers=max(1, options.jobs), mp_context=get_context("spawn"), initializer=_ended_by_ctrl_c
+        )
     else:
         pool = ThreadPoolExecutor(max_workers=max(1, options.jobs))
-    with pool:
-        for done, (version, entry) in enumerate(pool.map(probe, releases, references), start=1):
+    try:
+        with _ctrl_c_held():  # the workers start here, and inherit the held Ctrl-C
+            probes = [pool.submit(probe, release, reference) for release, reference in zip(releases, references)]
+        for done, (version, entry) in enumerate((future.result() for future in probes), start=1):
             record(options.ledger, version, _replace_static(entry))
             outcome.entries[version] = entry
             if entry.get("error"):
@@ -347,6 +393,10 @@ def run(releases: list[Release], options: Options, progress: Callable[[str], Non
                 f"[{done}/{len(releases)}] {version}: {verdicts} "
                 f"({cost['bytes_fetched']} bytes, {cost['requests']} requests)"
             )
+    except BaseException:  # Ctrl-C above all: no probe outlives the tracker, nor waits for one
+        _stop(pool)
+        raise
+    pool.shutdown()
     for version, entry in outcome.entries.items():
         applicable = set(static_verdicts(entry).values()) - {"not-applicable"}  # never confirmed: nothing to run
         if applicable and (options.install or (options.confirm and applicable - {"present"})):
