@@ -96,11 +96,12 @@ def code_names(text: str) -> str:
 def plain(text: str, limit: int | None = None) -> str:
     """``text`` as literal Markdown text on one line: no HTML, no link or image, no emphasis, no @-mention;
     cut to ``limit`` characters when given (a cut escape is left as literal text, never markup). A
-    decorator (a dot or an underscore in its name) is a code span: no mention, and no joiner to travel
-    with a copy; an ``@name`` that could be a user gets the joiner."""
-    if limit is None and _DECORATOR.search(text):
-        parts = _DECORATOR.split(text)
-        names = [code_span(name) for name in _DECORATOR.findall(text)]
+    decorator (a dot or an underscore in its name) and a dunder name (``__deepcopy__``) are code spans,
+    which GitHub shows as written: no mention, no joiner to travel with a copy, no ``\\_\\_`` to read;
+    an ``@name`` that could be a user gets the joiner."""
+    if limit is None and _CODE_NAME.search(text):
+        parts = _CODE_NAME.split(text)
+        names = [code_span(name) for name in _CODE_NAME.findall(text)]
         return "".join(plain(part) + name for part, name in zip(parts, [*names, ""]))
     shown = for_terminal(text)
     shown = shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

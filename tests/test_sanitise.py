@@ -193,3 +193,10 @@ def test_our_code_names_are_code_spans_not_bold_or_mentions():
     assert plain("with @script_method, by @someone") == f"with `@script_method`, by @{ZWJ}someone"
     html = cmarkgfm.github_flavored_markdown_to_html(code_names("hooked in __init__ with @torch.jit.script_method"))
     assert "<strong>" not in html and "<code>__init__</code>" in html
+
+
+def test_plain_writes_dunder_names_as_code_spans_not_escapes():
+    """Root-cause steps read `\\_\\_deepcopy\\_\\_` on GitHub's page source and in every copy; a code span
+    is as inert and reads as written."""
+    said = plain("torch/jit/_script.py:553: ScriptModule has no __deepcopy__; Module.__new__() runs")
+    assert said == "torch/jit/\\_script.py:553: ScriptModule has no `__deepcopy__`; `Module.__new__()` runs"
