@@ -23,7 +23,7 @@ from repro.catalogue.bug import Bug
 from repro.engine import forked
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
 from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
-from repro.output import INTERRUPTED, OutputError, emit, native_output_to_stderr
+from repro.output import INTERRUPTED, OutputError, emit, native_output_to_stderr, parsed
 from repro.sanitise import for_terminal
 from repro.vocabulary import Outcome, ProofStatus
 
@@ -45,7 +45,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         prog=prog,
         description="Show which hook APIs of a torch.jit.ScriptModule subclass behave like "
         "an eager nn.Module on the installed torch, and compare with the ledger.",
-        epilog="Exit codes: 0 as the ledger expects, 1 drift, 2 usage or environment error. "
+        epilog="Exit codes: 0 as the ledger expects, 1 drift, 2 usage or environment error, 130 Ctrl-C. "
         "REPRO_LEDGER=/path reads another ledger.",
     )
     mode = parser.add_mutually_exclusive_group()
@@ -133,7 +133,7 @@ def _redeliver_ctrl_c(previous: Callable[[Any], object], unraisable: Any) -> Non
 
 
 def _main(argv: list[str] | None, prog: str) -> int:
-    args = build_parser(prog).parse_args(argv)  # argparse exits with 2 on bad usage
+    args = parsed(build_parser(prog), argv)  # argparse exits with 2 on bad usage
 
     def fail(problem: object) -> int:
         print(for_terminal(f"{prog}: error: {problem}"), file=sys.stderr)

@@ -12,6 +12,7 @@ is stderr, so that the report on stdout stays one clean document (JSON a tracker
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import contextlib
 import gc
@@ -40,6 +41,17 @@ def emit(text: str, end: str = "\n") -> None:
     except OSError as err:
         _to_devnull()  # what is left in the buffer goes nowhere at exit, rather than failing again
         raise OutputError(f"stdout cannot take the results: {err.strerror or err}") from None
+
+
+def parsed(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args``, with ``--help`` held to ``emit``'s rule: argparse swallows a failed write,
+    and the help a full disk lost exited 0 unsaid; now it is ``OutputError``."""
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as done:
+        if not done.code:
+            emit("", end="")  # the flush argparse never checked
+        raise
 
 
 def _to_devnull() -> None:

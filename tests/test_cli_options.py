@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from helpers import ROOT
 from repro.catalogue import BUGS
 from repro.cli import main
 from repro.ledger import ORIGINAL
@@ -112,3 +113,16 @@ def test_workarounds_proves_each_one_and_fails_when_one_does_not_work(repro_main
     code, out, _ = repro_main("--workarounds", "--bug", "autocast-compiled-float32")
     assert code == 1 and "DOES NOT WORK (silently wrong)" in out, out
     assert re.search(r"\d+ silently wrong where it is meant to work", out), out
+
+
+def test_help_names_every_exit_code_the_readme_names():
+    """--help listed 0, 1 and 2 and left out 130 (Ctrl-C), which the README and both tools use."""
+    from repro.cli import build_parser
+    from tracker.check_upstream import build_parser as tracker_parser
+
+    said = " ".join((ROOT / "README.md").read_text().split("Exit code", 1)[1].split("\n\n", 1)[0].split())
+    codes = re.findall(r"\b(\d+) (?:means|a usage|Ctrl-C)", said)
+    assert codes == ["0", "1", "2", "130"], codes
+    for help_text in (build_parser().format_help(), tracker_parser().format_help()):
+        epilog = " ".join(help_text.split("Exit codes:", 1)[1].split())
+        assert [code for code in ("0", "1", "2", "130") if not re.search(rf"\b{code} ", epilog)] == [], epilog

@@ -46,8 +46,10 @@ def _to_full(args: list[str]) -> subprocess.CompletedProcess:
             + ["--versions", "9.9", "--install-index-url", "http://127.0.0.1:9/simple/"],
             "check_upstream",
         ),
+        (["-m", "repro", "--help"], "python -m repro"),  # argparse swallowed it: exit 0, unsaid
+        (["-m", "tracker.check_upstream", "--help"], "check_upstream"),
     ],
-    ids=["list-bugs", "report", "tracker"],
+    ids=["list-bugs", "report", "tracker", "help", "tracker help"],
 )
 def test_a_full_stdout_is_one_sentence_exit_2_never_drift(args, prefix, tmp_path):
     """Issue 46: exit 1 means drift (or, for the tracker, errors); a disk that cannot take the report

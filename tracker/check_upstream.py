@@ -40,7 +40,7 @@ from packaging.version import InvalidVersion, Version
 
 from repro import atomic
 from repro import ledger as ledger_io
-from repro.output import INTERRUPTED, OutputError, emit, leave
+from repro.output import INTERRUPTED, OutputError, emit, leave, parsed
 from repro.sanitise import for_terminal, one_line
 from repro.versions import parse as parse_version
 from tracker import history, sweep
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="check_upstream",
         description=__doc__.splitlines()[0],
         epilog="Exit codes: 0 unchanged, 3 status changed (errors or not), "
-        "1 errors and no change, 2 usage or an unusable ledger.",
+        "1 errors and no change, 2 usage or an unusable ledger, 130 Ctrl-C.",
     )
     parser.add_argument(
         "--index-url", default=DEFAULT_INDEX, help="the package index, read as --index-kind says (default: %(default)s)"
@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parsed(parser, argv)
     from repro.catalogue import UnknownBug, get
 
     try:  # after parsing: argparse's "argument --bug: " would push the sentence past 100 columns
