@@ -13,7 +13,6 @@ import pytest
 
 from repro.catalogue import BUGS
 from repro.environment import EnvironmentProblem, import_torch, npu_status
-from repro.ledger import ORIGINAL
 from repro.source_checks import RECURSIVE_PY, SCRIPT_PY, installed_torch_root
 
 SETUP = "activate the project's environment (. .venv/bin/activate) or create it with the README's set-up command"
@@ -46,7 +45,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     from helpers import expected
 
     needs_bug = item.get_closest_marker("needs_bug")
-    for bug_id in (needs_bug.args or (ORIGINAL,)) if needs_bug else ():  # each bug it names
+    if needs_bug and not needs_bug.args:  # no bug is the default: the first catalogued is not special
+        pytest.fail("needs_bug names no bug: name each one the test needs", pytrace=False)
+    for bug_id in needs_bug.args if needs_bug else ():  # each bug it names
         if bug_id not in BUGS:  # a misspelt id read as "not present" would skip the test for ever
             pytest.fail(f"needs_bug names {bug_id!r}, which the catalogue does not hold", pytrace=False)
         expectation = expected(bug_id)

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from helpers import (
+    A_BUG,
     ROOT,
     SLOW_BUGS,
     expected,
@@ -33,7 +34,7 @@ from repro.engine.oracle import run_scenario
 from repro.engine.scenarios import SCENARIOS
 from repro.filing.candidates import applied, candidates_of
 from repro.formats.text import side_cell
-from repro.ledger import ORIGINAL, ledger_path
+from repro.ledger import ledger_path
 
 SCRIPT = str(ROOT / "repro" / "full_backward_hook_bug.py")
 
@@ -98,7 +99,7 @@ def test_json_report_shows_each_bug_next_to_working_apis(repro_main, ledger):
     assert [
         (s["api"], s["name"], s["style"], s["instance"], s["detail"])
         for s in departing
-        if s["cause"] == ORIGINAL and "_is_full_backward_hook" not in s["detail"]
+        if s["cause"] == A_BUG and "_is_full_backward_hook" not in s["detail"]
     ] == []
     assert {s["style"] for s in report["scenarios"]} == {"script_method", "plain_forward"}
     assert len(report["scenarios"]) >= 100 and {s["tier"] for s in report["not_run"]} == {"variant", "slow"}
@@ -165,7 +166,7 @@ def test_a_scenario_without_hook_calls_names_what_was_compared():
     "tool",
     [
         pytest.param(["-m", "repro", "--json"], id="repro", marks=pytest.mark.slow),
-        pytest.param(["-m", "repro", "--patch", "--bug", ORIGINAL], id="patch"),
+        pytest.param(["-m", "repro", "--patch", "--bug", A_BUG], id="patch"),
     ],
 )
 def test_a_reader_that_stops_early_costs_no_traceback(ledger, tool):
@@ -200,34 +201,34 @@ def test_ledger_saying_the_opposite_is_drift(repro_main, tmp_path):
         if bug_expected()
         else write_ledger(tmp_path / "l.json")
     )
-    code, out, _ = repro_main(opposite, "--json", "--bug", ORIGINAL)
+    code, out, _ = repro_main(opposite, "--json", "--bug", A_BUG)
     report = json.loads(out)
     assert code == 1 and report["matches_expectation"] is False
-    assert report["drift"][0].startswith(f"{ORIGINAL}: expected {'fixed' if bug_expected() else 'present'}")
+    assert report["drift"][0].startswith(f"{A_BUG}: expected {'fixed' if bug_expected() else 'present'}")
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 def test_fixed_torch_is_drift_while_the_ledger_says_present(repro_main, ledger):
     """A torch whose ScriptModule registers full backward hooks as nn.Module does (the workaround, in
     force on the class). The upstream patch with a ledger that follows:
     test_patch_applies_and_every_scenario_matches_eager."""
-    with applied(candidates_of(BUGS[ORIGINAL])["workaround"]):
-        code, out, _ = repro_main(ledger, "--json", "--bug", ORIGINAL)
+    with applied(candidates_of(BUGS[A_BUG])["workaround"]):
+        code, out, _ = repro_main(ledger, "--json", "--bug", A_BUG)
     report = json.loads(out)
-    assert code == 1 and {b["id"]: b["status"] for b in report["bugs"]}[ORIGINAL] == "fixed"
-    assert report["drift"][0].startswith(f"{ORIGINAL}: expected present")
-    assert any(f"expected {ORIGINAL} to show, got match" in d for d in report["drift"]), report["drift"]
+    assert code == 1 and {b["id"]: b["status"] for b in report["bugs"]}[A_BUG] == "fixed"
+    assert report["drift"][0].startswith(f"{A_BUG}: expected present")
+    assert any(f"expected {A_BUG} to show, got match" in d for d in report["drift"]), report["drift"]
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 def test_silenced_error_is_still_the_bug(repro_main, ledger):
     """The ignored_attributes one-liner: registration succeeds, no backward hook ever runs."""
-    with applied(candidates_of(BUGS[ORIGINAL])["ignored-attributes"]):
-        code, out, _ = repro_main(ledger, "--json", "--bug", ORIGINAL)
+    with applied(candidates_of(BUGS[A_BUG])["ignored-attributes"]):
+        code, out, _ = repro_main(ledger, "--json", "--bug", A_BUG)
     report = json.loads(out)
     assert report["outcome"] == "present" and code == 0  # the same bug, in its silent form
-    flag_runs = [s for s in report["scenarios"] if ORIGINAL in s["covered_by"] and s["verdict"] != "refused"]
-    assert {(s["verdict"], s["cause"]) for s in flag_runs} == {("differs", ORIGINAL)} | {  # a nested subclass's
+    flag_runs = [s for s in report["scenarios"] if A_BUG in s["covered_by"] and s["verdict"] != "refused"]
+    assert {(s["verdict"], s["cause"]) for s in flag_runs} == {("differs", A_BUG)} | {  # a nested subclass's
         (s["verdict"], "child-hooks-bypassed") for s in flag_runs if s["cause"] == "child-hooks-bypassed"
     }
 
@@ -301,7 +302,7 @@ def test_torchscript_disabled_cannot_test(ledger):
 @pytest.mark.parametrize("mode", ["--candidates", "--markdown", "--explain"])
 def test_torchscript_disabled_is_exit_2_for_the_filing_kit_too(ledger, mode):
     """Nothing observed is nothing to file: no '0/0 scenarios match' fix, no issue body, no measured cause."""
-    proc = run(["-m", "repro", mode, "--bug", ORIGINAL], ledger=ledger, env={"PYTORCH_JIT": "0"})
+    proc = run(["-m", "repro", mode, "--bug", A_BUG], ledger=ledger, env={"PYTORCH_JIT": "0"})
     assert (proc.returncode, proc.stdout) == (2, "") and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("python -m repro: error: TorchScript is disabled (PYTORCH_JIT=0?)")
     assert len(proc.stderr.strip().splitlines()) == 1
@@ -311,7 +312,7 @@ def test_torchscript_disabled_is_exit_2_for_the_filing_kit_too(ledger, mode):
 def test_broken_torch_npu_still_runs_on_cpu(ledger, broken_npu):
     plain = run(["-c", "import torch"], env=broken_npu)
     assert plain.returncode == 1 and "Failed to load the backend extension: torch_npu" in plain.stderr
-    code, report = run_json(["-m", "repro", "--bug", ORIGINAL], ledger=ledger, env=broken_npu)  # one bug: enough
+    code, report = run_json(["-m", "repro", "--bug", A_BUG], ledger=ledger, env=broken_npu)  # one bug: enough
     assert code == 0 and report["device"] == "cpu"
     assert report["torch_npu"].startswith("2.13.0 installed but cannot load (ImportError: libhccl.so")
     npu = run(["-m", "repro", "--device", "npu"], ledger=ledger, env=broken_npu)
@@ -348,21 +349,21 @@ def test_minimal_script_exits_1_while_the_bug_is_present():
         assert code == 0 and out.rstrip().endswith("as on nn.Module")
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 @pytest.mark.parametrize(
     ("candidate", "code", "says"),
     [("workaround", 0, "OK:"), ("ignored-attributes", 1, "the full backward hook ran 0 times")],
 )
 def test_minimal_script_judges_behaviour_not_registration(candidate, code, says):
-    with applied(candidates_of(BUGS[ORIGINAL])[candidate]):
+    with applied(candidates_of(BUGS[A_BUG])[candidate]):
         got, out = run_here(Path(SCRIPT))
     assert got == code and says in out
 
 
 @pytest.mark.slow
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 def test_minimal_script_passes_with_the_upstream_patch_applied_before_torch_loads():
-    proc = run(["-m", "repro.run_patched", f"{ORIGINAL}:upstream-patch", SCRIPT])
+    proc = run(["-m", "repro.run_patched", f"{A_BUG}:upstream-patch", SCRIPT])
     assert proc.returncode == 0 and "OK:" in proc.stdout
 
 
@@ -389,7 +390,7 @@ def test_a_departure_no_catalogued_bug_explains_is_drift(repro_main, ledger, mon
     assert not [s for s in unexplained if s["covered_by"]]  # what the catalogue covers is still explained
 
 
-@pytest.mark.needs_bug(ORIGINAL, "global-hooks-root-only", "global-backward-hooks-scripted")
+@pytest.mark.needs_bug(A_BUG, "global-hooks-root-only", "global-backward-hooks-scripted")
 def test_a_per_bug_run_names_another_bugs_departure_without_judging_it(repro_main, ledger):
     """``--bug X``: a departure another bug explains is said to be that bug's, and is neither drift nor a
     status for it."""

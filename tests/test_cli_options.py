@@ -7,12 +7,11 @@ import re
 
 import pytest
 
-from helpers import ROOT
+from helpers import A_BUG, ROOT
 from repro.catalogue import BUGS
 from repro.cli import main
-from repro.ledger import ORIGINAL
 
-OTHER = next(bug_id for bug_id in BUGS if bug_id != ORIGINAL)
+OTHER = next(bug_id for bug_id in BUGS if bug_id != A_BUG)
 
 
 @pytest.fixture
@@ -32,20 +31,20 @@ def _one_sentence(err: str) -> str:
 
 
 def test_explain_gives_one_section_per_bug_asked_for(repro_main):
-    code, out, _ = repro_main("--explain", "--bug", ORIGINAL, "--bug", OTHER)
+    code, out, _ = repro_main("--explain", "--bug", A_BUG, "--bug", OTHER)
     assert code == 0 and out.count("Root cause") == 2, out
-    assert out.index(f"Root cause of {ORIGINAL} on torch") < out.index(f"Root cause of {OTHER}")
+    assert out.index(f"Root cause of {A_BUG} on torch") < out.index(f"Root cause of {OTHER}")
     assert max(len(line) for line in out.splitlines()) <= 100
 
 
 def test_markdown_with_two_bugs_is_one_sentence_exit_2(repro_main):
-    code, out, err = repro_main("--markdown", "--bug", ORIGINAL, "--bug", OTHER)
+    code, out, err = repro_main("--markdown", "--bug", A_BUG, "--bug", OTHER)
     assert (code, out) == (2, "") and "--markdown is about one bug" in _one_sentence(err)
 
 
 @pytest.mark.parametrize("mode", ["--patch", "--candidates"])
 def test_patch_and_candidates_are_about_one_bug(repro_main, mode):
-    code, out, err = repro_main(mode, "--bug", ORIGINAL, "--bug", OTHER)
+    code, out, err = repro_main(mode, "--bug", A_BUG, "--bug", OTHER)
     assert (code, out) == (2, "") and f"{mode} is about one bug" in _one_sentence(err)
 
 
@@ -82,14 +81,14 @@ def test_an_unknown_bug_is_one_sentence_exit_2_in_every_mode(repro_main, mode):
 def test_list_bugs_lists_the_bugs_asked_for_and_needs_no_ledger(repro_main, monkeypatch, tmp_path):
     monkeypatch.setenv("REPRO_LEDGER", str(tmp_path / "missing.json"))
     code, out, _ = repro_main("--list-bugs", "--bug", OTHER)
-    assert code == 0 and out.startswith(f"{OTHER}: ") and f"{ORIGINAL}:" not in out
+    assert code == 0 and out.startswith(f"{OTHER}: ") and f"{A_BUG}:" not in out
     code, out, _ = repro_main("--list-bugs")
     assert code == 0
     assert [bug_id for bug_id in BUGS if f"{bug_id}: " not in out] == []
 
 
 def test_the_patch_note_fits_100_columns(repro_main):
-    code, out, err = repro_main("--patch", "--bug", ORIGINAL)
+    code, out, err = repro_main("--patch", "--bug", A_BUG)
     assert code == 0 and out.startswith("--- a/torch/jit/_recursive.py")
     assert err.startswith("note: the torch/ hunks are against the installed release")
     assert max(len(line) for line in err.splitlines()) <= 100

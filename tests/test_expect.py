@@ -20,10 +20,10 @@ import pytest
 import tomllib
 import torch
 
-from helpers import ROOT, run, write_fixed_ledger, write_ledger
+from helpers import A_BUG, ROOT, run, write_fixed_ledger, write_ledger
 from repro import expect
 from repro.catalogue.full_backward_hook_flag import SIGNATURE
-from repro.ledger import ORIGINAL, release_key
+from repro.ledger import release_key
 
 EXAMPLE = ROOT / "examples" / "downstream" / "test_script_module_hooks.py"
 ONE_PROCESS = ["-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-rxs"]  # a patch applied in memory lives in it
@@ -96,7 +96,7 @@ def decorated(tmp_path, monkeypatch, request):
     """A test body decorated against a ledger and a detector saying what the case says."""
     ledger_says, detector_says, body = request.param
     monkeypatch.setattr(expect, "detector_status", lambda bug_id: (detector_says, "faked for this case"))
-    return expect.known_upstream_bug(ORIGINAL, ledger=_ledger(tmp_path / "ledger.json", ledger_says)), BODIES[body]
+    return expect.known_upstream_bug(A_BUG, ledger=_ledger(tmp_path / "ledger.json", ledger_says)), BODIES[body]
 
 
 def _unittest_outcome(result: unittest.TestResult) -> str:
@@ -183,15 +183,15 @@ def test_a_decorator_without_its_id_is_one_sentence(wrong):
 
 def test_detector_confirms_the_bug_as_the_ledger_does():
     """The real detector, once per process, agrees with the shipped ledger on the installed torch."""
-    assert expect.detector_status(ORIGINAL)[0] == (
-        "fixed" if expect.from_ledger(ORIGINAL, expect.ledger_path()).state == expect.MUST_PASS else "present"
+    assert expect.detector_status(A_BUG)[0] == (
+        "fixed" if expect.from_ledger(A_BUG, expect.ledger_path()).state == expect.MUST_PASS else "present"
     )
 
 
 # --- the example downstream suite: green where the ledger and torch agree, red where they do not ------------
 
 
-@pytest.mark.needs_bug  # the shipped ledger and the installed torch both say present
+@pytest.mark.needs_bug(A_BUG)  # the shipped ledger and the installed torch both say present
 @pytest.mark.slow
 def test_example_is_green_on_installed_torch_with_header_and_summary_under_xdist():
     proc = run(["-m", "pytest", "-n", "1", "-p", "no:cacheprovider", str(EXAMPLE)])  # a worker: states travel
@@ -199,16 +199,16 @@ def test_example_is_green_on_installed_torch_with_header_and_summary_under_xdist
     assert proc.returncode == 0 and "18 passed, 1 xfailed" in out, out + proc.stderr
     assert f"upstream bugs: torch {torch.__version__}, ledger " in out  # the header: one line
     assert f"ledger: {ROOT / 'repro' / 'ledger.json'}" in out  # the summary names the ledger read
-    assert f"{ORIGINAL}: expected failure; the ledger says {ORIGINAL} is present on" in out
+    assert f"{A_BUG}: expected failure; the ledger says {A_BUG} is present on" in out
     assert "module-compile-noop: expected failure;" not in out  # no test tied to it ran
     assert (
         "test_script_module_hooks.py:\n  TestScriptModuleHooks::test_full_backward_hook_called_with_gradients:\n"
-        f"      {ORIGINAL}, expected failure: xfailed"
+        f"      {A_BUG}, expected failure: xfailed"
     ) in out
     assert max(len(line) for line in out.splitlines()) <= 100
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 @pytest.mark.parametrize(
     ("candidate", "ledger_says_fixed", "exit_code", "summary", "why"),
     [
@@ -228,10 +228,10 @@ def test_example_is_green_on_installed_torch_with_header_and_summary_under_xdist
 @pytest.mark.slow
 def test_example_follows_ledger_on_patched_torch(tmp_path, candidate, ledger_says_fixed, exit_code, summary, why):
     ledger = write_fixed_ledger(tmp_path / "ledger.json", torch.__version__) if ledger_says_fixed else None
-    proc = run(["-m", "repro.run_patched", f"{ORIGINAL}:{candidate}", *ONE_PROCESS, str(EXAMPLE)], ledger=ledger)
+    proc = run(["-m", "repro.run_patched", f"{A_BUG}:{candidate}", *ONE_PROCESS, str(EXAMPLE)], ledger=ledger)
     assert proc.returncode == exit_code and summary in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert why in proc.stdout
-    assert f"{ORIGINAL}, {'must pass' if ledger_says_fixed else 'expected failure'}: " in proc.stdout
+    assert f"{A_BUG}, {'must pass' if ledger_says_fixed else 'expected failure'}: " in proc.stdout
 
 
 def test_example_is_not_part_of_this_projects_suite():
@@ -264,15 +264,15 @@ def hook_fires():
 
 TESTCASE = f"""
 class TestHooks(TestCase):
-    @known_upstream_bug("{ORIGINAL}")
+    @known_upstream_bug("{A_BUG}")
     def test_bug(self):
         hook_fires()
 
-    @known_upstream_bug("{ORIGINAL}")
+    @known_upstream_bug("{A_BUG}")
     def test_other_failure(self):
         raise ValueError("not the bug")
 
-    @known_upstream_bug("{ORIGINAL}")
+    @known_upstream_bug("{A_BUG}")
     def test_passes(self):
         pass
 """
@@ -284,28 +284,28 @@ import pytest
 from unittest import TestCase
 
 
-@pytest.mark.upstream_bug("{ORIGINAL}")
+@pytest.mark.upstream_bug("{A_BUG}")
 def test_marker_bug():
     hook_fires()
 
 
-@pytest.mark.upstream_bug("{ORIGINAL}")
+@pytest.mark.upstream_bug("{A_BUG}")
 def test_marker_other_failure():
     raise ValueError("not the bug")
 
 
-@known_upstream_bug("{ORIGINAL}")
+@known_upstream_bug("{A_BUG}")
 def test_decorator_bug():
     hook_fires()
 
 
-@known_upstream_bug("{ORIGINAL}")
+@known_upstream_bug("{A_BUG}")
 def test_decorator_other_failure():
     raise ValueError("not the bug")
 
 
 class TestMarked(TestCase):
-    @pytest.mark.upstream_bug("{ORIGINAL}")
+    @pytest.mark.upstream_bug("{A_BUG}")
     def test_marked(self):
         hook_fires()
 """
@@ -330,7 +330,7 @@ def _write(directory: Path, files: dict[str, str]) -> Path:
     return directory
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 @pytest.mark.slow
 def test_pytest_marker_and_decorator_reject_other_failures_and_unknown_ids(tmp_path):
     _write(
@@ -356,11 +356,11 @@ def test_pytest_marker_and_decorator_reject_other_failures_and_unknown_ids(tmp_p
     assert "ERROR at setup of TestMarked.test_marked" in out  # the marker cannot wrap a unittest method
     assert "upstream_bug marks pytest functions; decorate a TestCase method with repro.expect.known_upstream_bug" in out
     summary = out.split("test_downstream.py:\n", 1)[1]  # the terminal summary: tests under their file
-    assert f"  test_marker_bug:\n      {ORIGINAL}, expected failure: xfailed" in summary
-    assert f"  test_marker_other_failure:\n      {ORIGINAL}, expected failure: failed" in summary
+    assert f"  test_marker_bug:\n      {A_BUG}, expected failure: xfailed" in summary
+    assert f"  test_marker_other_failure:\n      {A_BUG}, expected failure: failed" in summary
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 @pytest.mark.parametrize(
     ("args", "summary"),
     [

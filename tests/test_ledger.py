@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import file_size_limit, read_only
+from helpers import A_BUG, file_size_limit, read_only
 from repro.ledger import ORIGINAL, LedgerError, check_writable, expectation_for, load, new_ledger, update
 
 
@@ -28,16 +28,16 @@ from repro.ledger import ORIGINAL, LedgerError, check_writable, expectation_for,
     ],
 )
 def test_expectation_from_fixed_in(fixed_in, torch_version, outcome):
-    ledger = {"bugs": {ORIGINAL: {"fixed_in": fixed_in}}, "releases": {}}
-    assert expectation_for(ledger, torch_version, ORIGINAL).outcome == outcome
+    ledger = {"bugs": {A_BUG: {"fixed_in": fixed_in}}, "releases": {}}
+    assert expectation_for(ledger, torch_version, A_BUG).outcome == outcome
 
 
 def test_confirmed_result_for_the_release_wins_over_fixed_in():
     ledger = {
-        "bugs": {ORIGINAL: {"fixed_in": "2.10.0"}},
-        "releases": {"2.13.0": {"bugs": {ORIGINAL: {"dynamic": {"verdict": "present"}}}}},
+        "bugs": {A_BUG: {"fixed_in": "2.10.0"}},
+        "releases": {"2.13.0": {"bugs": {A_BUG: {"dynamic": {"verdict": "present"}}}}},
     }
-    expectation = expectation_for(ledger, "2.13.0+cpu", ORIGINAL)
+    expectation = expectation_for(ledger, "2.13.0+cpu", A_BUG)
     assert expectation.outcome == "present" and "2.13.0" in expectation.reason
 
 
@@ -45,7 +45,7 @@ def test_committed_ledger_is_valid():
     from repro.ledger import DEFAULT_PATH
 
     data = load(DEFAULT_PATH)
-    assert data["schema"] == 3 and ORIGINAL in data["bugs"] and isinstance(data["releases"], dict)
+    assert data["schema"] == 3 and A_BUG in data["bugs"] and isinstance(data["releases"], dict)
 
 
 def test_failed_change_leaves_the_ledger_untouched(tmp_path):

@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from helpers import ROOT, run
-from repro.ledger import ORIGINAL
+from helpers import A_BUG, ROOT, run
 
 REWRITES_THEN_FAILS_AS_THE_BUG = f"""\
 import json, os
@@ -19,12 +18,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # on a worker, after the controller r
     path = os.environ["REPRO_LEDGER"]
     data = json.load(open(path))
     for entry in data["releases"].values():
-        if "{ORIGINAL}" in entry.get("bugs", {{}}):
-            entry["bugs"]["{ORIGINAL}"]["dynamic"] = {{"verdict": "fixed", "detail": "rewritten mid-run"}}
+        if "{A_BUG}" in entry.get("bugs", {{}}):
+            entry["bugs"]["{A_BUG}"]["dynamic"] = {{"verdict": "fixed", "detail": "rewritten mid-run"}}
     json.dump(data, open(path, "w"))
 
 
-@pytest.mark.upstream_bug("{ORIGINAL}")
+@pytest.mark.upstream_bug("{A_BUG}")
 def test_hook_fires():
     raise RuntimeError(
         "Could not cast attribute '_is_full_backward_hook' to type NoneType: Cannot cast True to None"
@@ -33,7 +32,7 @@ def test_hook_fires():
 
 
 @pytest.mark.slow
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 def test_a_ledger_rewritten_mid_run_changes_nothing_a_test_is_held_to(tmp_path):
     """Before: the worker read the rewritten ledger (must pass: the test failed) while the summary, from the
     controller's reading, said "expected failure"."""
@@ -50,7 +49,7 @@ def test_a_ledger_rewritten_mid_run_changes_nothing_a_test_is_held_to(tmp_path):
     assert proc.returncode == 0 and "1 xfailed" in out, out[-3000:]
     assert "rewritten mid-run" in ledger.read_text()  # the file did change under the run
     summary = out[out.index("upstream bugs: tests whose expectation came from the ledger") :]
-    assert f"{ORIGINAL}: expected failure;" in summary and f"{ORIGINAL}, expected failure: xfailed" in summary
+    assert f"{A_BUG}: expected failure;" in summary and f"{A_BUG}, expected failure: xfailed" in summary
     assert "must pass" not in summary
     assert json.loads(ledger.read_text())["schema"] == 3
 
@@ -59,7 +58,7 @@ HOSTILE_IDS = f"""\
 import pytest
 
 
-@pytest.mark.upstream_bug("{ORIGINAL}")
+@pytest.mark.upstream_bug("{A_BUG}")
 @pytest.mark.parametrize("case", ["\\x1b[2J\\u202eevil"])
 def test_hook_fires(case):
     raise RuntimeError(
@@ -69,7 +68,7 @@ def test_hook_fires(case):
 
 
 @pytest.mark.slow
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 def test_the_summary_shows_ledger_paths_and_node_ids_inert(tmp_path):
     """Before: the header and the summary wrote the ledger's path and each node id raw (an ESC from a
     parametrize id or a folder name reached the terminal)."""

@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-from helpers import run
-from repro.ledger import ORIGINAL
+from helpers import A_BUG, run
 from repro.source_checks import SCRIPT_PY, installed_torch_root
 
 PROG = "python -m repro.run_patched"
@@ -42,11 +41,11 @@ def _copy(root, relative: str, *, edit: bool):
     "argv",
     [
         [],
-        [f"{ORIGINAL}:no-such-candidate", "-m", "repro"],
+        [f"{A_BUG}:no-such-candidate", "-m", "repro"],
         ["upstream-patch", "-m", "repro"],
-        [f"{ORIGINAL}:upstream-patch"],
+        [f"{A_BUG}:upstream-patch"],
         ["--sources"],
-        [f"{ORIGINAL}:upstream-patch", "-m"],
+        [f"{A_BUG}:upstream-patch", "-m"],
     ],
     ids=["nothing", "unknown-candidate", "no-bug-named", "no-target", "no-dir", "no-module"],
 )

@@ -9,10 +9,9 @@ import json
 
 import pytest
 
-from helpers import ROOT, run
+from helpers import A_BUG, ROOT, run
 from repro.catalogue import BUGS
 from repro.cli import main
-from repro.ledger import ORIGINAL
 from tracker.summary import text, wrap
 from tracker.sweep import Outcome
 
@@ -35,7 +34,7 @@ def repro_main(capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["--list-bugs"], ["--explain"], *(["--explain", "--bug", bug_id] for bug_id in BUGS if bug_id != ORIGINAL)],
+    [[], ["--list-bugs"], ["--explain"], *(["--explain", "--bug", bug_id] for bug_id in BUGS if bug_id != A_BUG)],
     ids=lambda argv: " ".join(argv) or "default",
 )
 def test_the_reproducer_text_fits(repro_main, argv):
@@ -78,7 +77,7 @@ def test_the_suite_under_patch_help_is_its_docstring_and_fits():
 
 @pytest.mark.slow  # starts the upstream patch's process, which imports torch
 def test_the_candidates_text_fits(repro_main):
-    code, out, err = repro_main("--candidates", "--bug", ORIGINAL)
+    code, out, err = repro_main("--candidates", "--bug", A_BUG)
     assert code == 0 and _wide(out) == [] and _wide(err) == []
 
 

@@ -15,8 +15,7 @@ from unittest import mock
 
 from index_server import IndexServer, build_pure_wheel
 
-from helpers import flag, run, write_ledger
-from repro.ledger import ORIGINAL
+from helpers import A_BUG, flag, run, write_ledger
 from tracker import check_upstream
 
 TAG = "cp311-cp311-manylinux_2_28_x86_64"
@@ -101,12 +100,12 @@ def reproducer_report(conclusion: str, outcome: str = "present") -> dict:
     return {
         "outcome": outcome,
         "conclusion": conclusion,
-        "bugs": [{"id": ORIGINAL, "status": outcome, "detail": conclusion}],
+        "bugs": [{"id": A_BUG, "status": outcome, "detail": conclusion}],
         "workarounds": [],
     }
 
 
-def status_change(release: str, before: str, after: str, bug_id: str = ORIGINAL) -> dict[str, Any]:
+def status_change(release: str, before: str, after: str, bug_id: str = A_BUG) -> dict[str, Any]:
     """One status change as ``check_upstream --json`` lists it."""
     return {"bug_id": bug_id, "kind": "status", "release": release, "before": before, "after": after}
 

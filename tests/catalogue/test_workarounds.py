@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import torch
 
-from helpers import copy_of_the_compiled_module, proof_of, proof_params, run
+from helpers import A_BUG, copy_of_the_compiled_module, proof_of, proof_params, run
 from repro import workaround
 from repro.catalogue import BUGS
 from repro.engine.models import build_scripted
@@ -45,7 +45,7 @@ def test_each_workaround_makes_the_bugs_whole_scope_match_eager(bug_id):
     assert not declared or workaround.limits_why
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 @pytest.mark.parametrize("bug_id", proof_params(WITHOUT))
 def test_a_bug_without_a_workaround_still_shows_in_its_whole_scope(bug_id):
     """'none' is measured: nothing in force, every departure of the scope is the bug's own."""

@@ -14,7 +14,7 @@ import cmarkgfm
 import pytest
 import torch
 
-from helpers import ROOT, fake_broken_npu, run, run_json, write_ledger
+from helpers import A_BUG, ROOT, fake_broken_npu, run, run_json, write_ledger
 from repro import workaround
 from repro.catalogue import BUGS, cause_of, select
 from repro.catalogue.fixes import Candidate, PatchError
@@ -23,7 +23,7 @@ from repro.engine.models import INSTANCES, STYLES, build_eager, build_scripted, 
 from repro.filing.candidates import InstalledSources, applied, candidates_of, classify, judge, run_key
 from repro.formats.markdown import ATTRIBUTION
 from repro.formats.text import render_candidates
-from repro.ledger import ORIGINAL, release_key
+from repro.ledger import release_key
 from repro.sanitise import code_names, plain
 from repro.source_checks import (
     RECURSIVE_PY,
@@ -35,7 +35,7 @@ from repro.source_checks import (
 )
 from repro.vocabulary import StaticStatus
 
-CANDIDATES = candidates_of(BUGS[ORIGINAL])
+CANDIDATES = candidates_of(BUGS[A_BUG])
 TEST_PATH, REGISTRATION = BUG.fixes.patch.test.path, BUG.fixes.patch.test.registration
 
 
@@ -50,7 +50,7 @@ def _cited_line(evidence: str) -> str:
     return (loaded_sources()[path] or "").splitlines()[int(line) - 1]
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 def test_root_cause_is_measured_on_the_installed_torch():
     cause = explain()  # in this process, on the torch the suite runs
     assert (cause.flag_type, cause.flag_on_wrapper, cause.static.verdict) == ("NoneType", False, "present")
@@ -61,16 +61,16 @@ def test_root_cause_is_measured_on_the_installed_torch():
     assert len(cause.chain()) == 4 and "NoneType" in cause.chain()[1]
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 @pytest.mark.slow
 def test_root_cause_changes_with_the_fix():
-    proc = run(["-m", "repro.run_patched", f"{ORIGINAL}:upstream-patch", "-m", "repro", "--explain", "--bug", ORIGINAL])
+    proc = run(["-m", "repro.run_patched", f"{A_BUG}:upstream-patch", "-m", "repro", "--explain", "--bug", A_BUG])
     assert proc.returncode == 0
     assert "typed nothing (not an attribute of the C++ class)" in proc.stdout and "still holds" in proc.stdout
     assert "ignored_attributes now lists" in proc.stdout
 
 
-def _scenario(api: str, name: str, verdict: str, bug: str | None = ORIGINAL) -> dict:
+def _scenario(api: str, name: str, verdict: str, bug: str | None = A_BUG) -> dict:
     cause = bug if verdict in ("raises", "differs") else None
     return {
         "api": api,
@@ -112,11 +112,11 @@ SEEN = "register_full_backward_hook: called with grad_input and grad_output (fla
             (1, 1, 2, 2, "fix", "every judged scenario run matches eager"),
         ),
         (
-            [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}, WORKING],
+            [{**FULL_CALLED, "verdict": "differs", "cause": A_BUG}, WORKING],
             (0, 1, 1, 2, "hides the error", f"{SEEN}: what the oracle saw"),
         ),
         (
-            [{**FULL_CALLED, "verdict": "raises", "cause": ORIGINAL, "detail": SIGNATURE}, WORKING],
+            [{**FULL_CALLED, "verdict": "raises", "cause": A_BUG, "detail": SIGNATURE}, WORKING],
             (0, 1, 1, 2, "incomplete", f"{SEEN}: {SIGNATURE}"),
         ),
         (
@@ -142,7 +142,7 @@ SEEN = "register_full_backward_hook: called with grad_input and grad_output (fla
     ],
 )
 def test_candidate_is_a_fix_only_when_every_scenario_matches(scenarios, expected):
-    r = classify(BUGS[ORIGINAL], CANDIDATES["ignored-attributes"], scenarios, as_before(scenarios))
+    r = classify(BUGS[A_BUG], CANDIDATES["ignored-attributes"], scenarios, as_before(scenarios))
     assert (r.own_matches, r.own_total, r.matches, r.total, r.verdict, r.detail) == expected
 
 
@@ -162,7 +162,7 @@ BY_DESIGN = {**FULL_CALLED, "verdict": "refused", "scripted_raised": True, "deta
 def test_a_refusal_the_candidate_brings_is_its_departure(scenarios, before, expected):
     """TorchScript's design explains the refusal, but torch as installed did not refuse that run: the
     candidate broke it, so it is never left out of the judging (never a fix by refusing)."""
-    r = classify(BUGS[ORIGINAL], CANDIDATES["ignored-attributes"], scenarios, as_before(before))
+    r = classify(BUGS[A_BUG], CANDIDATES["ignored-attributes"], scenarios, as_before(before))
     assert (r.own_matches, r.own_total, r.matches, r.total, r.verdict) == expected
     assert ("refused only with the candidate: not supported" in r.detail) == (r.verdict == "incomplete")
 
@@ -191,14 +191,14 @@ REFUSING = {**FULL_CALLED, "verdict": "raises", "cause": None, "detail": "Runtim
     ],
 )
 def test_candidate_is_loud_only_when_every_departure_raises_its_refusal(scenarios, verdict):
-    assert classify(BUGS[ORIGINAL], LOUD, scenarios, as_before(scenarios)).verdict == verdict
+    assert classify(BUGS[A_BUG], LOUD, scenarios, as_before(scenarios)).verdict == verdict
 
 
 def test_a_candidate_whose_refusal_design_explains_is_loud_where_torch_did_not_refuse():
     """A loud candidate's own refusal may read like one TorchScript's design has: it counts as the
     candidate's refusal where torch as installed ran the call."""
     designed_text = Candidate("refuses", "upstream", "refuse like TorchScript", refusal="not supported")
-    assert classify(BUGS[ORIGINAL], designed_text, [BY_DESIGN, WORKING], set()).verdict == "loud"
+    assert classify(BUGS[A_BUG], designed_text, [BY_DESIGN, WORKING], set()).verdict == "loud"
 
 
 @pytest.mark.parametrize(
@@ -206,7 +206,7 @@ def test_a_candidate_whose_refusal_design_explains_is_loud_where_torch_did_not_r
 )
 def test_candidate_is_never_a_fix_when_nothing_was_judged(scenarios):
     """What a TorchScript-disabled run reports (no scenario at all) is not '0/0 match: fix'."""
-    r = classify(BUGS[ORIGINAL], CANDIDATES["upstream-patch"], scenarios, set())
+    r = classify(BUGS[A_BUG], CANDIDATES["upstream-patch"], scenarios, set())
     assert (r.own_matches, r.own_total, r.matches, r.total, r.verdict) == (0, 0, 0, 0, "cannot judge")
 
 
@@ -237,7 +237,7 @@ def test_a_candidate_refusing_some_runs_as_design_would_is_not_a_fix():
     from repro.filing.candidates import judge_all
 
     refusing = Candidate("refuses-nested", "user", "fix flat modules, refuse nested", apply=_refusing_where_nested)
-    bug = replace(BUGS[ORIGINAL], fixes=replace(BUGS[ORIGINAL].fixes, candidates=(refusing,)))
+    bug = replace(BUGS[A_BUG], fixes=replace(BUGS[A_BUG].fixes, candidates=(refusing,)))
     (result,) = judge_all(bug, "cpu", apart={}, sides=("user",))
     assert result.verdict == "incomplete" and 0 < result.own_matches < result.own_total, result
     assert "refused only with the candidate: " in result.detail and "Jitted modules" in result.detail
@@ -254,7 +254,7 @@ def test_the_baseline_reuses_runs_already_made_on_torch_as_installed(monkeypatch
     scenario = next(s for s in select([], False).scenarios if s.name == "on a submodule (m.linear)")
     known = run_all("cpu", [scenario], explains=cause_of).results
     monkeypatch.setattr(repro.engine.oracle, "run_all", lambda *a, **k: pytest.fail("ran again"))
-    refused = Unpatched(BUGS[ORIGINAL], "cpu", known=known).refused([scenario_summary(r) for r in known])
+    refused = Unpatched(BUGS[A_BUG], "cpu", known=known).refused([scenario_summary(r) for r in known])
     assert refused and refused == {run_key(scenario_summary(r)) for r in known if r.verdict == "refused"}
 
 
@@ -264,7 +264,7 @@ def test_the_baseline_measured_ahead_is_the_one_measured_on_demand(monkeypatch):
     import repro.engine.oracle
     from repro.filing.candidates import Unpatched
 
-    bug = BUGS[ORIGINAL]
+    bug = BUGS[A_BUG]
     ahead = Unpatched(bug, "cpu")
     ahead.prefetch()
     ((api, name),) = ahead.measured
@@ -277,7 +277,7 @@ def test_the_baseline_measured_ahead_is_the_one_measured_on_demand(monkeypatch):
 
 def test_candidate_whose_process_gives_no_report_cannot_be_judged():
     unknown = Candidate("unknown", "user", "a name run_patched does not know", apply=contextlib.nullcontext)
-    result = judge(BUGS[ORIGINAL], unknown, "cpu")
+    result = judge(BUGS[A_BUG], unknown, "cpu")
     assert (result.verdict, result.own_total, result.matches) == ("cannot judge", 0, 0)
     assert "no candidate 'unknown'" in result.detail  # run_patched's last line
 
@@ -286,7 +286,7 @@ def test_a_head_start_that_is_not_needed_leaves_no_process_or_folder_behind():
     """An early exit (bad device, TorchScript unusable) stops what --markdown started for the body."""
     from repro.filing.material import head_start
 
-    started = head_start(BUGS[ORIGINAL], "cpu")  # the script waits for torch (after_torch): not started
+    started = head_start(BUGS[A_BUG], "cpu")  # the script waits for torch (after_torch): not started
     assert started.script
     folder = Path(started.script._folder.name)
     processes = list(started.candidates.values())
@@ -316,7 +316,7 @@ print(json.dumps({"forked": forked, "fresh": [shorten(printed).strip(), fresh.re
 
 
 @pytest.mark.slow
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 @pytest.mark.parametrize("bug_id", list(BUGS))
 def test_the_script_forked_after_import_torch_prints_what_a_fresh_interpreter_prints(bug_id):
     """The issue body runs the paste-ready script in a copy of its process forked once torch is
@@ -345,7 +345,7 @@ def test_candidates_judged_in_this_process_leave_torch_as_it_was():
     assert (list(torch.jit._recursive.ignored_attributes), dict(vars(torch.jit.ScriptModule))) == before
 
 
-@pytest.mark.needs_bug  # under the upstream patch, torch lists the flag itself
+@pytest.mark.needs_bug(A_BUG)  # under the upstream patch, torch lists the flag itself
 def test_no_candidate_leaves_the_flag_ignored():
     import torch.jit._recursive
 
@@ -356,15 +356,13 @@ def test_no_candidate_leaves_the_flag_ignored():
 
 
 def test_candidates_text_says_which_only_hide_the_error():
-    bug = BUGS[ORIGINAL]
+    bug = BUGS[A_BUG]
     results = [
-        classify(
-            bug, CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs", "cause": ORIGINAL}], set()
-        ),
+        classify(bug, CANDIDATES["ignored-attributes"], [{**FULL_CALLED, "verdict": "differs", "cause": A_BUG}], set()),
         classify(bug, CANDIDATES["upstream-patch"], [FULL_CALLED], set()),
     ]
     text = " ".join(render_candidates(bug, "2.13.0", "cpu", results).split())  # unwrapped: it fits 100 columns
-    assert f"Candidate fixes for {ORIGINAL} on torch 2.13.0" in text
+    assert f"Candidate fixes for {A_BUG} on torch 2.13.0" in text
     assert "ignored-attributes (upstream side): add the flag" in text
     assert "the bug's own runs: 0/1 match eager; all judged runs: 0/1" in text
     assert "verdict: HIDES THE ERROR: register_full_backward_hook" in text and "verdict: FIX:" in text
@@ -381,7 +379,7 @@ def patched_copy(tmp_path):
     for path in (RECURSIVE_PY, SCRIPT_PY):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(installed_torch_root() / path, tmp_path / path)
-    diff = run(["-m", "repro", "--patch", "--bug", ORIGINAL])
+    diff = run(["-m", "repro", "--patch", "--bug", A_BUG])
     assert diff.returncode == 0 and diff.stdout.startswith("--- a/torch/jit/_recursive.py")
     assert diff.stderr.startswith("note: the torch/ hunks are against the installed release")
     applied = subprocess.run(
@@ -395,11 +393,11 @@ def patched_copy(tmp_path):
 def test_patch_applies_and_every_scenario_matches_eager(patched_copy, tmp_path):
     fixed = write_ledger(tmp_path / "fixed.json", fixed_in=release_key(torch.__version__))
     code, report = run_json(["-m", "repro.run_patched", "--sources", str(patched_copy), "-m", "repro"], ledger=fixed)
-    assert code == 0 and {b["id"]: b["status"] for b in report["bugs"]}[ORIGINAL] == "fixed"
+    assert code == 0 and {b["id"]: b["status"] for b in report["bugs"]}[A_BUG] == "fixed"
     assert {s["verdict"] for s in report["scenarios"] if s["cause"] is None} == {"match", "refused"}
 
 
-@pytest.mark.needs_bug  # its 'before' half needs the bug
+@pytest.mark.needs_bug(A_BUG)  # its 'before' half needs the bug
 @pytest.mark.slow
 def test_regression_test_fails_before_the_patch_and_passes_after(patched_copy):
     test_file = str(patched_copy / TEST_PATH)
@@ -461,7 +459,7 @@ def _table_counts(body: str, api: str) -> tuple[int, int, int]:
     return len(verdicts), verdicts.count("match"), verdicts.count("raises") + verdicts.count("differs")
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 @pytest.mark.parametrize("bug_id", list(BUGS))
 @pytest.mark.slow
 def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
@@ -500,7 +498,7 @@ def test_issue_body_for_each_bug_is_ready_to_paste(tmp_path, ledger, bug_id):
         assert loud and int(loud[1]) < int(loud[2]) and plain(bug.fixes.patch.cpp) in body, body
     else:
         assert loud is None and "No candidate here matches eager" not in body
-    if bug_id != ORIGINAL:
+    if bug_id != A_BUG:
         return
     assert "pytorch/pytorch#181473" in body and "test_register_full_backward_hook_raises" in body
     assert "+                return super().__setattr__(attr, value)" in body
@@ -546,14 +544,14 @@ def test_a_cause_this_torch_will_not_measure_is_a_step_not_a_traceback():
     def refused(evidence: list[str]) -> list[str]:
         raise RuntimeError("quantize_dynamic quantizes eager modules only.\nsecond line")
 
-    found = steps(replace(BUGS[ORIGINAL], root_cause=refused))
+    found = steps(replace(BUGS[A_BUG], root_cause=refused))
     assert found[-1] == (
         "Measuring the cause raised RuntimeError: quantize_dynamic quantizes eager modules only. This torch "
         "does not behave as the bug describes, so its cause is not measured here."
     )
 
 
-@pytest.mark.parametrize("bug_id", [pytest.param(b, marks=pytest.mark.needs_bug(ORIGINAL, b)) for b in BUGS])
+@pytest.mark.parametrize("bug_id", [pytest.param(b, marks=pytest.mark.needs_bug(A_BUG, b)) for b in BUGS])
 def test_explain_gives_each_bugs_cause_as_numbered_steps_with_file_and_line(bug_id):
     """Every catalogued bug: its steps, measured here; each Python piece cited where it is in the
     installed torch, each C++ one by path and upstream commit; the workaround last; no markup."""
@@ -579,7 +577,7 @@ def test_explain_gives_each_bugs_cause_as_numbered_steps_with_file_and_line(bug_
 WITH_FIXES = list(BUGS)  # every bug has an upstream patch (Bug.fixes is required)
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 @pytest.mark.parametrize("bug_id", WITH_FIXES)
 def test_each_patch_applies_to_a_checkout_with_its_test_registered(checkout, bug_id):
     patch = BUGS[bug_id].fixes.patch
@@ -617,7 +615,7 @@ def copy_of(tmp_path):
     return patched
 
 
-@pytest.mark.needs_bug  # its 'before' half needs the bug
+@pytest.mark.needs_bug(A_BUG)  # its 'before' half needs the bug
 @pytest.mark.slow
 @pytest.mark.parametrize("bug_id", WITH_FIXES)
 def test_each_regression_test_fails_before_its_patch_and_passes_after(copy_of, bug_id):
@@ -630,9 +628,9 @@ def test_each_regression_test_fails_before_its_patch_and_passes_after(copy_of, b
     assert after.returncode == 0 and "OK" in after.stderr.splitlines()[-1], after.stderr[-2000:]
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 def test_patch_against_a_checkout_applies_there_and_registers_the_test(checkout):
-    proc = run(["-m", "repro", "--patch", "--bug", ORIGINAL, "--against", str(checkout)])
+    proc = run(["-m", "repro", "--patch", "--bug", A_BUG, "--against", str(checkout)])
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert (
         "+from jit.test_script_module_backward_hooks import TestScriptModuleBackwardHooks  # noqa: F401" in proc.stdout
@@ -650,7 +648,7 @@ def test_patch_against_a_checkout_applies_there_and_registers_the_test(checkout)
 @pytest.mark.parametrize("layout", ["missing", "not-pytorch"])
 def test_patch_against_something_else_is_one_sentence(tmp_path, layout):
     target = tmp_path / "absent" if layout == "missing" else tmp_path
-    proc = run(["-m", "repro", "--patch", "--bug", ORIGINAL, "--against", str(target)])
+    proc = run(["-m", "repro", "--patch", "--bug", A_BUG, "--against", str(target)])
     assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1
     assert ("is not a folder" if layout == "missing" else "is not a PyTorch checkout") in proc.stderr
 

@@ -20,13 +20,13 @@ from fix_shapes import BROKEN, TRUE
 from index_server import build_pure_wheel
 from tracker_helpers import change_lines, check, packaging_wheel
 
-from helpers import ROOT, flag, patched_torch_env, run, run_json, write_fixed_ledger, write_ledger
+from helpers import A_BUG, ROOT, flag, patched_torch_env, run, run_json, write_fixed_ledger, write_ledger
 from repro.catalogue import BUGS
-from repro.ledger import DEFAULT_PATH, ORIGINAL, release_key
+from repro.ledger import DEFAULT_PATH, release_key
 from repro.source_checks import installed_sources
 
 pytestmark = [
-    pytest.mark.needs_bug,
+    pytest.mark.needs_bug(A_BUG),
     pytest.mark.slow,
 ]  # every case applies fixes to a torch that has the bug, in subprocesses
 
@@ -58,7 +58,7 @@ def test_bug_tests_follow_ledger_and_torch(tmp_path, candidate, ledger_says_fixe
     ledger = write_ledger(
         tmp_path / "ledger.json", fixed_in=release_key(torch.__version__) if ledger_says_fixed else None
     )
-    prefix = ["-m", "repro.run_patched", f"{ORIGINAL}:{candidate}"] if candidate else []
+    prefix = ["-m", "repro.run_patched", f"{A_BUG}:{candidate}"] if candidate else []
     proc = run([*prefix, *SELECT], ledger=ledger)
     assert proc.returncode == pytest_exit, proc.stdout + proc.stderr
     assert summary in proc.stdout
@@ -93,11 +93,11 @@ def test_a_broken_fix_never_reads_fixed(tmp_path, name, tier):
     """The default run, whose tier leaves out the scenarios these fixes break, completes the bug's scope
     before it concludes against the ledger's ``present`` (and says so); ``--slow`` runs it all anyway."""
     code, report = run_json(["-m", "repro", *tier], env=_overlay(tmp_path, BROKEN[name]))
-    status = next(b for b in report["bugs"] if b["id"] == ORIGINAL)
+    status = next(b for b in report["bugs"] if b["id"] == A_BUG)
     assert (status["status"], code) == (BROKEN_STATUS[name], 1 if status["status"] != "present" else 0), status
     if status["status"] == "incomplete-fix":
         assert report["outcome"] == "different" and "look before flipping" in status["detail"]
-        assert ORIGINAL in report["completed"] if not tier else report["completed"] == {}
+        assert A_BUG in report["completed"] if not tier else report["completed"] == {}
 
 
 def _fix_wheel(version: str, overlay: Path) -> tuple[str, bytes]:
@@ -142,7 +142,7 @@ def test_install_confirms_no_broken_fix_and_a_true_one(index, tmp_path, pairs):
                 "releases": {
                     "2.13.0": {
                         "bugs": {
-                            ORIGINAL: {
+                            A_BUG: {
                                 "dynamic": {
                                     "verdict": "present",
                                     "detail": "confirmed",
@@ -163,12 +163,12 @@ def test_install_confirms_no_broken_fix_and_a_true_one(index, tmp_path, pairs):
         "--install-index-url",
         f"{index.url}/simple/",
         "--bug",
-        ORIGINAL,
+        A_BUG,
     )
     got = {v: flag(ledger["releases"][v])["dynamic"]["verdict"] for v, _ in pairs}
     assert got == {"9.9.1": "incomplete-fix", "9.9.2": "incomplete-fix", "9.9.3": "present", "9.9.4": "fixed"}, stderr
-    assert code == 3 and ledger["bugs"][ORIGINAL]["fixed_in"] == "9.9.4" and not result["errors"]
-    assert f"{ORIGINAL}: 9.9.1: present -> incomplete-fix (needs a look" in "\n".join(change_lines(result))
+    assert code == 3 and ledger["bugs"][A_BUG]["fixed_in"] == "9.9.4" and not result["errors"]
+    assert f"{A_BUG}: 9.9.1: present -> incomplete-fix (needs a look" in "\n".join(change_lines(result))
 
 
 @pytest.mark.parametrize("name", list(TRUE))
@@ -196,7 +196,7 @@ def test_bug_aware_tests_are_green_on_any_true_fix_with_a_ledger_saying_fixed(tm
     )
     failed = [line for line in proc.stdout.splitlines() if line.startswith("FAILED")]  # the tail is the xfails
     assert proc.returncode == 0, "\n".join(failed) + proc.stdout[-2000:] + proc.stderr[-1000:]
-    assert f"only meaningful while {ORIGINAL} is present" in proc.stdout
+    assert f"only meaningful while {A_BUG} is present" in proc.stdout
 
 
 def test_bug_aware_tests_are_red_on_a_true_fix_with_a_ledger_saying_present(tmp_path):

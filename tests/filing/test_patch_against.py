@@ -8,11 +8,10 @@ import subprocess
 
 import pytest
 
-from helpers import run
+from helpers import A_BUG, run
 from repro.catalogue.edits import lines_of
 from repro.catalogue.full_backward_hook_flag import BUG
 from repro.filing.upstream_patch import unified_diff
-from repro.ledger import ORIGINAL
 from repro.source_checks import RECURSIVE_PY, SCRIPT_PY
 
 TEST_JIT = BUG.fixes.patch.test.runner
@@ -36,7 +35,7 @@ def test_a_checkout_file_that_cannot_be_read_or_parsed_is_one_sentence(checkout,
         target.mkdir()
     else:
         target.write_bytes(content)
-    proc = run(["-m", "repro", "--patch", "--bug", ORIGINAL, "--against", str(checkout)])
+    proc = run(["-m", "repro", "--patch", "--bug", A_BUG, "--against", str(checkout)])
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and said in proc.stderr, proc.stderr
 
@@ -50,14 +49,14 @@ SEPARATORS = {
 }
 
 
-@pytest.mark.needs_bug  # the installed files must still lack the fix for the patch to add it
+@pytest.mark.needs_bug(A_BUG)  # the installed files must still lack the fix for the patch to add it
 @pytest.mark.parametrize("separator", SEPARATORS.values(), ids=SEPARATORS.keys())
 def test_separators_other_than_newline_survive_and_git_apply_accepts_the_diff(checkout, separator):
     # In a comment, and a form feed alone on a line too, as between the sections of PyTorch's own files.
     prefix = f"# section one{separator} still one\n" + ("\x0c\n" if separator == "\x0c" else "") + "# two\n"
     for path in (TEST_JIT, SCRIPT_PY, RECURSIVE_PY):
         (checkout / path).write_text(prefix + (checkout / path).read_text())
-    proc = run(["-m", "repro", "--patch", "--bug", ORIGINAL, "--against", str(checkout)])
+    proc = run(["-m", "repro", "--patch", "--bug", A_BUG, "--against", str(checkout)])
     assert proc.returncode == 0, proc.stderr
     check = subprocess.run(
         ["git", "apply", "--check", "-"], cwd=checkout, input=proc.stdout, capture_output=True, text=True

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from markdown_render import live, table_widths, tags
 
-from helpers import ROOT, run
+from helpers import A_BUG, ROOT, run
 from repro.catalogue import BUGS
 from tracker.patches_on_main import BEGIN, END, MainCheck, PatchRow, docs_text, summary
 
@@ -93,7 +93,7 @@ def run_workflow(upstream: Path, work: Path, stub_gh: Path, open_issues: list[di
     }
 
 
-@pytest.mark.needs_bug  # every patch applies to the installed release's files while the bug is there
+@pytest.mark.needs_bug(A_BUG)  # every patch applies to the installed release's files while the bug is there
 def test_the_workflow_checks_every_patch_in_a_sparse_checkout_of_main(upstream, tmp_path, stub_gh):
     commit = git("rev-parse", "HEAD", cwd=upstream).strip()
     done = run_workflow(upstream, tmp_path / "run", stub_gh)
@@ -106,7 +106,7 @@ def test_the_workflow_checks_every_patch_in_a_sparse_checkout_of_main(upstream, 
     assert [call[:2] for call in done["gh"]] == [["issue", "list"]]  # nothing refused, no issue open: quiet
 
 
-@pytest.mark.needs_bug
+@pytest.mark.needs_bug(A_BUG)
 def test_a_patch_main_refuses_fails_the_check_and_opens_the_one_issue(upstream, tmp_path, stub_gh):
     test_path = BUGS[ONE_BUG].fixes.patch.test.path  # upstream now has a file where the patch adds one
     (upstream / test_path).write_text("# upstream's own\n")

@@ -28,9 +28,8 @@ from tracker_helpers import (
     wheel_name,
 )
 
-from helpers import ROOT, flag, run, write_ledger
+from helpers import A_BUG, ROOT, flag, run, write_ledger
 from repro.catalogue import BUGS
-from repro.ledger import ORIGINAL
 from tracker import summary
 from tracker.history import Change, changes, recompute
 from tracker.sweep import Outcome
@@ -45,7 +44,7 @@ def test_buggy_release_is_present_from_a_sliver_of_the_wheel(index, tmp_path):
     assert probe["bytes_fetched"] <= 0.01 * probe["wheel_size"]
     assert any("_recursive.py:1" in e for e in static["evidence"]), static["evidence"]
     assert flag(ledger["releases"]["2.13.0"])["static"]["verdict"] == "present"
-    assert ledger["bugs"][ORIGINAL]["fixed_in"] is None
+    assert ledger["bugs"][A_BUG]["fixed_in"] is None
     assert set(ledger["releases"]["2.13.0"]["bugs"]) == set(BUGS)  # one read of the wheel serves every bug
 
 
@@ -106,7 +105,7 @@ def test_static_verdicts_with_evidence(index, tmp_path, sources, verdict, eviden
     assert static["verdict"] == verdict, static["evidence"]
     assert any(evidence in e for e in static["evidence"]), static["evidence"]
     assert code == (3 if verdict in ("changed", "removed") else 0)
-    assert ledger["bugs"][ORIGINAL]["fixed_in"] is None  # never "fixed" on static evidence alone
+    assert ledger["bugs"][A_BUG]["fixed_in"] is None  # never "fixed" on static evidence alone
 
 
 def test_second_run_makes_no_wheel_requests(index, tmp_path):
@@ -251,12 +250,12 @@ def test_fixed_in_is_the_lowest_confirmed_fix_and_regressions_are_recorded():
     data = {
         "bugs": {},
         "releases": {
-            v: {"bugs": {ORIGINAL: {"dynamic": {"verdict": d}}}}
+            v: {"bugs": {A_BUG: {"dynamic": {"verdict": d}}}}
             for v, d in [("2.13.0", "present"), ("2.16.0", "fixed"), ("2.17.0", "present"), ("2.18.0", "fixed")]
         },
     }
     recompute(data)
-    assert data["bugs"][ORIGINAL] == {"fixed_in": "2.16.0", "regressions": ["2.17.0"]}
+    assert data["bugs"][A_BUG] == {"fixed_in": "2.16.0", "regressions": ["2.17.0"]}
     assert data["bugs"]["module-compile-noop"] == {"fixed_in": None, "regressions": []}  # per bug
 
 
@@ -290,7 +289,7 @@ def test_versions_install_each_torch_in_a_throwaway_environment(index, tmp_path)
     assert "installing torch 9.9.8 failed" in errors["9.9.8"]
     assert report["errors"] == [f"{v}: {e}" for v, e in errors.items()] and not report["changes"]
     assert [b for b, v in ledger["releases"]["9.9.9"].get("bugs", {}).items() if "dynamic" in v] == []
-    assert ledger["bugs"][ORIGINAL]["fixed_in"] is None
+    assert ledger["bugs"][A_BUG]["fixed_in"] is None
     assert list(scratch.iterdir()) == []  # environments removed
 
 
@@ -335,8 +334,8 @@ def test_bad_issue_reference_is_usage(index, tmp_path):
 
 
 def test_text_summary_says_none_not_python_none():
-    lines = summary.text(Outcome(), {"bugs": {ORIGINAL: {"fixed_in": None}}}, []).splitlines()
-    assert f"{ORIGINAL}: fixed_in none (no release confirmed fixed)" in lines and "None" not in "\n".join(lines)
+    lines = summary.text(Outcome(), {"bugs": {A_BUG: {"fixed_in": None}}}, []).splitlines()
+    assert f"{A_BUG}: fixed_in none (no release confirmed fixed)" in lines and "None" not in "\n".join(lines)
 
 
 @pytest.mark.parametrize("jobs", ["0", "-1", "two"])
@@ -381,7 +380,7 @@ def test_status_change_is_relative_to_the_ledger(index, tmp_path):
     assert (first, report["changes"]) == (0, [])  # no earlier release to differ from
     index.wheels[wheel_name("2.17.0")] = build_wheel(BUGGY)
     code, report, _, _ = check(index, tmp_path)
-    assert code == 3 and change_lines(report) == [f"{ORIGINAL}: 2.17.0: changed -> present"]
+    assert code == 3 and change_lines(report) == [f"{A_BUG}: 2.17.0: changed -> present"]
     assert report["changes"] == [status_change("2.17.0", "changed", "present")]  # a record, not a line
     again, report, _, _ = check(index, tmp_path, "--recheck")
     assert (again, report["changes"]) == (0, [])  # what the ledger already holds is no news
@@ -409,12 +408,12 @@ CONSTANT_FIX = shape(
 def test_a_fix_the_pieces_cannot_see_is_changed_against_the_release_confirmed_present(index, tmp_path):
     """Naming the flag through a constant fixes the bug, yet every piece still reads as before; what the
     latest release confirmed present had, unchanged, is the test of ``present``."""
-    assert BUGS[ORIGINAL].static(CONSTANT_FIX).verdict == "present"  # the pieces alone are fooled
+    assert BUGS[A_BUG].static(CONSTANT_FIX).verdict == "present"  # the pieces alone are fooled
     index.wheels[wheel_name("2.13.0")] = build_wheel(BUGGY, padding=1024)
     check(index, tmp_path)
     ledger_path = tmp_path / "ledger.json"
     ledger = json.loads(ledger_path.read_text())
-    ledger["releases"]["2.13.0"]["bugs"][ORIGINAL]["dynamic"] = {
+    ledger["releases"]["2.13.0"]["bugs"][A_BUG]["dynamic"] = {
         "verdict": "present",
         "detail": "confirmed",
         "checked_at": "2026-12-01T00:00:00+00:00",
@@ -429,23 +428,23 @@ def test_a_fix_the_pieces_cannot_see_is_changed_against_the_release_confirmed_pr
     )
     assert static["2.14.1"]["verdict"] == "present"
     assert static["2.14.1"]["evidence"][0].startswith("unchanged from 2.13.0 (confirmed present): ")
-    assert code == 3 and f"{ORIGINAL}: 2.14.0: present -> changed" in change_lines(report)
+    assert code == 3 and f"{A_BUG}: 2.14.0: present -> changed" in change_lines(report)
 
 
 def test_a_static_changed_that_confirmation_turns_into_present_is_no_status_change(tmp_path):
     """The fingerprint's pre-signal ("changed": needs confirmation), then the dynamic run saying the bug
     is still there: nothing for the downstream tests to flip."""
-    before = {"bugs": {}, "releases": {"2.15.0": {"bugs": {ORIGINAL: {"static": {"verdict": "changed"}}}}}}
+    before = {"bugs": {}, "releases": {"2.15.0": {"bugs": {A_BUG: {"static": {"verdict": "changed"}}}}}}
     after = {
         "bugs": {},
         "releases": {
-            "2.15.0": {"bugs": {ORIGINAL: {"static": {"verdict": "changed"}, "dynamic": {"verdict": "present"}}}}
+            "2.15.0": {"bugs": {A_BUG: {"static": {"verdict": "changed"}, "dynamic": {"verdict": "present"}}}}
         },
     }
     measured = {"2.15.0": after["releases"]["2.15.0"]}
     assert changes(before, after, measured) == []
-    after["releases"]["2.15.0"]["bugs"][ORIGINAL]["dynamic"]["verdict"] = "fixed"
-    assert changes(before, after, measured) == [Change(ORIGINAL, "status", "2.15.0", "changed", "fixed")]
+    after["releases"]["2.15.0"]["bugs"][A_BUG]["dynamic"]["verdict"] = "fixed"
+    assert changes(before, after, measured) == [Change(A_BUG, "status", "2.15.0", "changed", "fixed")]
 
 
 def test_a_recheck_shows_the_confirmed_verdict_that_decides_the_status():
@@ -454,14 +453,14 @@ def test_a_recheck_shows_the_confirmed_verdict_that_decides_the_status():
     confirmed = {"verdict": "present", "detail": "4 of 4 scenario runs in its scope show it"}
     ledger = {
         "bugs": {},
-        "releases": {"2.15.0": {"bugs": {ORIGINAL: {"static": {"verdict": "changed"}, "dynamic": confirmed}}}},
+        "releases": {"2.15.0": {"bugs": {A_BUG: {"static": {"verdict": "changed"}, "dynamic": confirmed}}}},
     }
     rechecked = Outcome(
         {
             "2.15.0": {
                 "probe": {},
                 "bugs": {
-                    ORIGINAL: {
+                    A_BUG: {
                         "static": {"verdict": "changed", "evidence": ["differs from 2.14.1 (confirmed present): ..."]}
                     }
                 },
@@ -470,5 +469,5 @@ def test_a_recheck_shows_the_confirmed_verdict_that_decides_the_status():
     )
     lines = summary.text(rechecked, ledger, []).splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("2.15.0"))
-    assert lines[at].split()[1:4] == [ORIGINAL, "changed", "present"]
+    assert lines[at].split()[1:4] == [A_BUG, "changed", "present"]
     assert lines[at + 1] == f"    evidence: {confirmed['detail']}"  # under its row, within 100 columns

@@ -13,9 +13,8 @@ import pytest
 from index_server import IndexServer
 from tracker_helpers import check, packaging_wheel, reproducer_report, spy_torch
 
-from helpers import flag
+from helpers import A_BUG, flag
 from repro import ledger as ledger_io
-from repro.ledger import ORIGINAL
 from tracker.confirm import INSTALL_ENV, RUN_ENV, Dynamic, ReportError, allowed_env, read_report, read_support
 
 TOKEN = "s3cr3t-token"
@@ -84,7 +83,7 @@ def test_installs_get_an_allow_listed_environment_and_only_the_index(index, tmp_
     assert got["9.9.3"] is None and "dynamic" not in flag(ledger["releases"]["9.9.3"])
     assert result["errors"] == [f"{v}: {ledger['releases'][v]['error']}" for v in ("9.9.3", "9.9.6", "9.9.7")]
     assert "not a report with an outcome (present, fixed, different, cannot-test)" in result["errors"][0]
-    assert code == 3 and ledger["bugs"][ORIGINAL]["fixed_in"] == "9.9.4" and "Traceback" not in stderr
+    assert code == 3 and ledger["bugs"][A_BUG]["fixed_in"] == "9.9.4" and "Traceback" not in stderr
 
 
 @pytest.mark.slow
@@ -166,7 +165,7 @@ def test_a_report_that_is_not_one_is_an_error(stdout):
 
 def test_reports_read():
     assert read_report(json.dumps({**reproducer_report("ok", "fixed"), "more": 1}), "") == {
-        ORIGINAL: Dynamic("fixed", "ok")
+        A_BUG: Dynamic("fixed", "ok")
     }
     with pytest.raises(ReportError, match="^the reproducer printed no report: Segmentation fault$"):
         read_report("", "Segmentation fault\n")  # a crash measured nothing: an error, never cannot-test

@@ -12,10 +12,10 @@ from index_server import BUGGY, IndexServer, build_wheel
 from packaging.version import Version
 from tracker_helpers import check, check_upstream_cli, packaging_wheel, reproducer_report, spy_torch
 
-from helpers import read_only, run, write_ledger
+from helpers import A_BUG, read_only, run, write_ledger
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
-from repro.ledger import CUT, ORIGINAL, TEXT_CAP, expectation_for, load
+from repro.ledger import CUT, TEXT_CAP, expectation_for, load
 from repro.ledger import release_key as ledger_release_key
 from tracker import sweep
 from tracker.check_upstream import parse_args
@@ -72,7 +72,7 @@ def _confirmed_ledger(path: Path) -> Path:
                 "bugs": {},
                 "releases": {
                     "2.13.0": {
-                        "bugs": {ORIGINAL: {"static": {"verdict": "present", "evidence": []}, "dynamic": CONFIRMED}}
+                        "bugs": {A_BUG: {"static": {"verdict": "present", "evidence": []}, "dynamic": CONFIRMED}}
                     }
                 },
             }
@@ -96,13 +96,13 @@ def test_a_failed_install_is_an_error_never_a_status(index, tmp_path):
         assert proc.returncode == 1 and "Traceback" not in proc.stderr and report["status_changed"] is False
         assert list(data_["releases"]) == ["2.13.0"]  # "2.13" is 2.13.0's key, as an installed torch reads it
         release = data_["releases"]["2.13.0"]
-        assert release["bugs"][ORIGINAL] == {"static": {"verdict": "present", "evidence": []}, "dynamic": CONFIRMED}
-        assert [b for b in BUGS if b != ORIGINAL and "dynamic" in release["bugs"].get(b, {})] == []
+        assert release["bugs"][A_BUG] == {"static": {"verdict": "present", "evidence": []}, "dynamic": CONFIRMED}
+        assert [b for b in BUGS if b != A_BUG and "dynamic" in release["bugs"].get(b, {})] == []
         assert len(release["failed_attempts"]) == attempt
         assert release["failed_attempts"][-1]["detail"].startswith("installing torch 2.13 failed")
         assert report["errors"] == [f"2.13.0: {release['error']}"]
         assert f"({attempt} of {sweep.ATTEMPTS} attempts)" in release["error"]
-        assert expectation_for(data_, "2.13.0+cpu", ORIGINAL).outcome == "present"
+        assert expectation_for(data_, "2.13.0+cpu", A_BUG).outcome == "present"
 
 
 def _attempt(verdict: str, detail: str) -> dict[str, dict]:
@@ -116,7 +116,7 @@ def test_failed_attempts_make_a_release_unmeasurable_until_a_report_clears_them(
     for n in range(1, sweep.ATTEMPTS + 1):
         sweep.record(ledger, "2.13.0", sweep._record_failure(f"timed out after 900 s (try {n})", sweep.now()))
         release = load(ledger)["releases"]["2.13.0"]
-        assert release["bugs"][ORIGINAL]["dynamic"] == CONFIRMED
+        assert release["bugs"][A_BUG]["dynamic"] == CONFIRMED
         assert ("error" in release) == (n < sweep.ATTEMPTS) and ("unmeasurable" in release) == (n == sweep.ATTEMPTS)
     assert release["unmeasurable"].endswith(f"the last: timed out after 900 s (try {sweep.ATTEMPTS})")
     options = sweep.Options(ledger=ledger)
@@ -126,14 +126,14 @@ def test_failed_attempts_make_a_release_unmeasurable_until_a_report_clears_them(
     sweep.record(ledger, "2.13.0", sweep._record_dynamic(_attempt("fixed", "0 of 14 runs show it")))
     release = load(ledger)["releases"]["2.13.0"]
     assert not {"error", "failed_attempts", "unmeasurable"} & set(release)
-    assert release["bugs"][ORIGINAL]["dynamic"]["verdict"] == "fixed"
+    assert release["bugs"][A_BUG]["dynamic"]["verdict"] == "fixed"
 
 
 def test_a_report_that_says_cannot_test_is_recorded(tmp_path):
     """TorchScript unusable is a measurement (the removal signal), unlike a run without a report."""
     ledger = _confirmed_ledger(tmp_path / "ledger.json")
     sweep.record(ledger, "2.13.0", sweep._record_dynamic(_attempt("cannot-test", "TorchScript is unusable here")))
-    assert load(ledger)["releases"]["2.13.0"]["bugs"][ORIGINAL]["dynamic"]["verdict"] == "cannot-test"
+    assert load(ledger)["releases"]["2.13.0"]["bugs"][A_BUG]["dynamic"]["verdict"] == "cannot-test"
 
 
 @pytest.mark.parametrize(
@@ -154,18 +154,16 @@ def test_stored_cannot_test_from_a_failed_install_reads_as_an_error(tmp_path, de
                 "schema": 2,
                 "bugs": {},
                 "releases": {
-                    "2.16.0": {
-                        "bugs": {ORIGINAL: {"static": {"verdict": "present", "evidence": []}, "dynamic": stored}}
-                    }
+                    "2.16.0": {"bugs": {A_BUG: {"static": {"verdict": "present", "evidence": []}, "dynamic": stored}}}
                 },
             }
         )
     )
     data = load(path)
     release = data["releases"]["2.16.0"]
-    assert "dynamic" not in release["bugs"][ORIGINAL] and release["error"] == detail
+    assert "dynamic" not in release["bugs"][A_BUG] and release["error"] == detail
     assert release["failed_attempts"] == [{"checked_at": stored["checked_at"], "detail": detail}]
-    assert expectation_for(data, "2.16.0", ORIGINAL).outcome == "present"
+    assert expectation_for(data, "2.16.0", A_BUG).outcome == "present"
     assert sweep.select([Release(Version("2.16.0"), ())], data["releases"], sweep.Options(ledger=path))
 
 
@@ -202,7 +200,7 @@ def test_versions_named_short_install_a_local_build_recorded_under_its_public_ke
     report, stored = json.loads(proc.stdout), load(ledger)
     assert proc.returncode == 0, proc.stderr
     assert [r["version"] for r in report["releases"]] == list(stored["releases"]) == [ledger_release_key("9.9.0+cpu")]
-    assert stored["releases"]["9.9.0"]["bugs"][ORIGINAL]["dynamic"]["detail"] == "a local build"
+    assert stored["releases"]["9.9.0"]["bugs"][A_BUG]["dynamic"]["detail"] == "a local build"
 
 
 @pytest.mark.parametrize(

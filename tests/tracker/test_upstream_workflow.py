@@ -15,9 +15,9 @@ import pytest
 from index_server import BUGGY, build_wheel, shape
 from tracker_helpers import status_change
 
-from helpers import ROOT, run
+from helpers import A_BUG, ROOT, run
 from repro.catalogue import BUGS
-from repro.ledger import ORIGINAL, load
+from repro.ledger import load
 from tracker.rolling_pr import BRANCH, without_timestamps
 
 WORKFLOW = ROOT / ".github" / "workflows" / "upstream-check.yml"
@@ -104,7 +104,7 @@ def test_the_daily_check_over_every_release_with_the_committed_ledger_changes_no
         interpreter_abi = "-".join(OLD_TAGS[version].split("-")[:2])
         assert release["not_installable"]["wheel_tags"] == [interpreter_abi]
         assert release["not_installable"]["tag"].startswith("cp311-")
-        assert "register_full_backward_hook not found" in " ".join(release["bugs"][ORIGINAL]["static"]["evidence"])
+        assert "register_full_backward_hook not found" in " ".join(release["bugs"][A_BUG]["static"]["evidence"])
     assert {v: after["releases"][v] for v in ledger_keys} == load(LEDGER)["releases"]  # as read: migrated
     again = run([*command, "--index-url", index.url], ledger=ledger)  # final for this tag: nothing rechecked
     assert again.returncode == 0 and json.loads(again.stdout)["releases"] == [], again.stderr[-2000:]
@@ -208,7 +208,7 @@ def new_release(version: str):
         data["releases"][version] = {
             "checked_at": "2026-12-03T05:17:00+00:00",
             "yanked": False,
-            "bugs": {ORIGINAL: {"static": {"verdict": "present", "evidence": []}}},
+            "bugs": {A_BUG: {"static": {"verdict": "present", "evidence": []}}},
         }
 
     return change
@@ -228,9 +228,7 @@ def test_one_branch_rebuilt_from_main_and_one_pull_request_edited_in_place(repo)
     )
     assert second.returncode == 0, second.stderr
     edit = gh_calls(repo)[-1]
-    assert (
-        edit[:3] == ["pr", "edit", "7"] and f"{ORIGINAL}: 2.16.1: present -> fixed" in edit[edit.index("--title") + 1]
-    )
+    assert edit[:3] == ["pr", "edit", "7"] and f"{A_BUG}: 2.16.1: present -> fixed" in edit[edit.index("--title") + 1]
     assert [call[:2] for call in gh_calls(repo)].count(["pr", "create"]) == 1  # never a second pull request
     history = repo.git("log", "--format=%s", BRANCH, where=repo.remote).splitlines()
     assert len(history) == 2 and history[1] == "ledger"  # one commit on top of main, force-pushed
@@ -438,7 +436,7 @@ def many_releases(count: int, detail: str = "x" * 500) -> tuple[dict, dict]:
     ("changes", "said"),
     [
         ("fixed", "the report's changes must be a list"),
-        ([f"{ORIGINAL}: 2.16.1: present -> fixed"], "a change must be an object with exactly bug_id, kind"),
+        ([f"{A_BUG}: 2.16.1: present -> fixed"], "a change must be an object with exactly bug_id, kind"),
         ([{**status_change("2.16.1", "present", "fixed"), "extra": 1}], "must be an object with exactly"),
         ([{**status_change("2.16.1", "present", "fixed"), "after": 3}], "before and after strings or null"),
     ],
@@ -475,7 +473,7 @@ def test_the_pull_request_title_and_body_stay_within_githubs_limits(count, chang
     assert len(text) <= TITLE_LIMIT and "\n" not in text and text.endswith(" and 70 more")
     assert len(made) <= BODY_LIMIT and made.endswith(CLOSING)
     lines = made.splitlines()
-    assert lines[0].startswith("**Status changed**") and lines[1].startswith(f"- {ORIGINAL}: 3.0.0: ")
+    assert lines[0].startswith("**Status changed**") and lines[1].startswith(f"- {A_BUG}: 3.0.0: ")
     assert [(len(line), line[:60]) for line in lines[1:52] if len(line) > 400] == []  # each change capped
     assert "- 21 more: see the ledger's diff" in lines
     rows = [line for line in lines if line.startswith("| 3.")]
