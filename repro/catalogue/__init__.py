@@ -65,9 +65,10 @@ def get(bug_id: str) -> Bug:
 
 
 def cause_of(result: ScenarioResult) -> str | None:
-    """The id of the catalogued bug that explains how this result departs from eager, if one does."""
-    if result.verdict not in (Verdict.RAISES, Verdict.DIFFERS):
-        return None
+    """The id of the catalogued bug that explains how this result departs from eager, if one does: as the
+    oracle read it when it judged the run, else read now."""
+    if result.cause_read or result.verdict not in (Verdict.RAISES, Verdict.DIFFERS):
+        return result.cause
     return next((bug.id for bug in BUGS.values() if bug.covers(result) and bug.recognise(result)), None)
 
 

@@ -57,6 +57,10 @@ class ScenarioResult:
     instance: str = "later"
     size: Size = SIZE  # the input's batch and the model's features
     call: int = 0  # which call of the body on one model (repro.engine.calls); 0: the one run a report makes
+    # The catalogued bug that explains it, read once when it was judged (``explains``): the report and
+    # every format read it from here. ``cause_read`` False: not read yet (a result built elsewhere).
+    cause: str | None = None
+    cause_read: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,7 +154,7 @@ def eager_twin(scenario: Scenario, device: str) -> Side | None:
 # The catalogued bug that explains a departure, if one does (``repro.catalogue.cause_of``): such a
 # departure is that bug's, never TorchScript's design. The catalogue sits above the engine, so its
 # callers hand it in.
-Explains = Callable[[ScenarioResult], object]
+Explains = Callable[[ScenarioResult], "str | None"]
 
 
 def run_scenario(
@@ -201,7 +205,11 @@ def judged(
 
     verdict, detail = judge(scripted, eager)
     result = ScenarioResult(scenario, style, verdict, detail, scripted, eager, instance, size, call)
-    if verdict not in (Verdict.RAISES, Verdict.DIFFERS) or explains(result):  # a catalogued bug's departure is its own
+    if verdict not in (Verdict.RAISES, Verdict.DIFFERS):
+        return replace(result, cause_read=True)
+    cause = explains(result)
+    result = replace(result, cause=cause, cause_read=True)
+    if cause:  # a catalogued bug's departure is its own
         return result
     where = refusal(scenario.apis, scripted.error) if verdict == Verdict.RAISES else None
     if verdict == Verdict.DIFFERS:

@@ -9,6 +9,7 @@ from functools import partial
 import pytest
 import torch
 
+from helpers import A_BUG
 from repro.catalogue import cause_of
 from repro.engine.by_design import refusal
 from repro.engine.compilations import counted
@@ -252,3 +253,22 @@ def test_each_run_compiles_its_models_own_classes_and_no_other(scenario):
                 observe(partial(build_scripted, scenario.model, style, instance, "cpu"), scenario, "cpu")
             compiled.append(count.classes)
     assert compiled == [MODELS[scenario.model].classes] * len(compiled)
+
+
+# data: the second bug's departure is also one TorchScript's design refuses
+@pytest.mark.parametrize("bug_id", [A_BUG, "addition-refused-misleadingly"])
+def test_a_judged_run_carries_the_cause_the_catalogue_reads_and_its_departure_stays_its_bugs(bug_id):
+    """The oracle reads each run's cause once and stores it; the report and every format read it from
+    there. The cause read must be the recognisers', and a departure a bug explains stays ``raises``
+    (or ``differs``), never ``refused``, whatever TorchScript's design would also say of it."""
+    from dataclasses import replace
+
+    from repro.catalogue import BUGS
+
+    bug = BUGS[bug_id]
+    departure = bug.departures[0]
+    scenario = next(s for s in SCENARIOS if s.key == departure.scenario)
+    model = departure.model or next(shape for shape, style, _ in bug.scope if style == departure.style)
+    result = run_scenario(replace(scenario, model=model), departure.style, "cpu", "first", explains=cause_of)
+    assert result.cause_read and result.cause == cause_of(replace(result, cause_read=False)) == bug.id
+    assert result.verdict == departure.verdict, result.detail
