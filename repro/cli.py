@@ -28,7 +28,7 @@ from repro.sanitise import for_terminal
 from repro.vocabulary import Outcome, ProofStatus
 
 if TYPE_CHECKING:  # the filing kit is imported only when asked for
-    from repro.filing.material import HeadStart
+    from repro.filing.material import Filing, HeadStart
     from repro.report import Report
 
 EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, INTERRUPTED
@@ -300,33 +300,37 @@ def _report(context: _Context) -> int:
 
 
 def _render_report(context: _Context, report: Report) -> None:
-    """The report as --json, --markdown (with what the head start gathered) or text."""
+    """The report in the format asked for, with what it shows beside it: each asked bug's root cause
+    (--json, --markdown) and, for --markdown, what the head start gathered."""
     from repro.catalogue import steps
-    from repro.formats import json as json_format
-    from repro.formats import text
+    from repro.formats import Material, ReportFormat, render
 
-    if context.args.json:
-        emit(json_format.render(report, {bug.id: steps(bug) for bug in context.asked}))
-    elif context.args.markdown:
-        from repro.filing.material import gather
-        from repro.formats import markdown
+    args = context.args
+    kind = ReportFormat.JSON if args.json else ReportFormat.MARKDOWN if args.markdown else ReportFormat.TEXT
+    if kind == ReportFormat.TEXT:
+        emit(shown(render(kind, report, Material())))
+        return
+    causes = {bug.id: steps(bug) for bug in context.asked}  # before gather, which ends waiting on other processes
+    filing = _filing(context, report) if kind == ReportFormat.MARKDOWN else None
+    emit(render(kind, report, Material(causes, filing)))
 
-        bug, started = context.asked[0], context.started
-        cause = steps(bug)  # before gather, which ends waiting on other processes
-        assert started is not None  # --markdown always has its head start (_head_start)
-        # the report's runs, made here on torch as installed, are the candidates' baseline too
-        filing = gather(
-            bug,
-            context.environment.torch_npu,
-            context.environment.device,
-            lambda line: print(line, file=sys.stderr, flush=True),
-            started,
-            context.args.slow,
-            report.run.results,
-        )
-        emit(markdown.render(report, filing, cause))
-    else:
-        emit(shown(text.render(report)))
+
+def _filing(context: _Context, report: Report) -> Filing:
+    """--markdown's material: the report's runs, made here on torch as installed, are the candidates'
+    baseline too."""
+    from repro.filing.material import gather
+
+    started = context.started
+    assert started is not None  # --markdown always has its head start (_head_start)
+    return gather(
+        context.asked[0],
+        context.environment.torch_npu,
+        context.environment.device,
+        lambda line: print(line, file=sys.stderr, flush=True),
+        started,
+        context.args.slow,
+        report.run.results,
+    )
 
 
 def _support_table(context: _Context) -> int:

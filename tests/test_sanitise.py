@@ -160,12 +160,13 @@ def test_the_issue_body_keeps_what_torch_printed_inert(raw):
     from helpers import A_BUG
     from repro.catalogue import get
     from repro.filing.material import Filing
-    from repro.formats.markdown import render
+    from repro.formats import Material, ReportFormat, render
 
     scenario = "register_full_backward_hook: called with grad_input and grad_output"
     report = report_of([result(scenario, "plain_forward", "raises", f"{raw}: {raw}")])
     printed = f"Traceback:\n{raw}\n```\n<img src=//e.x/p>\n````"
-    body = render(report, Filing(get(A_BUG), printed, 1, f"collect_env {raw}\n```", f"+{raw}\n```"), None)
+    filing = Filing(get(A_BUG), printed, 1, f"collect_env {raw}\n```", f"+{raw}\n```")
+    body = render(ReportFormat.MARKDOWN, report, Material({A_BUG: None}, filing))
     lines, fence = body.splitlines(), None
     for line in lines:  # outside fenced blocks, every line inert; inside, nothing closes the fence early
         if fence is None and line.startswith("```"):

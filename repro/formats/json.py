@@ -11,7 +11,7 @@ from typing import Any
 from repro.engine.oracle import ScenarioResult
 from repro.engine.scenarios import fingerprint
 from repro.environment import Environment
-from repro.formats import support_table
+from repro.formats import Material, support_table
 from repro.proof import Proof
 from repro.report import SCHEMA, BugStatus, Report, conclusion, scenario_summary
 
@@ -39,7 +39,7 @@ def _bug(status: BugStatus, cause: list[str] | None) -> dict[str, Any]:
     }
 
 
-def as_dict(report: Report, causes: Mapping[str, list[str]]) -> dict[str, Any]:
+def as_dict(report: Report, causes: Mapping[str, list[str] | None]) -> dict[str, Any]:
     """The report; each bug's ``root_cause`` is its steps measured on this torch where ``causes`` holds
     them (the bugs a run names with --bug), else null."""
     env = report.environment
@@ -66,8 +66,8 @@ def as_dict(report: Report, causes: Mapping[str, list[str]]) -> dict[str, Any]:
     }
 
 
-def render(report: Report, causes: Mapping[str, list[str]]) -> str:
-    return json.dumps(as_dict(report, causes), indent=2)
+def render(report: Report, material: Material) -> str:
+    return json.dumps(as_dict(report, material.causes), indent=2)
 
 
 def render_proofs(environment: Environment, proofs: list[Proof]) -> str:

@@ -15,6 +15,7 @@ from repro.catalogue import cause_of
 from repro.catalogue.bug import Bug
 from repro.engine.oracle import ScenarioResult
 from repro.filing.material import Filing
+from repro.formats import Material
 from repro.formats.text import side_cell
 from repro.report import Report
 from repro.sanitise import code_block, code_names, plain
@@ -131,10 +132,15 @@ def _candidates(report: Report, filing: Filing) -> list[str]:
     return _details(f"Candidate fixes in torch ({verdicts})", table)
 
 
-def render(report: Report, filing: Filing, cause: list[str] | None) -> str:
-    """``cause``: the bug's root cause as steps (``repro.catalogue.steps``); None: not measured,
-    its static signature's evidence stands in (file:line each)."""
+def render(report: Report, material: Material) -> str:
+    """The issue body of ``material.filing``'s bug; its root cause as steps is ``material.causes``'
+    (``repro.catalogue.steps``); None: not measured, its static signature's evidence stands in
+    (file:line each)."""
+    filing = material.filing
+    if filing is None:
+        raise ValueError("an issue body needs the filing kit's material (--markdown gathers it)")
     bug, env = filing.bug, report.environment
+    cause = material.causes.get(bug.id)
     reference = bug.reported or "Not reported before, as far as we know."
     lines = [
         "### 🐛 Describe the bug",

@@ -20,6 +20,7 @@ from repro.engine.by_design import (
 )
 from repro.engine.oracle import ScenarioResult, Side
 from repro.engine.scenarios import TIERS, Scenario
+from repro.formats import Material
 from repro.report import Report, conclusion
 from repro.vocabulary import DEPARTURES, Outcome, ProofStatus, Status, Verdict
 
@@ -141,7 +142,8 @@ def counted(lines: Iterable[str]) -> list[str]:
     return [line if n == 1 else f"{line} (x{n})" for line, n in counts.items()]
 
 
-def render(report: Report) -> str:
+def render(report: Report, material: Material | None = None) -> str:
+    """The terminal report (it shows nothing of ``material``: ``--explain`` prints root causes)."""
     env = report.environment
     lines = [
         f"torch {env.torch_version} | Python {env.python_version} | device {env.device} | torch_npu: {env.torch_npu}",
