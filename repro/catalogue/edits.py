@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from typing import TypeVar
 
 from repro.catalogue.fixes import PatchError, Sources
 from repro.source_checks import parse_python
@@ -23,6 +24,22 @@ def source(sources: Sources, path: str) -> str:
     if text is None:
         raise PatchError(f"the torch sources lack {path}.")
     return text
+
+
+def opened(sources: Sources, path: str) -> tuple[str, ast.Module]:
+    """The text of ``path`` and its tree: where every edit starts."""
+    text = source(sources, path)
+    return text, parse(path, text)
+
+
+_Found = TypeVar("_Found")
+
+
+def required(found: _Found | None, problem: str) -> _Found:
+    """``found``, or ``PatchError(problem)`` where the sources lack what an edit looks for."""
+    if found is None:
+        raise PatchError(problem)
+    return found
 
 
 def lines_of(text: str) -> list[str]:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, raised, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import PatchError, Sources
+from repro.catalogue.fixes import Sources
 from repro.source_checks import SCRIPT_PY, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -109,14 +109,16 @@ def refuse_additions_clearly(sources: Sources) -> dict[str, str]:
     """Three places, each refusing an addition in words that say why."""
     text = edits.source(sources, SCRIPT_PY)
     edits.unpatched(SCRIPT_PY, text, REFUSAL, "already refuses additions after construction in its own words")
-    modules_setitem = method(edits.parse(SCRIPT_PY, text), "OrderedModuleDict", "__setitem__")
-    if modules_setitem is None:
-        raise PatchError(f"{SCRIPT_PY}: OrderedModuleDict.__setitem__ not found.")
+    modules_setitem = edits.required(
+        method(edits.parse(SCRIPT_PY, text), "OrderedModuleDict", "__setitem__"),
+        f"{SCRIPT_PY}: OrderedModuleDict.__setitem__ not found.",
+    )
     text = edits.at_start(text, modules_setitem, ["if k not in self:", *_refusal("the module '{k}'", "    ")])
     wrapper_setitem = method(edits.parse(SCRIPT_PY, text), "OrderedDictWrapper", "__setitem__")
-    new_key = edits.statement(wrapper_setitem, edits.if_testing("k not in self")) if wrapper_setitem else None
-    if new_key is None:
-        raise PatchError(f"{SCRIPT_PY}: OrderedDictWrapper.__setitem__ has no 'if k not in self:' check.")
+    new_key = edits.required(
+        edits.statement(wrapper_setitem, edits.if_testing("k not in self")) if wrapper_setitem else None,
+        f"{SCRIPT_PY}: OrderedDictWrapper.__setitem__ has no 'if k not in self:' check.",
+    )
     text = edits.replaced_by(text, new_key, ["if k not in self:", *_refusal("'{k}'", "    ")])
     return {SCRIPT_PY: edits.add_method(text, SCRIPT_PY, "ScriptModule", "__setattr__", REGISTER)}
 

@@ -86,8 +86,8 @@ DELATTR = [
 
 def check_assignments(sources: Sources) -> dict[str, str]:
     """Checks before ``ScriptModule.__setattr__`` forwards, and a ``__delattr__`` beside it."""
-    text = edits.source(sources, SCRIPT_PY)
-    setattr_method, call = forwarding_call(edits.parse(SCRIPT_PY, text))
+    text, tree = edits.opened(sources, SCRIPT_PY)
+    setattr_method, call = forwarding_call(tree)
     if setattr_method is None or call is None:
         raise PatchError(f"{SCRIPT_PY}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
     edits.unpatched(SCRIPT_PY, text, REFUSAL, "already checks assignments in ScriptModule.__setattr__")

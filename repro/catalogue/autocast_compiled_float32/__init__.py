@@ -123,13 +123,13 @@ OFF = [
 
 def jit_autocast_off_by_default(sources: Sources) -> dict[str, str]:
     """The switch, after ``torch._C._jit_init()`` at the end of ``torch/jit/__init__.py``."""
-    text = edits.source(sources, JIT_INIT)
-    tree = edits.parse(JIT_INIT, text)
+    text, tree = edits.opened(sources, JIT_INIT)
     if "_jit_set_autocast_mode" in text:
         raise PatchError(f"{JIT_INIT} already sets the JIT autocast mode.")
-    init = edits.statement(tree, edits.if_testing("not torch._C._jit_init()"))
-    if init is None:
-        raise PatchError(f"{JIT_INIT} no longer calls torch._C._jit_init().")
+    init = edits.required(
+        edits.statement(tree, edits.if_testing("not torch._C._jit_init()")),
+        f"{JIT_INIT} no longer calls torch._C._jit_init().",
+    )
     return {JIT_INIT: edits.after(text, init, ["", *OFF])}
 
 

@@ -125,8 +125,8 @@ STOPPED_INSIDE = [
 
 def recompute_when_the_stop_was_translated(sources: Sources) -> dict[str, str]:
     """A handler after ``except _StopRecomputationError`` in ``_checkpoint_hook``'s unpack hook."""
-    text = edits.source(sources, CHECKPOINT)
-    hook = find(edits.parse(CHECKPOINT, text), ast.ClassDef, "_checkpoint_hook")
+    text, tree = edits.opened(sources, CHECKPOINT)
+    hook = find(tree, ast.ClassDef, "_checkpoint_hook")
     stop = next(
         (
             handler

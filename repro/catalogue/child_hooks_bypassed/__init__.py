@@ -101,10 +101,10 @@ REFUSING = [
 
 def refuse_hooks_on_children_called_in_torchscript(sources: Sources) -> dict[str, str]:
     """``init_then_script`` marks the children; ``ScriptModule``'s hook methods refuse on a marked one."""
-    text = edits.source(sources, SCRIPT_PY)
+    text, tree = edits.opened(sources, SCRIPT_PY)
     edits.unpatched(SCRIPT_PY, text, MARK, "already marks children called inside TorchScript")
     wrapped = edits.statement(
-        edits.parse(SCRIPT_PY, text),
+        tree,
         lambda node: (
             isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "self.__dict__['_actual_script_module']"
         ),

@@ -91,8 +91,7 @@ GUARD = [
 
 def refuse_script_modules(sources: Sources) -> dict[str, str]:
     """The branch of ``_TorchDynamoContext.__call__`` that wraps a module refuses one holding TorchScript."""
-    text = edits.source(sources, EVAL_FRAME)
-    tree = edits.parse(EVAL_FRAME, text)
+    text, tree = edits.opened(sources, EVAL_FRAME)
     context = find(tree, ast.ClassDef, "_TorchDynamoContext")
     branch = edits.statement(context, edits.if_testing(MODULE_BRANCH)) if context else None
     if not isinstance(branch, ast.If):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, routed, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import Candidate, PatchError, Sources
+from repro.catalogue.fixes import Candidate, Sources
 from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
 
@@ -96,13 +96,15 @@ def add_copy(sources: Sources) -> dict[str, str]:
     """``ScriptModule.__copy__`` and ``__call__``, beside its ``__setattr__``, which keeps a copy's
     ``training`` on the copy; the copy reads it back through ``__getattr__`` (``training``, below)."""
     text = edits.add_method(edits.source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COPY)
-    setattr_ = _script_module_method(edits.parse(SCRIPT_PY, text), "__setattr__")
-    if setattr_ is None:
-        raise PatchError(f"{SCRIPT_PY}: ScriptModule no longer defines __setattr__.")
+    setattr_ = edits.required(
+        _script_module_method(edits.parse(SCRIPT_PY, text), "__setattr__"),
+        f"{SCRIPT_PY}: ScriptModule no longer defines __setattr__.",
+    )
     text = edits.insert(text, edits.body_start(setattr_), OWN_TRAINING, edits.indent_of(text, setattr_.body[0].lineno))
-    getattr_ = _script_module_method(edits.parse(SCRIPT_PY, text), "__getattr__")
-    if getattr_ is None:
-        raise PatchError(f"{SCRIPT_PY}: ScriptModule no longer defines __getattr__.")
+    getattr_ = edits.required(
+        _script_module_method(edits.parse(SCRIPT_PY, text), "__getattr__"),
+        f"{SCRIPT_PY}: ScriptModule no longer defines __getattr__.",
+    )
     read = [f'if attr == "training" and "{OWN}" in self.__dict__:', f'    return self.__dict__["{OWN}"]']
     return {
         SCRIPT_PY: edits.insert(text, edits.body_start(getattr_), read, edits.indent_of(text, getattr_.body[0].lineno))

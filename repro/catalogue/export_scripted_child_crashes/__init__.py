@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import raised, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import PatchError, Sources
+from repro.catalogue.fixes import Sources
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -83,10 +83,11 @@ GUARD = [
 
 def refuse_scripted_submodules(sources: Sources) -> dict[str, str]:
     """``export`` checks every submodule, after its check of the module it is given."""
-    text = edits.source(sources, EXPORT)
-    check = edits.statement(edits.parse(EXPORT, text), edits.if_testing(ROOT_CHECK))
-    if check is None:
-        raise PatchError(f"{EXPORT}: export has no 'if {ROOT_CHECK}:' check to extend.")
+    text, tree = edits.opened(sources, EXPORT)
+    check = edits.required(
+        edits.statement(tree, edits.if_testing(ROOT_CHECK)),
+        f"{EXPORT}: export has no 'if {ROOT_CHECK}:' check to extend.",
+    )
     edits.unpatched(EXPORT, text, REFUSAL, f"already refuses a module that {REFUSAL}")
     return {EXPORT: edits.after(text, check, GUARD)}
 

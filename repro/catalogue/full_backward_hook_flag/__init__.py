@@ -161,8 +161,8 @@ def patch_recursive(sources: Sources) -> dict[str, str]:
 
 def patch_script(sources: Sources) -> dict[str, str]:
     """``ScriptModule.__setattr__`` keeps the flag on the wrapper."""
-    text = edits.source(sources, SCRIPT_PY)
-    setattr_method, call = forwarding_call(edits.parse(SCRIPT_PY, text))
+    text, tree = edits.opened(sources, SCRIPT_PY)
+    setattr_method, call = forwarding_call(tree)
     if setattr_method is None or call is None:
         raise PatchError(f"{SCRIPT_PY}: ScriptModule.__setattr__ does not forward to _actual_script_module.")
     if mentions_flag(setattr_method):

@@ -89,8 +89,8 @@ GUARD = [
 
 def refuse_calls_that_skip_children(sources: Sources) -> dict[str, str]:
     """``Module._call_impl``, once past its no-hooks fast path, refuses a call that would skip children."""
-    text = edits.source(sources, MODULE_PY)
-    call_impl = method(edits.parse(MODULE_PY, text), "Module", "_call_impl")
+    text, tree = edits.opened(sources, MODULE_PY)
+    call_impl = method(tree, "Module", "_call_impl")
     fast_path = (
         edits.statement(
             call_impl,

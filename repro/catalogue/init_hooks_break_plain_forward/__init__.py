@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import raised, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import PatchError, Sources
+from repro.catalogue.fixes import Sources
 from repro.source_checks import RECURSIVE_PY
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -84,10 +84,11 @@ GUARD = [
 
 def refuse_hooks_without_forward(sources: Sources) -> dict[str, str]:
     """``create_script_module_impl`` checks for a compiled forward before compiling hooks against it."""
-    text = edits.source(sources, RECURSIVE_PY)
-    stubs = edits.statement(edits.parse(RECURSIVE_PY, text), lambda node: ast.unparse(node) == STUBS)
-    if stubs is None:
-        raise PatchError(f"{RECURSIVE_PY} has no '{STUBS}' line to check after.")
+    text, tree = edits.opened(sources, RECURSIVE_PY)
+    stubs = edits.required(
+        edits.statement(tree, lambda node: ast.unparse(node) == STUBS),
+        f"{RECURSIVE_PY} has no '{STUBS}' line to check after.",
+    )
     edits.unpatched(RECURSIVE_PY, text, REFUSAL, "already refuses hooks without a compiled forward")
     return {RECURSIVE_PY: edits.after(text, stubs, GUARD)}
 

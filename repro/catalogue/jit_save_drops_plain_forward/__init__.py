@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, raised, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import PatchError, Sources
+from repro.catalogue.fixes import Sources
 from repro.source_checks import find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -73,10 +73,8 @@ GUARD = [
 
 def refuse_uncompiled_forward(sources: Sources) -> dict[str, str]:
     """``torch.jit.save`` checks that the forward it would save was compiled."""
-    text = edits.source(sources, SERIALIZATION)
-    save = find(edits.parse(SERIALIZATION, text), ast.FunctionDef, "save")
-    if save is None:
-        raise PatchError(f"{SERIALIZATION} has no function save.")
+    text, tree = edits.opened(sources, SERIALIZATION)
+    save = edits.required(find(tree, ast.FunctionDef, "save"), f"{SERIALIZATION} has no function save.")
     edits.unpatched(SERIALIZATION, text, REFUSAL, "already refuses a module without a compiled forward")
     return {SERIALIZATION: edits.at_start(text, save, GUARD)}
 

@@ -149,8 +149,7 @@ GET = [
 
 def run_other_modes_unoptimized(sources: Sources) -> dict[str, str]:
     """``_CachedForward.__get__`` hands out ``_UnoptimizedForward`` outside plain grad mode."""
-    text = edits.source(sources, SCRIPT_PY)
-    tree = edits.parse(SCRIPT_PY, text)
+    text, tree = edits.opened(sources, SCRIPT_PY)
     if find(tree, ast.ClassDef, "_UnoptimizedForward"):
         raise PatchError(f"{SCRIPT_PY} already defines _UnoptimizedForward.")
     cached, get = find(tree, ast.ClassDef, "_CachedForward"), method(tree, "_CachedForward", "__get__")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import WITH_CHILDREN, raised, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import PatchError, Sources
+from repro.catalogue.fixes import Sources
 from repro.source_checks import find
 from repro.vocabulary import Verdict
 
@@ -96,10 +96,11 @@ GUARD = [
 
 def refuse_script_modules(sources: Sources) -> dict[str, str]:
     """``quantize_dynamic`` refuses TorchScript first."""
-    text = edits.source(sources, QUANTIZE)
-    function = find(edits.parse(QUANTIZE, text), ast.FunctionDef, "quantize_dynamic")
-    if function is None:
-        raise PatchError(f"{QUANTIZE} has no function quantize_dynamic.")
+    text, tree = edits.opened(sources, QUANTIZE)
+    function = edits.required(
+        find(tree, ast.FunctionDef, "quantize_dynamic"),
+        f"{QUANTIZE} has no function quantize_dynamic.",
+    )
     edits.unpatched(QUANTIZE, text, REFUSAL, "already refuses TorchScript in quantize_dynamic")
     return {QUANTIZE: edits.at_start(text, function, GUARD)}
 
