@@ -2,9 +2,13 @@
 
 Its modules run with ``python -m tracker.NAME`` from the clone's root; in an environment without
 what they import, each says so in one sentence (exit 2) rather than with the traceback of the first
-import that fails."""
+import that fails, and Ctrl-C while they load is one line (exit 130)."""
 
+from __future__ import annotations
+
+import signal
 import sys
+from types import FrameType
 
 from repro.requirements import unmet
 
@@ -12,3 +16,14 @@ _missing = unmet(("packaging", "requests", "urllib3"))
 if _missing:
     print(f"tracker: error: {_missing}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def _interrupted_while_loading(signum: int, frame: FrameType | None) -> None:
+    print("tracker: interrupted", file=sys.stderr)
+    raise SystemExit(130)
+
+
+if sys.argv[:1] == ["-m"]:  # run as python -m tracker.NAME, and its modules still load: Ctrl-C is one
+    # line, exit 130, not the traceback of an import it cut short; each tool's main puts Python's
+    # KeyboardInterrupt back (tracker.check_upstream's does, to end what it started)
+    signal.signal(signal.SIGINT, _interrupted_while_loading)

@@ -207,6 +207,7 @@ def _versions(text: str) -> list[Version]:
 def main(argv: list[str] | None = None) -> int:
     """Ctrl-C is one line and exit 130; each release's record was written in one rename, so the ledger
     holds every one recorded before it, and no install or reproducer run outlives the tracker."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # tracker/__init__.py's, while loading, ends
     try:
         return _main(argv)
     except KeyboardInterrupt:
