@@ -10,9 +10,10 @@ import sys
 NEEDED = ("torch", "packaging", *(("tomli",) if sys.version_info < (3, 11) else ()))
 
 
-def unmet(needed: tuple[str, ...] = NEEDED) -> str:
-    """One sentence naming what is not installed for this interpreter, or "" where all is."""
+def unmet(needed: tuple[str, ...] = NEEDED, how: str = "pip install -e .") -> str:
+    """One sentence naming what is not installed for this interpreter, and ``how`` to install it, or ""
+    where all is."""
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if not missing:
         return ""
-    return f"not installed here: {', '.join(missing)} (pip install -e .)"
+    return f"not installed here: {', '.join(missing)} ({how})"

@@ -33,7 +33,8 @@ _LEADING = re.compile(r"^(\s*)(?:([-+=])|(\d{1,9})([.)])(?=\s|$))")  # a list it
 _BACKTICKS = re.compile(r"`+")
 # @torch.jit.script_method, @script_method: a GitHub user or team name holds neither a dot nor an underscore
 _DECORATOR = re.compile(r"@[A-Za-z_]\w*(?:\.\w+)+|@[A-Za-z0-9]*_\w*")
-_CODE_NAME = re.compile(rf"{_DECORATOR.pattern}|(?<![`\w])[\w.]*__\w+__(?:\(\))?")  # and __init__, Module.__new__()
+# and __init__, Module.__new__(), torch/export/__init__.py (a path whole: never half a code span)
+_CODE_NAME = re.compile(rf"{_DECORATOR.pattern}|(?<![`\w/.-])(?:\w+[./-])*__\w+__(?:\(\))?(?:[./-]\w+)*")
 ELLIPSIS = "…"
 
 

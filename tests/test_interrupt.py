@@ -169,5 +169,5 @@ def test_the_tracker_interrupted_while_its_modules_load_is_one_line(after, tmp_p
     nowhere = ["--versions", "9.9", "--install-index-url", "http://127.0.0.1:9/simple/", "--dry-run"]
     proc = _interrupted(["-m", "tracker.check_upstream", "--ledger", str(ledger), *nowhere], after=after, group=True)
     said = proc.stderr.strip().splitlines()[-1:]
-    assert proc.returncode == 130 and said in (["tracker: interrupted"], [INTERRUPTED_LINE]), proc.stderr
+    assert proc.returncode == 130 and said in (["check_upstream: interrupted"], [INTERRUPTED_LINE]), proc.stderr
     assert "Traceback" not in proc.stderr

@@ -201,3 +201,5 @@ def test_plain_writes_dunder_names_as_code_spans_not_escapes():
     is as inert and reads as written."""
     said = plain("torch/jit/_script.py:553: ScriptModule has no __deepcopy__; Module.__new__() runs")
     assert said == "torch/jit/\\_script.py:553: ScriptModule has no `__deepcopy__`; `Module.__new__()` runs"
+    # a path holding one is one code span, never half of one: torch/export/`__init__`.py read oddly
+    assert plain("torch/export/__init__.py:149 raises") == "`torch/export/__init__.py`:149 raises"

@@ -12,14 +12,23 @@ from types import FrameType
 
 from repro.requirements import unmet
 
-_missing = unmet(("packaging", "requests", "urllib3"))
+
+def _tool() -> str:
+    """The tool's name, as its usage and errors say it (each prog is its module's): the module run with
+    -m (``sys.argv`` says only "-m" while the package loads), else "tracker"."""
+    argv = list(getattr(sys, "orig_argv", []))
+    after = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
+    return after.rpartition(".")[2] if after.startswith("tracker.") else "tracker"
+
+
+_missing = unmet(("packaging", "requests"), "pip install packaging requests")  # urllib3 comes with requests
 if _missing:
-    print(f"tracker: error: {_missing}", file=sys.stderr)
+    print(f"{_tool()}: error: {_missing}", file=sys.stderr)
     raise SystemExit(2)
 
 
 def _interrupted_while_loading(signum: int, frame: FrameType | None) -> None:
-    print("tracker: interrupted", file=sys.stderr)
+    print(f"{_tool()}: interrupted", file=sys.stderr)
     raise SystemExit(130)
 
 
