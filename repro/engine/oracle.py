@@ -298,8 +298,8 @@ def _torchscript_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
 
 
 # What an error's text says about this process rather than the behaviour: TorchScript's counter of
-# classes compiled so far (every run compiles its own) and memory addresses (0xADDRESS). Both become fixed text,
-# so that a run reads the same whichever runs came before it.
+# classes compiled so far (every run compiles its own) and memory addresses (0xADDRESS). Both become
+# fixed text, so that a run reads the same whichever runs came before it.
 _PROCESS_DETAILS = (
     (re.compile(r"___torch_mangle_\d+"), "___torch_mangle_N"),
     (re.compile(r"0x[0-9a-f]{6,}"), "0xADDRESS"),

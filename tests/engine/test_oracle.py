@@ -256,7 +256,10 @@ def test_each_run_compiles_its_models_own_classes_and_no_other(scenario):
 
 
 # data: the second bug's departure is also one TorchScript's design refuses
-@pytest.mark.parametrize("bug_id", [A_BUG, "addition-refused-misleadingly"])
+@pytest.mark.parametrize(
+    "bug_id",
+    [pytest.param(b, marks=pytest.mark.needs_bug(b)) for b in (A_BUG, "addition-refused-misleadingly")],
+)
 def test_a_judged_run_carries_the_cause_the_catalogue_reads_and_its_departure_stays_its_bugs(bug_id):
     """The oracle reads each run's cause once and stores it; the report and every format read it from
     there. The cause read must be the recognisers', and a departure a bug explains stays ``raises``
