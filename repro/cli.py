@@ -23,7 +23,7 @@ from repro.catalogue.bug import Bug
 from repro.engine import forked
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
 from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
-from repro.output import INTERRUPTED, OutputError, emit, native_output_to_stderr, parsed
+from repro.output import answered, emit, native_output_to_stderr, parsed
 from repro.sanitise import for_terminal
 from repro.vocabulary import Outcome, ProofStatus
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the filing kit is imported only when asked for
     from repro.filing.material import Filing, HeadStart
     from repro.report import Report
 
-EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, INTERRUPTED
+EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT = 0, 1, 2
 PROG = "python -m repro"
 
 
@@ -108,14 +108,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     previous = sys.unraisablehook
     sys.unraisablehook = partial(_redeliver_ctrl_c, previous)
     try:
-        return _main(argv, prog)
-    except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the way out short
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except OutputError as problem:
-        print(f"{prog}: error: {problem}", file=sys.stderr)
-        return EXIT_ENVIRONMENT
+        return answered(partial(_main, argv, prog), prog)
     finally:
         sys.unraisablehook = previous
 
@@ -141,8 +134,9 @@ def _main(argv: list[str] | None, prog: str) -> int:
 
     if args.against and not args.patch:
         return fail("--against is for --patch")
-    if forked.setting_problem():
-        return fail(forked.setting_problem())
+    unusable = forked.setting_problem()
+    if unusable:
+        return fail(unusable)
     try:
         asked = [get(bug_id).id for bug_id in args.bug]  # an unknown id is one sentence, whatever the mode
     except UnknownBug as problem:

@@ -18,8 +18,9 @@ import contextlib
 import gc
 import io
 import os
+import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
@@ -41,6 +42,20 @@ def emit(text: str, end: str = "\n") -> None:
     except OSError as err:
         _to_devnull()  # what is left in the buffer goes nowhere at exit, rather than failing again
         raise OutputError(f"stdout cannot take the results: {err.strerror or err}") from None
+
+
+def answered(run: Callable[[], int], prog: str, interrupted: str = "interrupted") -> int:
+    """``run()``'s exit code; Ctrl-C is one line (``PROG: interrupted``) and exit 130, a second Ctrl-C
+    no longer cutting the way out short, and stdout that refused the results one sentence and exit 2."""
+    try:
+        return run()
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        print(f"{prog}: {interrupted}", file=sys.stderr)
+        return INTERRUPTED
+    except OutputError as problem:
+        print(f"{prog}: error: {problem}", file=sys.stderr)
+        return 2
 
 
 def parsed(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:

@@ -31,6 +31,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as `python tracker/check_upstream.py`
@@ -40,7 +41,7 @@ from packaging.version import InvalidVersion, Version
 
 from repro import atomic
 from repro import ledger as ledger_io
-from repro.output import INTERRUPTED, OutputError, emit, leave, parsed
+from repro.output import answered, emit, leave, parsed
 from repro.sanitise import for_terminal, one_line
 from repro.versions import parse as parse_version
 from tracker import history, sweep
@@ -51,7 +52,7 @@ from tracker.summary import markdown, text, wrap
 from tracker.upstream_issue import DEFAULT_API, issue_state, parse_ref
 
 DEFAULT_INDEX = "https://pypi.org"
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED, EXIT_INTERRUPTED = 0, 1, 2, 3, INTERRUPTED
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_CHANGED = 0, 1, 2, 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -208,15 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     """Ctrl-C is one line and exit 130; each release's record was written in one rename, so the ledger
     holds every one recorded before it, and no install or reproducer run outlives the tracker."""
     signal.signal(signal.SIGINT, signal.default_int_handler)  # tracker/__init__.py's, while loading, ends
-    try:
-        return _main(argv)
-    except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the way out short
-        print("check_upstream: interrupted; the ledger holds what was recorded before it", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except OutputError as problem:  # the ledger is written already (unless --dry-run): the report is lost
-        print(f"check_upstream: error: {problem}", file=sys.stderr)
-        return EXIT_USAGE
+    # a full stdout loses the report only: the ledger is written already (unless --dry-run)
+    return answered(partial(_main, argv), "check_upstream", "interrupted; the ledger holds what was recorded before it")
 
 
 def _main(argv: list[str] | None) -> int:
