@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
 from typing import TypeVar
 
 from repro.catalogue.fixes import PatchError, Sources
@@ -139,7 +141,7 @@ def if_testing(condition: str) -> Callable[[ast.stmt], bool]:
     return lambda node: isinstance(node, ast.If) and ast.unparse(node.test) == condition
 
 
-def after(text: str, node: ast.stmt, lines: list[str]) -> str:
+def after(text: str, node: ast.stmt | ast.excepthandler, lines: list[str]) -> str:
     """``lines`` inserted after ``node``, at its indentation."""
     return insert(text, (node.end_lineno or node.lineno) + 1, lines, indent_of(text, node.lineno))
 
@@ -157,3 +159,61 @@ def replaced_by(text: str, node: ast.stmt, lines: list[str]) -> str:
     indent = indent_of(text, start)
     old[start - 1 : end] = [f"{indent}{line}".rstrip() + "\n" for line in lines]
     return "".join(old)
+
+
+class Where(Enum):
+    """Where an ``Insertion``'s lines go, relative to the node it finds."""
+
+    BEFORE = "before"
+    AFTER = "after"
+    AT_START = "at the start of its block"
+
+
+@dataclass(frozen=True)
+class Insertion:
+    """An edit as data, the shape of most patches: ``lines`` put ``where`` the node ``locate`` finds
+    in ``path``. ``missing`` is the sentence for sources without that node; ``marker``, a text the
+    lines hold, refuses a second application (saying the file ``already`` does it)."""
+
+    path: str
+    locate: Callable[[ast.Module], ast.AST | None]
+    where: Where
+    lines: tuple[str, ...]
+    missing: str
+    marker: str
+    already: str
+
+    def __post_init__(self) -> None:
+        if not any(self.marker in line for line in self.lines):
+            raise ValueError(f"the lines inserted into {self.path} do not hold their marker {self.marker!r}")
+
+    def __call__(self, sources: Sources) -> dict[str, str]:
+        text, tree = opened(sources, self.path)
+        unpatched(self.path, text, self.marker, self.already)
+        return {self.path: self.into(text, tree)}
+
+    def into(self, text: str, tree: ast.Module) -> str:
+        """``text`` (whose tree is ``tree``) with the lines inserted."""
+        node = required(self.locate(tree), self.missing)
+        lines = list(self.lines)
+        if self.where is Where.AFTER and isinstance(node, (ast.stmt, ast.excepthandler)):
+            return after(text, node, lines)
+        if self.where is Where.AT_START and isinstance(node, (ast.If, ast.FunctionDef)):
+            return at_start(text, node, lines)
+        if self.where is Where.BEFORE and isinstance(node, ast.stmt):
+            return insert(text, node.lineno, lines, indent_of(text, node.lineno))
+        raise PatchError(f"{self.path}: cannot insert {self.where.value} a {type(node).__name__}.")
+
+
+@dataclass(frozen=True)
+class MethodAddition:
+    """An edit that adds one method (``lines``, its whole definition) to the class ``cls`` of ``path``,
+    above its method ``before``; refused where the class already defines it."""
+
+    path: str
+    cls: str
+    before: str
+    lines: tuple[str, ...]
+
+    def __call__(self, sources: Sources) -> dict[str, str]:
+        return {self.path: add_method(source(sources, self.path), self.path, self.cls, self.before, list(self.lines))}

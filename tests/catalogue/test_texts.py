@@ -8,7 +8,7 @@ import ast
 import pytest
 
 from repro.catalogue import BUGS
-from repro.catalogue.texts import rendered
+from repro.catalogue.texts import inserted, rendered
 
 
 def _texts():
@@ -59,3 +59,43 @@ def test_a_file_importing_torch_itself_gets_it_once(package):
 def test_a_file_without_pieces_is_its_own_text(package):
     (package / "paste.py").write_text("import torch\n\nprint(torch.ones(1))\n")
     assert rendered(package.name, "paste.py") == "import torch\n\nprint(torch.ones(1))\n"
+
+
+def test_an_inserted_function_gives_its_body_and_a_method_or_class_its_whole_definition(package):
+    (package / "inserted.py").write_text(
+        '"""Lines for torch."""\n\nimport torch\n\n\n'
+        "def guard(model):\n"
+        "    # why, kept\n"
+        "    if isinstance(model, torch.jit.ScriptModule):\n"
+        '        raise RuntimeError("no")\n\n\n'
+        "class ScriptModule(torch.nn.Module):\n"
+        "    @staticmethod\n"
+        "    def compile(*args):\n"
+        "        raise RuntimeError(args)\n"
+    )
+    assert inserted(package.name, "guard") == (
+        "# why, kept",
+        "if isinstance(model, torch.jit.ScriptModule):",
+        '    raise RuntimeError("no")',
+    )
+    assert inserted(package.name, "ScriptModule.compile") == (
+        "@staticmethod",
+        "def compile(*args):",
+        "    raise RuntimeError(args)",
+    )
+    assert inserted(package.name, "ScriptModule")[0] == "class ScriptModule(torch.nn.Module):"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("def guard(x):\n    return x\n", "defines no missing"),
+        ("def missing(\n    x,\n):\n    return x\n", "signature is not on one line"),
+    ],
+    ids=["unknown", "long signature"],
+)
+def test_fragment_unread(package, text, problem):
+    """A fragment ``inserted`` cannot read is one sentence naming the package and the file."""
+    (package / "inserted.py").write_text(text)
+    with pytest.raises(ValueError, match=problem):
+        inserted(package.name, "missing")

@@ -661,6 +661,14 @@ def test_each_patch_refuses_sources_it_already_patched(bug_id):
         patch.edit({**{path: InstalledSources()[path] for path in patch.files}, **once})
 
 
+@pytest.mark.parametrize("bug_id", [b for b in WITH_FIXES if BUGS[b].fixes.patch.refusal])
+def test_each_loud_patch_writes_its_refusal_into_torch(bug_id):
+    """The refusal the report and the flip tests look for is in the lines the patch inserts (they come
+    from the folder's inserted.py, where nothing else ties them to ``REFUSAL``)."""
+    patch = BUGS[bug_id].fixes.patch
+    assert any(patch.refusal in text for text in patch.edit(InstalledSources()).values())
+
+
 @pytest.mark.parametrize("bug_id", WITH_FIXES)
 def test_each_patch_says_in_one_sentence_what_sources_of_another_shape_lack(bug_id):
     """A release or checkout where the lines an edit extends are gone: one sentence, never a traceback."""

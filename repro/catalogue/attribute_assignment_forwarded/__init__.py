@@ -17,6 +17,7 @@ from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, raised, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import PatchError, Sources
+from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY, forwarding_call, setattr_forwards
 from repro.vocabulary import Verdict
 
@@ -56,32 +57,8 @@ def root_cause(evidence: list[str]) -> list[str]:
 # __delattr__ that deletes what its __setattr__ forwarded.
 
 REFUSAL = "its compiled type holds"
-CHECKS = [
-    "inner = self._actual_script_module",
-    'if attr == "training" and not isinstance(value, bool):',
-    "    raise TypeError(",
-    '        f"cannot assign {type(value).__name__} to training of a ScriptModule: "',
-    f'        "{REFUSAL} a bool"',
-    "    )",
-    "if value is None and (attr in inner._parameters or attr in inner._buffers):",
-    "    raise RuntimeError(",
-    "        f\"cannot assign None to '{attr}' of a ScriptModule: \"",
-    f'        "{REFUSAL} a Tensor there"',
-    "    )",
-    "if attr in inner._parameters and not isinstance(value, torch.nn.Parameter):",
-    "    raise TypeError(",
-    "        f\"cannot assign '{torch.typename(value)}' as parameter '{attr}' \"",
-    '        "(torch.nn.Parameter or None expected)"',
-    "    )",
-]
-DELATTR = [
-    "def __delattr__(self, attr: str) -> None:",
-    '    inner = self.__dict__.get("_actual_script_module")',
-    "    if inner is not None and attr not in self.__dict__ and attr in inner.__dict__:",
-    "        # a plain attribute __setattr__ forwarded to the compiled module: delete it there",
-    "        return delattr(inner, attr)",
-    "    return super().__delattr__(attr)",
-]
+CHECKS = list(inserted(__name__, "check_assignments"))
+DELATTR = list(inserted(__name__, "ScriptModule.__delattr__"))
 
 
 def check_assignments(sources: Sources) -> dict[str, str]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import PatchError, Sources
+from repro.catalogue.texts import inserted
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -112,26 +112,15 @@ def _same_tensors(mine: object, theirs: object) -> bool:
 # tests opt in (test/test_jit_autocast.py's setUp calls torch._C._jit_set_autocast_mode(True)).
 
 JIT_INIT = "torch/jit/__init__.py"
-OFF = [
-    "# TorchScript's own autocast pass (torch/csrc/jit/passes/autocast.cpp) casts with a policy of its",
-    "# own: a compiled forward under torch.autocast then computes in other dtypes than its eager twin.",
-    "# Off, a compiled graph's ops dispatch through eager autocast as Python code's do; opt in with",
-    "# torch._C._jit_set_autocast_mode(True).",
-    "torch._C._jit_set_autocast_mode(False)",
-]
-
-
-def jit_autocast_off_by_default(sources: Sources) -> dict[str, str]:
-    """The switch, after ``torch._C._jit_init()`` at the end of ``torch/jit/__init__.py``."""
-    text, tree = edits.opened(sources, JIT_INIT)
-    if "_jit_set_autocast_mode" in text:
-        raise PatchError(f"{JIT_INIT} already sets the JIT autocast mode.")
-    init = edits.required(
-        edits.statement(tree, edits.if_testing("not torch._C._jit_init()")),
-        f"{JIT_INIT} no longer calls torch._C._jit_init().",
-    )
-    return {JIT_INIT: edits.after(text, init, ["", *OFF])}
-
+jit_autocast_off_by_default = edits.Insertion(  # after torch._C._jit_init() at the end of the file
+    JIT_INIT,
+    lambda tree: edits.statement(tree, edits.if_testing("not torch._C._jit_init()")),
+    edits.Where.AFTER,
+    ("", *inserted(__name__, "jit_autocast_off")),
+    missing=f"{JIT_INIT} no longer calls torch._C._jit_init().",
+    marker="_jit_set_autocast_mode",
+    already="already sets the JIT autocast mode",
+)
 
 CASES = (CASE, TRAINING)
 SCOPE = scope(("child first", "child between"), ("script_method",), CASE) + scope(

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import NESTED, ROOTS, raised, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import PatchError, Sources
+from repro.catalogue.texts import inserted
 from repro.source_checks import find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -88,46 +88,12 @@ def recognise(result: ScenarioResult) -> bool:
 
 CHECKPOINT = "torch/utils/checkpoint.py"
 REFUSAL = "saved more tensors than its first run did"
-STOPPED_INSIDE = [
-    "except Exception:",
-    "    # Early stop's exception can arrive as another one: TorchScript's",
-    "    # interpreter raises what a hook raised in compiled code as RuntimeError.",
-    "    # Once every tensor was recomputed that was the stop; recompute it all",
-    "    # again without early stop, for the checks below.",
-    "    stopped = frame.recomp_counter[gid] == len(frame.weak_holders)",
-    "    if not (frame.early_stop and stopped):",
-    "        raise",
-    "    frame.early_stop = False",
-    "    frame.recomp_counter[gid] = 0",
-    "    frame.recomputed[gid] = weakref.WeakKeyDictionary()",
-    "    for weak_holder in frame.weak_holders:",
-    "        saved = weak_holder()",
-    "        if saved is not None:",
-    "            saved.handles.pop(gid, None)",
-    "    try:",
-    "        with _recomputation_hook(",
-    "            weakref.ref(frame), gid",
-    "        ), torch.autograd.enable_grad():",
-    "            _run_fn_with_dynamo_disabled(frame.recompute_fn, *args)",
-    "    except Exception as err:",
-    "        if frame.recomp_counter[gid] <= len(frame.weak_holders):",
-    "            raise",
-    "        raise CheckpointError(",
-    '            "torch.utils.checkpoint: recomputing the forward in compiled "',
-    '            "(TorchScript) code "',
-    f'            "{REFUSAL}: TorchScript "',
-    '            "optimizes a forward after its first call with inputs that "',
-    '            "require grad. Run the model once on such inputs before "',
-    '            "checkpointing it."',
-    "        ) from err",
-]
 
 
-def recompute_when_the_stop_was_translated(sources: Sources) -> dict[str, str]:
-    """A handler after ``except _StopRecomputationError`` in ``_checkpoint_hook``'s unpack hook."""
-    text, tree = edits.opened(sources, CHECKPOINT)
+def _stop_handler(tree: ast.Module) -> ast.excepthandler | None:
+    """``except _StopRecomputationError`` in ``_checkpoint_hook``'s unpack hook."""
     hook = find(tree, ast.ClassDef, "_checkpoint_hook")
-    stop = next(
+    return next(
         (
             handler
             for handler in (ast.walk(hook) if hook else ())
@@ -137,16 +103,17 @@ def recompute_when_the_stop_was_translated(sources: Sources) -> dict[str, str]:
         ),
         None,
     )
-    if stop is None:
-        raise PatchError(f"{CHECKPOINT}: _checkpoint_hook no longer catches _StopRecomputationError.")
-    if "frame.early_stop = False" in text:
-        raise PatchError(f"{CHECKPOINT} already recomputes without early stop.")
-    return {
-        CHECKPOINT: edits.insert(
-            text, (stop.end_lineno or stop.lineno) + 1, STOPPED_INSIDE, edits.indent_of(text, stop.lineno)
-        )
-    }
 
+
+recompute_when_the_stop_was_translated = edits.Insertion(  # a handler after the early stop's own
+    CHECKPOINT,
+    _stop_handler,
+    edits.Where.AFTER,
+    ("except Exception:", *(f"    {line}" for line in inserted(__name__, "recompute_without_early_stop"))),
+    missing=f"{CHECKPOINT}: _checkpoint_hook no longer catches _StopRecomputationError.",
+    marker="frame.early_stop = False",
+    already="already recomputes without early stop",
+)
 
 CASES = (EARLY_STOP,)
 SCOPE = (

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import PatchError, Sources
+from repro.catalogue.texts import inserted
 from repro.source_checks import find
 from repro.vocabulary import Verdict
 
@@ -69,36 +69,22 @@ def recognise(result: ScenarioResult) -> bool:
 EVAL_FRAME = "torch/_dynamo/eval_frame.py"
 MODULE_BRANCH = "isinstance(fn, torch.nn.Module)"
 REFUSAL = "torch.compile does not trace TorchScript"
-GUARD = [
-    "scripted = [",
-    "    name",
-    "    for name, sub in fn.named_modules()",
-    "    if isinstance(sub, torch.jit.ScriptModule)",
-    "]",
-    "if scripted and type(fn) is not torch.jit._script.RecursiveScriptModule:",
-    "    what = (",
-    '        "is a ScriptModule"',
-    '        if scripted[0] == ""',
-    '        else f"holds the ScriptModule {scripted[0]!r}"',
-    "    )",
-    "    raise RuntimeError(",
-    f'        f"{REFUSAL}: this model {{what}}, "',
-    '        "which would run uncompiled. "',
-    '        "Compile an eager nn.Module version of it instead."',
-    "    )",
-]
 
 
-def refuse_script_modules(sources: Sources) -> dict[str, str]:
-    """The branch of ``_TorchDynamoContext.__call__`` that wraps a module refuses one holding TorchScript."""
-    text, tree = edits.opened(sources, EVAL_FRAME)
+def _module_branch(tree: ast.Module) -> ast.stmt | None:
     context = find(tree, ast.ClassDef, "_TorchDynamoContext")
-    branch = edits.statement(context, edits.if_testing(MODULE_BRANCH)) if context else None
-    if not isinstance(branch, ast.If):
-        raise PatchError(f"{EVAL_FRAME}: _TorchDynamoContext has no 'if {MODULE_BRANCH}:' branch.")
-    edits.unpatched(EVAL_FRAME, text, REFUSAL, "already refuses TorchScript")
-    return {EVAL_FRAME: edits.at_start(text, branch, GUARD)}
+    return edits.statement(context, edits.if_testing(MODULE_BRANCH)) if context else None
 
+
+refuse_script_modules = edits.Insertion(  # where _TorchDynamoContext.__call__ wraps a module
+    EVAL_FRAME,
+    _module_branch,
+    edits.Where.AT_START,
+    inserted(__name__, "refuse_script_modules"),
+    missing=f"{EVAL_FRAME}: _TorchDynamoContext has no 'if {MODULE_BRANCH}:' branch.",
+    marker=REFUSAL,
+    already="already refuses TorchScript",
+)
 
 SCOPE = (
     scope(ROOTS)

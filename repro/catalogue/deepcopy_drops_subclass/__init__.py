@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, raised, routed, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import Candidate, Sources
+from repro.catalogue.fixes import Candidate
+from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY, Trees, method
 from repro.vocabulary import Verdict
 
@@ -80,34 +81,9 @@ def root_cause(evidence: list[str]) -> list[str]:
 # declares on the class): the wrapper's attributes deep-copied as nn.Module's are, the compiled module by
 # its own __deepcopy__.
 
-DEEPCOPY = [
-    "def __deepcopy__(self, memo):",
-    '    """A copy of this class, with its hooks and Python methods: without it, ``__getattr__``',
-    "    finds the compiled module's ``__deepcopy__``, whose copy is a bare",
-    '    RecursiveScriptModule."""',
-    "    clone = type(self).__new__(type(self))",
-    "    memo[id(self)] = clone",
-    "    for name, value in self.__dict__.items():",
-    "        clone.__dict__[name] = copy.deepcopy(value, memo)",
-    "    # the compiled module's copy clones its tensors with their history: its parameters",
-    "    # must be leaves again, or backward through the copy leaves them without gradients",
-    "    for name, param in list(clone.named_parameters()):",
-    "        if not param.is_leaf:",
-    '            owner, _, leaf = name.rpartition(".")',
-    "            parameter = torch.nn.Parameter(param.detach(), param.requires_grad)",
-    "            setattr(clone.get_submodule(owner), leaf, parameter)",
-    "    return clone",
-]
-
-
-def add_deepcopy(sources: Sources) -> dict[str, str]:
-    """``ScriptModule.__deepcopy__``, beside its ``__setattr__``."""
-    return {
-        SCRIPT_PY: edits.add_method(
-            edits.source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", DEEPCOPY
-        )
-    }
-
+add_deepcopy = edits.MethodAddition(
+    SCRIPT_PY, "ScriptModule", "__setattr__", inserted(__name__, "ScriptModule.__deepcopy__")
+)
 
 SCOPE = scope(ROOTS)
 PIECES = (_no_copy_of_its_own, _inner_copy_wraps_cpp)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import raised, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import Sources
+from repro.catalogue.texts import inserted
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -66,31 +66,15 @@ def recognise(result: ScenarioResult) -> bool:
 EXPORT = "torch/export/__init__.py"
 ROOT_CHECK = "isinstance(mod, torch.jit.ScriptModule)"
 REFUSAL = "holds a ScriptModule"
-GUARD = [
-    "scripted = [",
-    "    name",
-    "    for name, sub in mod.named_modules()",
-    '    if isinstance(sub, torch.jit.ScriptModule) and sub._c._has_method("forward")',
-    "]",
-    "if scripted:",
-    "    raise ValueError(",
-    f'        f"Exporting a module that {REFUSAL} ({{scripted[0]!r}}) is not supported: "',
-    '        "export traces Python code, and that forward is TorchScript. "',
-    '        "Export the eager version of that submodule instead."',
-    "    )",
-]
-
-
-def refuse_scripted_submodules(sources: Sources) -> dict[str, str]:
-    """``export`` checks every submodule, after its check of the module it is given."""
-    text, tree = edits.opened(sources, EXPORT)
-    check = edits.required(
-        edits.statement(tree, edits.if_testing(ROOT_CHECK)),
-        f"{EXPORT}: export has no 'if {ROOT_CHECK}:' check to extend.",
-    )
-    edits.unpatched(EXPORT, text, REFUSAL, f"already refuses a module that {REFUSAL}")
-    return {EXPORT: edits.after(text, check, GUARD)}
-
+refuse_scripted_submodules = edits.Insertion(  # after export's check of the module it is given
+    EXPORT,
+    lambda tree: edits.statement(tree, edits.if_testing(ROOT_CHECK)),
+    edits.Where.AFTER,
+    inserted(__name__, "refuse_scripted_submodules"),
+    missing=f"{EXPORT}: export has no 'if {ROOT_CHECK}:' check to extend.",
+    marker=REFUSAL,
+    already=f"already refuses a module that {REFUSAL}",
+)
 
 SCOPE = (
     scope(("in eager parent",), ("script_method",))

@@ -22,6 +22,7 @@ from repro.catalogue.declare import declare
 from repro.catalogue.fixes import Candidate, PatchError, Sources
 from repro.catalogue.measure import SCRIPT_INIT
 from repro.catalogue.shared import BYPASSED_CHILD_CASES
+from repro.catalogue.texts import inserted
 from repro.environment import import_torch
 from repro.source_checks import (
     FLAG,
@@ -142,12 +143,7 @@ def declare_jit_ignored_attributes() -> Iterator[None]:
         yield
 
 
-SETATTR_BRANCH = [
-    f'if attr == "{FLAG}":',
-    "    # Module's backward-hook mode lives on the Python wrapper, where",
-    "    # Module._get_backward_hooks reads it; the scripted module has no slot for it.",
-    "    return super().__setattr__(attr, value)",
-]
+SETATTR_BRANCH = list(inserted(__name__, "keep_the_flag_on_the_wrapper"))
 
 
 def patch_recursive(sources: Sources) -> dict[str, str]:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import NESTED, WITH_CHILDREN, fewer_calls, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import PatchError, Sources
 from repro.catalogue.shared import call_impl_runs_global_hooks, script_method_compiles
+from repro.catalogue.texts import inserted
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, find, method
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -64,34 +64,12 @@ def root_cause(evidence: list[str]) -> list[str]:
 # hooks are registered, to call a ScriptModule whose compiled forward would skip its children (loud).
 
 REFUSAL = "global module hooks would skip the children of this"
-GUARD = [
-    "if (",
-    "    (",
-    "        _global_forward_hooks",
-    "        or _global_forward_pre_hooks",
-    "        or _global_backward_hooks",
-    "        or _global_backward_pre_hooks",
-    "    )",
-    "    and isinstance(self, torch.jit.ScriptModule)",
-    "    and next(self.children(), None) is not None",
-    "    and isinstance(",
-    '        next(k.__dict__["forward"] for k in type(self).__mro__ if "forward" in k.__dict__),',
-    '        getattr(torch.jit._script, "_CachedForward", ()),',
-    "    )",
-    "):",
-    "    raise RuntimeError(",
-    f'        f"{REFUSAL} {{type(self).__name__}}: "',
-    '        "its compiled forward calls them inside TorchScript, not through Python. "',
-    '        "Give it a plain Python forward, or remove the global hooks."',
-    "    )",
-]
 
 
-def refuse_calls_that_skip_children(sources: Sources) -> dict[str, str]:
-    """``Module._call_impl``, once past its no-hooks fast path, refuses a call that would skip children."""
-    text, tree = edits.opened(sources, MODULE_PY)
+def _fast_path(tree: ast.Module) -> ast.stmt | None:
+    """``Module._call_impl``'s return when no hook of any kind is registered."""
     call_impl = method(tree, "Module", "_call_impl")
-    fast_path = (
+    return (
         edits.statement(
             call_impl,
             lambda node: (
@@ -103,11 +81,17 @@ def refuse_calls_that_skip_children(sources: Sources) -> dict[str, str]:
         if call_impl
         else None
     )
-    if fast_path is None:
-        raise PatchError(f"{MODULE_PY}: Module._call_impl has no no-hooks fast path to follow.")
-    edits.unpatched(MODULE_PY, text, REFUSAL, "already refuses calls that global hooks would not follow")
-    return {MODULE_PY: edits.after(text, fast_path, GUARD)}
 
+
+refuse_calls_that_skip_children = edits.Insertion(  # Module._call_impl, once past its fast path
+    MODULE_PY,
+    _fast_path,
+    edits.Where.AFTER,
+    inserted(__name__, "refuse_calls_that_skip_children"),
+    missing=f"{MODULE_PY}: Module._call_impl has no no-hooks fast path to follow.",
+    marker=REFUSAL,
+    already="already refuses calls that global hooks would not follow",
+)
 
 SCOPE = scope((*WITH_CHILDREN, "in eager parent, with child", *NESTED), ("script_method",)) + scope(
     ("two deep", "three deep"), ("plain_forward",)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import raised, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import Sources
+from repro.catalogue.texts import inserted
 from repro.source_checks import RECURSIVE_PY
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -69,29 +69,15 @@ def recognise(result: ScenarioResult) -> bool:
 
 REFUSAL = "hooks registered before it was compiled need a compiled forward"
 STUBS = "hook_stubs, pre_hook_stubs = get_hook_stubs(nn_module)"
-GUARD = [
-    "if (hook_stubs or pre_hook_stubs) and not any(",
-    '    s.def_.name().name == "forward" for s in method_stubs',
-    "):",
-    "    raise RuntimeError(",
-    '        f"{type(nn_module).__name__} has forward hooks or pre-hooks, and its forward "',
-    f'        "is not compiled: {REFUSAL}. "',
-    '        "Decorate forward with "',
-    '        "@torch.jit.script_method, or register the hooks after construction."',
-    "    )",
-]
-
-
-def refuse_hooks_without_forward(sources: Sources) -> dict[str, str]:
-    """``create_script_module_impl`` checks for a compiled forward before compiling hooks against it."""
-    text, tree = edits.opened(sources, RECURSIVE_PY)
-    stubs = edits.required(
-        edits.statement(tree, lambda node: ast.unparse(node) == STUBS),
-        f"{RECURSIVE_PY} has no '{STUBS}' line to check after.",
-    )
-    edits.unpatched(RECURSIVE_PY, text, REFUSAL, "already refuses hooks without a compiled forward")
-    return {RECURSIVE_PY: edits.after(text, stubs, GUARD)}
-
+refuse_hooks_without_forward = edits.Insertion(  # in create_script_module_impl, before compiling hooks
+    RECURSIVE_PY,
+    lambda tree: edits.statement(tree, lambda node: ast.unparse(node) == STUBS),
+    edits.Where.AFTER,
+    inserted(__name__, "refuse_hooks_without_forward"),
+    missing=f"{RECURSIVE_PY} has no '{STUBS}' line to check after.",
+    marker=REFUSAL,
+    already="already refuses hooks without a compiled forward",
+)
 
 CASES = (CASE,)
 SCOPE = scope(("hooked in __init__, before children", "hooked in __init__, after children"), ("plain_forward",))

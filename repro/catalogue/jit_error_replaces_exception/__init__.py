@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import Sources
+from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY
 from repro.vocabulary import Verdict
 
@@ -69,35 +69,9 @@ def recognise(result: ScenarioResult) -> bool:
 # ScriptModule.__call__ raises that class again, where Python can name it, with the interpreter's
 # error as its cause.
 
-CALL = [
-    "def __call__(self, *args: Any, **kwargs: Any) -> Any:",
-    '    """Calls the module; what its compiled code raised is raised as its own class,',
-    "    as a Python forward's would be: the interpreter raises torch.jit.Error, keeping",
-    '    the class name."""',
-    "    try:",
-    "        return super().__call__(*args, **kwargs)",
-    "    except torch.jit.Error as err:",
-    "        qualified = torch._C._get_caught_jit_exception_class_name()",
-    '        module, _, name = qualified.rpartition(".")',
-    "        raised = getattr(sys.modules.get(module), name, None)",
-    "        if not (isinstance(raised, type) and issubclass(raised, Exception)):",
-    "            raise",
-    "        if qualified not in str(err):  # raised by Python code: the name is an older one",
-    "            raise",
-    "        try:",
-    "            original = raised(torch._C._get_caught_jit_exception_original_msg())",
-    "        except Exception:",
-    "            raise err from None",
-    "        raise original from err",
-]
-
-
-def raise_the_original_class(sources: Sources) -> dict[str, str]:
-    """``ScriptModule.__call__``, beside its ``__setattr__``."""
-    return {
-        SCRIPT_PY: edits.add_method(edits.source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", CALL)
-    }
-
+raise_the_original_class = edits.MethodAddition(
+    SCRIPT_PY, "ScriptModule", "__setattr__", inserted(__name__, "ScriptModule.__call__")
+)
 
 SCOPE = scope(("raising",), ("script_method",))
 

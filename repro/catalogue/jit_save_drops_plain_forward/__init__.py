@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, raised, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import Sources
+from repro.catalogue.texts import inserted
 from repro.source_checks import find
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -59,25 +59,15 @@ def recognise(result: ScenarioResult) -> bool:
 
 SERIALIZATION = "torch/jit/_serialization.py"
 REFUSAL = "torch.jit.save would save a module without a forward"
-GUARD = [
-    'forward = getattr(type(m), "forward", None)',
-    'if isinstance(m, torch.jit.ScriptModule) and hasattr(forward, "__code__"):',
-    '    if not m._c._has_method("forward"):',
-    "        raise RuntimeError(",
-    '            f"{type(m).__name__}.forward is a Python method TorchScript did not compile: "',
-    f'            "{REFUSAL}. "',
-    '            "Decorate it with @torch.jit.script_method."',
-    "        )",
-]
-
-
-def refuse_uncompiled_forward(sources: Sources) -> dict[str, str]:
-    """``torch.jit.save`` checks that the forward it would save was compiled."""
-    text, tree = edits.opened(sources, SERIALIZATION)
-    save = edits.required(find(tree, ast.FunctionDef, "save"), f"{SERIALIZATION} has no function save.")
-    edits.unpatched(SERIALIZATION, text, REFUSAL, "already refuses a module without a compiled forward")
-    return {SERIALIZATION: edits.at_start(text, save, GUARD)}
-
+refuse_uncompiled_forward = edits.Insertion(  # torch.jit.save checks the forward it would save
+    SERIALIZATION,
+    lambda tree: find(tree, ast.FunctionDef, "save"),
+    edits.Where.AT_START,
+    inserted(__name__, "refuse_uncompiled_forward"),
+    missing=f"{SERIALIZATION} has no function save.",
+    marker=REFUSAL,
+    already="already refuses a module without a compiled forward",
+)
 
 SCOPE = scope(ROOTS, ("plain_forward",))
 

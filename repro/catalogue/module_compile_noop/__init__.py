@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import ROOTS, calls, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import Sources
+from repro.catalogue.texts import inserted
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, assigns, method, setattr_forwards
 from repro.vocabulary import Verdict
 
@@ -66,24 +66,7 @@ def root_cause(evidence: list[str]) -> list[str]:
 # change makes Module.compile work; the patch gives ScriptModule a compile that refuses instead (loud).
 
 REFUSAL = "Module.compile() cannot compile a ScriptModule"
-COMPILE = [
-    "def compile(self, *args, **kwargs):",
-    '    """Refuse: torch.compile cannot trace a ScriptModule, so Module.compile would compile',
-    '    nothing."""',
-    "    raise RuntimeError(",
-    f'        "{REFUSAL}: torch.compile does not trace "',
-    '        "TorchScript, and every call would run "',
-    '        "uncompiled. Compile an eager nn.Module version of the model instead."',
-    "    )",
-]
-
-
-def add_compile(sources: Sources) -> dict[str, str]:
-    """``ScriptModule.compile``, beside its ``__setattr__``."""
-    return {
-        SCRIPT_PY: edits.add_method(edits.source(sources, SCRIPT_PY), SCRIPT_PY, "ScriptModule", "__setattr__", COMPILE)
-    }
-
+add_compile = edits.MethodAddition(SCRIPT_PY, "ScriptModule", "__setattr__", inserted(__name__, "ScriptModule.compile"))
 
 SCOPE = scope(tuple(shape for shape in ROOTS if shape != "raising"))
 PIECES = (_compile_assigns, setattr_forwards(ATTRIBUTE))

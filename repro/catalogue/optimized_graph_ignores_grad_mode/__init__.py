@@ -22,6 +22,7 @@ from repro.catalogue import edits
 from repro.catalogue.bug import scope
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import PatchError, Sources
+from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY, find, method
 from repro.vocabulary import Verdict
 
@@ -98,53 +99,8 @@ def recognise(result: ScenarioResult) -> bool:
 # runs its graph through an executor of its own, unoptimized (what torch.jit.optimized_execution(False)
 # from the first call does), so the optimized graph, profiled in plain grad mode, runs only there.
 
-UNOPTIMIZED = [
-    "class _UnoptimizedForward:",
-    '    """A compiled forward called outside plain grad mode (no_grad, inference_mode, a',
-    "    torch.func transform). The profiling executor's optimized graph holds autograd as it",
-    "    was profiled and checks none of these modes, so such calls run the forward's graph",
-    '    through an executor of their own, unoptimized, where every op dispatches as in eager."""',
-    "",
-    "    def __init__(self, module: Any) -> None:",
-    "        self._module = module",
-    '        self._method = module._c._get_method("forward")',
-    "",
-    "    def __getattr__(self, attr: str) -> Any:",
-    "        return getattr(self._method, attr)",
-    "",
-    "    def __call__(self, *args: Any, **kwargs: Any) -> Any:",
-    "        values = list(args)",
-    "        for argument in self._method.schema.arguments[1 + len(args) :]:",
-    "            if argument.name in kwargs:",
-    "                values.append(kwargs.pop(argument.name))",
-    "            elif argument.has_default_value():",
-    "                values.append(argument.default_value)",
-    "            else:",
-    '                raise TypeError(f"forward() missing required argument {argument.name!r}")',
-    "        if kwargs:",
-    '            raise TypeError(f"forward() got unexpected keyword arguments {sorted(kwargs)}")',
-    '        function = self._module.__dict__.get("_unoptimized_forward")',
-    "        if function is None:",
-    "            function = torch._C._create_function_from_graph(",
-    '                "forward_unoptimized", self._method.graph',
-    "            )",
-    '            self._module.__dict__["_unoptimized_forward"] = function',
-    "        with torch.jit.optimized_execution(False):",
-    "            return function(self._module._c, *values)",
-    "",
-    "",
-]
-GET = [
-    "def __get__(self, obj, cls):",
-    "    plain_grad_mode = (",
-    "        torch.is_grad_enabled()",
-    "        and not torch.is_inference_mode_enabled()",
-    "        and torch._C._functorch.maybe_current_level() is None",
-    "    )",
-    '    if obj is not None and not plain_grad_mode and obj._c._has_method("forward"):',
-    "        return _UnoptimizedForward(obj)",
-    '    return self.__getattr__("forward")  # type: ignore[attr-defined]',
-]
+UNOPTIMIZED = [*inserted(__name__, "_UnoptimizedForward"), "", ""]
+GET = list(inserted(__name__, "_CachedForward.__get__"))
 
 
 def run_other_modes_unoptimized(sources: Sources) -> dict[str, str]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from repro.catalogue import edits
 from repro.catalogue.bug import WITH_CHILDREN, raised, scope
 from repro.catalogue.declare import declare
-from repro.catalogue.fixes import Sources
+from repro.catalogue.texts import inserted
 from repro.source_checks import find
 from repro.vocabulary import Verdict
 
@@ -77,33 +77,15 @@ def recognise(result: ScenarioResult) -> bool:
 
 QUANTIZE = "torch/ao/quantization/quantize.py"
 REFUSAL = "quantize_dynamic quantizes eager modules only"
-GUARD = [
-    "scripted = [",
-    "    name for name, sub in model.named_modules() if isinstance(sub, torch.jit.ScriptModule)",
-    "]",
-    "if scripted:",
-    "    what = (",
-    '        "is a ScriptModule" if scripted[0] == "" else f"holds the ScriptModule {scripted[0]!r}"',
-    "    )",
-    "    raise RuntimeError(",
-    f'        f"{REFUSAL}, and this model {{what}}, "',
-    '        "whose children TorchScript compiled: "',
-    '        "nothing of it would be quantized. Quantize the eager model before scripting it, "',
-    '        "or use quantize_dynamic_jit."',
-    "    )",
-]
-
-
-def refuse_script_modules(sources: Sources) -> dict[str, str]:
-    """``quantize_dynamic`` refuses TorchScript first."""
-    text, tree = edits.opened(sources, QUANTIZE)
-    function = edits.required(
-        find(tree, ast.FunctionDef, "quantize_dynamic"),
-        f"{QUANTIZE} has no function quantize_dynamic.",
-    )
-    edits.unpatched(QUANTIZE, text, REFUSAL, "already refuses TorchScript in quantize_dynamic")
-    return {QUANTIZE: edits.at_start(text, function, GUARD)}
-
+refuse_script_modules = edits.Insertion(  # quantize_dynamic refuses TorchScript first
+    QUANTIZE,
+    lambda tree: find(tree, ast.FunctionDef, "quantize_dynamic"),
+    edits.Where.AT_START,
+    inserted(__name__, "refuse_script_modules"),
+    missing=f"{QUANTIZE} has no function quantize_dynamic.",
+    marker=REFUSAL,
+    already="already refuses TorchScript in quantize_dynamic",
+)
 
 SCOPE = scope(WITH_CHILDREN)
 
