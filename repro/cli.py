@@ -263,7 +263,7 @@ def _candidates(context: _Context) -> int:
 
 def _report(context: _Context) -> int:
     """The scenarios run against eager and concluded per bug: text, --json or --markdown."""
-    from repro.catalogue import BUGS, cause_of, select
+    from repro.catalogue import BUGS, explain, select
     from repro.engine.forked import usable_processes
     from repro.engine.oracle import run_all
     from repro.report import conclude
@@ -279,11 +279,11 @@ def _report(context: _Context) -> int:
     processes = 1 if args.markdown else usable_processes(environment.device)
     report = conclude(
         environment,
-        run_all(environment.device, selection.scenarios, processes, explains=cause_of),
+        run_all(environment.device, selection.scenarios, processes, explains=explain),
         expected,
         selection.skipped,
         tuple(selection.not_run),
-        lambda more: run_all(environment.device, more, processes, explains=cause_of),
+        lambda more: run_all(environment.device, more, processes, explains=explain),
     )
     _render_report(context, report)
     if report.matches_expectation:
@@ -334,14 +334,14 @@ def _support_table(context: _Context) -> int:
     import json
     import sysconfig
 
-    from repro.catalogue import cause_of, select
+    from repro.catalogue import explain, select
     from repro.engine.forked import usable_processes
     from repro.engine.oracle import run_all
     from repro.engine.scenarios import fingerprint
     from repro.formats import support_table
 
     scenarios = select([], slow=True).scenarios
-    run = run_all(environment.device, scenarios, usable_processes(environment.device), explains=cause_of)
+    run = run_all(environment.device, scenarios, usable_processes(environment.device), explains=explain)
     if run.cannot_test:
         return fail(run.cannot_test)
     rows = support_table.support_rows(run.results)

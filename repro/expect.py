@@ -146,11 +146,11 @@ def from_ledger(bug_id: str, ledger: str | Path | None = None) -> Expected:
 @functools.cache
 def detector_status(bug_id: str) -> tuple[str, str]:
     """The bug's own scenarios on this torch, once per process: (status, detail) as the report has it."""
-    from repro.catalogue import cause_of, select
+    from repro.catalogue import explain, select
     from repro.engine.oracle import run_all
     from repro.report import status_of
 
-    return status_of(BUGS[bug_id], run_all("cpu", select([bug_id], slow=True).scenarios, explains=cause_of), None)
+    return status_of(BUGS[bug_id], run_all("cpu", select([bug_id], slow=True).scenarios, explains=explain), None)
 
 
 def resolve(bug_id: str, ledger: str | Path | None = None) -> Expected:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from repro.catalogue import cause_of, proof_runs
+from repro.catalogue import cause_of, explain, proof_runs
 from repro.catalogue.bug import Bug
 from repro.engine.by_design import DESIGNED, UNDOCUMENTED
 from repro.engine.calls import CALLS, eager_calls, run_calls
@@ -225,7 +225,7 @@ def prove(bug: Bug, device: str = "cpu") -> Proof:
                     for instance in INSTANCES:
                         with apply():  # every run builds its classes anew, under the workaround alone
                             results += run_calls(
-                                scenario, _style(bug, style), device, instance, size, eager, explains=cause_of
+                                scenario, _style(bug, style), device, instance, size, eager, explains=explain
                             )
     return Proof(bug, results, torch=torch.__version__)
 

@@ -28,7 +28,7 @@ from helpers import (
     write_fixed_ledger,
     write_ledger,
 )
-from repro.catalogue import BUGS, cause_of, select
+from repro.catalogue import BUGS, explain, select
 from repro.cli import main
 from repro.engine.oracle import run_scenario
 from repro.engine.scenarios import SCENARIOS
@@ -157,7 +157,7 @@ def test_what_the_default_run_leaves_out_is_counted_with_the_option_that_runs_it
 
 def test_a_scenario_without_hook_calls_names_what_was_compared():
     scenario = next(s for s in SCENARIOS if s.name == "can edit the returned state dict in place")
-    result = run_scenario(scenario, "plain_forward", "cpu", explains=cause_of)
+    result = run_scenario(scenario, "plain_forward", "cpu", explains=explain)
     cells = (side_cell(result.scripted), side_cell(result.eager), result.verdict)
     assert cells == ("state dict", "state dict", "match")
 

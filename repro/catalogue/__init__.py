@@ -64,18 +64,28 @@ def get(bug_id: str) -> Bug:
         raise UnknownBug(bug_id) from None
 
 
+def explain(result: ScenarioResult) -> tuple[str | None, str | None]:
+    """What the oracle stores on a departure when it judges it (``cause_of``, ``refused_by_patch``),
+    read from every bug's recogniser and loud patch's refusal: once per run."""
+    cause = next((bug.id for bug in BUGS.values() if bug.covers(result) and bug.recognise(result)), None)
+    return cause, next((bug.id for bug in BUGS.values() if bug.refuses(result)), None)
+
+
 def cause_of(result: ScenarioResult) -> str | None:
     """The id of the catalogued bug that explains how this result departs from eager, if one does: as the
     oracle read it when it judged the run, else read now."""
     if result.cause_read or result.verdict not in (Verdict.RAISES, Verdict.DIFFERS):
         return result.cause
-    return next((bug.id for bug in BUGS.values() if bug.covers(result) and bug.recognise(result)), None)
+    return explain(result)[0]
 
 
 def refused_by_patch(result: ScenarioResult) -> str | None:
     """The id of the bug whose loud upstream patch raised this run's refusal, if one did (``Bug.refuses``):
-    that patch answers for the run, and where the run is in the bug's scope, the bug's status says so."""
-    return next((bug.id for bug in BUGS.values() if bug.refuses(result)), None)
+    that patch answers for the run, and where the run is in the bug's scope, the bug's status says so. As
+    the oracle read it, else read now."""
+    if result.cause_read or result.verdict != Verdict.RAISES:
+        return result.refused_by
+    return explain(result)[1]
 
 
 def covering(result: ScenarioResult) -> list[str]:

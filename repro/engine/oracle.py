@@ -57,9 +57,11 @@ class ScenarioResult:
     instance: str = "later"
     size: Size = SIZE  # the input's batch and the model's features
     call: int = 0  # which call of the body on one model (repro.engine.calls); 0: the one run a report makes
-    # The catalogued bug that explains it, read once when it was judged (``explains``): the report and
-    # every format read it from here. ``cause_read`` False: not read yet (a result built elsewhere).
+    # The catalogued bug that explains it, and the bug whose loud upstream patch raised its refusal,
+    # read once when it was judged (``explains``): the report and every format read them from here.
+    # ``cause_read`` False: not read yet (a result built elsewhere).
     cause: str | None = None
+    refused_by: str | None = None
     cause_read: bool = False
 
 
@@ -151,10 +153,10 @@ def eager_twin(scenario: Scenario, device: str) -> Side | None:
     return None if missing_needs(scenario) or absent_device(scenario) else observe_eager(scenario, device)
 
 
-# The catalogued bug that explains a departure, if one does (``repro.catalogue.cause_of``): such a
-# departure is that bug's, never TorchScript's design. The catalogue sits above the engine, so its
-# callers hand it in.
-Explains = Callable[[ScenarioResult], "str | None"]
+# What the catalogue reads in a departure (``repro.catalogue.explain``): the bug that explains it, if
+# one does (such a departure is that bug's, never TorchScript's design), and the bug whose loud
+# upstream patch raised it, if one did. The catalogue sits above the engine, so its callers hand it in.
+Explains = Callable[[ScenarioResult], "tuple[str | None, str | None]"]
 
 
 def run_scenario(
@@ -207,14 +209,15 @@ def judged(
     result = ScenarioResult(scenario, style, verdict, detail, scripted, eager, instance, size, call)
     if verdict not in (Verdict.RAISES, Verdict.DIFFERS):
         return replace(result, cause_read=True)
-    cause = explains(result)
-    result = replace(result, cause=cause, cause_read=True)
+    cause, refused_by = explains(result)
+    result = replace(result, cause=cause, refused_by=refused_by, cause_read=True)
     if cause:  # a catalogued bug's departure is its own
         return result
     where = refusal(scenario.apis, scripted.error) if verdict == Verdict.RAISES else None
     if verdict == Verdict.DIFFERS:
         where = designed_difference(scripted.observation, eager.observation)
-    return replace(result, verdict=Verdict.REFUSED, detail=f"{detail} ({where})") if where else result
+    designed = replace(result, verdict=Verdict.REFUSED, detail=f"{detail} ({where})", refused_by=None)
+    return designed if where else result
 
 
 def run_all(device: str, scenarios: list[Scenario], processes: int = 1, *, explains: Explains) -> OracleRun:

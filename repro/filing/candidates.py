@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from repro.catalogue import BUGS, cause_of
+from repro.catalogue import BUGS, explain
 from repro.catalogue.bug import Bug
 from repro.catalogue.fixes import Candidate, Edit
 from repro.environment import import_torch
@@ -200,7 +200,7 @@ def _run_here(bug: Bug, candidate: Candidate, device: str, slow: bool = False) -
     own = [s for s in scenarios if s.apis & set(bug.apis)]
     processes = usable_processes(device)  # forked after the candidate is applied: the copies have it too
     with applied(candidate):  # every run builds its classes anew, under it (models.subject_class)
-        first = run_all(device, own, processes, explains=cause_of)
+        first = run_all(device, own, processes, explains=explain)
         if first.cannot_test:
             return Runs(candidate, [], first.cannot_test)
         judged = [scenario_summary(r) for r in first.results]
@@ -208,7 +208,7 @@ def _run_here(bug: Bug, candidate: Candidate, device: str, slow: bool = False) -
         optimistic = classify(bug, candidate, judged, {run_key(r) for r in judged})
         if optimistic.verdict not in (FixVerdict.FIX, FixVerdict.LOUD):
             return Runs(candidate, judged, complete=False)
-        rest = run_all(device, [s for s in scenarios if s not in own], processes, explains=cause_of)
+        rest = run_all(device, [s for s in scenarios if s not in own], processes, explains=explain)
         return Runs(candidate, judged + [scenario_summary(r) for r in rest.results])
 
 
@@ -255,7 +255,7 @@ class Unpatched:
 
         scenarios = [s for s in _scenarios(self.bug, self.slow) if (s.api, s.name) in wanted - self.measured][:most]
         if scenarios:
-            done = run_all(self.device, scenarios, processes, explains=cause_of)
+            done = run_all(self.device, scenarios, processes, explains=explain)
             summaries = [scenario_summary(r) for r in done.results]
             self.keys |= {run_key(r) for r in summaries if _refused_by_design(r)}
             self.measured |= {(s.api, s.name) for s in scenarios}

@@ -25,11 +25,11 @@ def main(argv: list[str] | None = None) -> int:
     except EnvironmentProblem as problem:
         emit(json.dumps({"scenarios": [], "cannot_test": str(problem)}))
         return 2
-    from repro.catalogue import cause_of, select
+    from repro.catalogue import explain, select
     from repro.engine.oracle import run_all
     from repro.report import scenario_summary
 
-    run = run_all(device, select([], args.slow, also=tuple(args.bug)).scenarios, explains=cause_of)
+    run = run_all(device, select([], args.slow, also=tuple(args.bug)).scenarios, explains=explain)
     emit(json.dumps({"scenarios": [scenario_summary(r) for r in run.results], "cannot_test": run.cannot_test}))
     return 0 if not run.cannot_test else 2
 

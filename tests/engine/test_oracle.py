@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from helpers import A_BUG
-from repro.catalogue import cause_of
+from repro.catalogue import cause_of, explain
 from repro.engine.by_design import refusal
 from repro.engine.compilations import counted
 from repro.engine.models import MODELS, build_scripted, styles_of
@@ -101,7 +101,7 @@ def test_a_difference_names_what_differs_inside_a_record(scripted, eager, said):
 def test_missing_api_or_keyword_is_unavailable_not_match(need):
     scenario = _scenario(needs=(need,))
     assert missing_needs(scenario) == [need]
-    result = run_scenario(scenario, "script_method", "cpu", explains=cause_of)
+    result = run_scenario(scenario, "script_method", "cpu", explains=explain)
     assert result.verdict == "unavailable" and need in result.detail
 
 
@@ -147,7 +147,7 @@ def test_a_hook_api_torch_adds_is_reported_uncovered(monkeypatch):
 def test_a_method_torchscript_stubs_out_is_refused_undocumented_with_its_source_line():
     """No PyTorch document or upstream test states the stubs as intended: refused, undocumented."""
     scenario = next(s for s in SCENARIOS if s.name == "on a submodule (m.linear)")
-    result = run_scenario(scenario, "plain_forward", "cpu", explains=cause_of)
+    result = run_scenario(scenario, "plain_forward", "cpu", explains=explain)
     assert result.verdict == "refused" and "register_forward_hook is not supported on ScriptModules" in result.detail
     path, line = result.detail.rsplit("(undocumented: ", 1)[1].rstrip(")").split(":")
     module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
@@ -165,7 +165,7 @@ def test_a_refusal_reached_through_a_path_the_user_did_not_call_is_not_by_design
 def test_first_and_later_instances_are_both_run():
     scenario = next(s for s in SCENARIOS if s.api == "register_forward_hook")
     first, later = (
-        run_scenario(scenario, "script_method", "cpu", instance, explains=cause_of) for instance in INSTANCES
+        run_scenario(scenario, "script_method", "cpu", instance, explains=explain) for instance in INSTANCES
     )
     assert (first.instance, later.instance) == ("first", "later") and first.verdict == later.verdict == "match"
 
@@ -179,7 +179,7 @@ def test_a_model_torch_cannot_build_is_the_script_sides_error_not_a_crash(monkey
         raise AttributeError("'str' object has no attribute '__module__'")
 
     monkeypatch.setattr(torch.jit, "script", broken_script)
-    result = run_scenario(scenario, "torch.jit.script", "cpu", explains=cause_of)
+    result = run_scenario(scenario, "torch.jit.script", "cpu", explains=explain)
     assert result.verdict == "raises"
     assert result.detail == "building the model raised AttributeError: 'str' object has no attribute '__module__'"
 
@@ -190,7 +190,7 @@ def test_an_exception_replaced_by_torch_jit_error_is_a_bug_not_a_design():
     caller catching torch.jit.Error instead of ValueError is jit-error-replaces-exception's departure."""
     scenario = next(s for s in SCENARIOS if s.model == "raising")
     compiled, plain = (
-        run_scenario(scenario, style, "cpu", explains=cause_of) for style in ("script_method", "plain_forward")
+        run_scenario(scenario, style, "cpu", explains=explain) for style in ("script_method", "plain_forward")
     )
     assert plain.verdict == "match" and compiled.verdict == "differs" and compiled.scripted
     assert compiled.scripted.observation["hook calls"] == [["forward (always_call)"]]
@@ -201,7 +201,7 @@ def test_a_childs_other_class_is_a_designed_difference_with_its_line():
     """A child of a subclass is a RecursiveScriptModule (torch.jit.script's documentation says submodules are
     compiled): listing children differs only in the class met, which the run names with its torch line."""
     scenario = next(s for s in SCENARIOS if s.api == "children")
-    result = run_scenario(scenario, "script_method", "cpu", explains=cause_of)
+    result = run_scenario(scenario, "script_method", "cpu", explains=explain)
     assert result.verdict == "refused" and result.scripted and result.eager
     assert result.scripted.observation["types"] == {"Linear": "RecursiveScriptModule"}
     assert result.eager.observation["types"] == {"Linear": "Linear"}
@@ -217,8 +217,8 @@ def _read(run):
 @pytest.mark.parametrize("processes", [2, 3])
 def test_a_run_shared_by_processes_reads_run_for_run_as_in_one(processes):
     default = [s for s in SCENARIOS if s.tier == "default"]
-    assert _read(run_all("cpu", default, processes, explains=cause_of)) == _read(
-        run_all("cpu", default, 1, explains=cause_of)
+    assert _read(run_all("cpu", default, processes, explains=explain)) == _read(
+        run_all("cpu", default, 1, explains=explain)
     )
 
 
@@ -272,6 +272,27 @@ def test_a_judged_run_carries_the_cause_the_catalogue_reads_and_its_departure_st
     departure = bug.departures[0]
     scenario = next(s for s in SCENARIOS if s.key == departure.scenario)
     model = departure.model or next(shape for shape, style, _ in bug.scope if style == departure.style)
-    result = run_scenario(replace(scenario, model=model), departure.style, "cpu", "first", explains=cause_of)
+    result = run_scenario(replace(scenario, model=model), departure.style, "cpu", "first", explains=explain)
     assert result.cause_read and result.cause == cause_of(replace(result, cause_read=False)) == bug.id
     assert result.verdict == departure.verdict, result.detail
+
+
+@pytest.mark.parametrize(
+    ("error", "verdict", "refused_by"),
+    [
+        ("RuntimeError: the patch's words", "raises", "a-bug"),
+        ("RuntimeError: register_forward_hook is not supported on ScriptModules", "refused", None),
+    ],
+    ids=["a patch's refusal", "torchscript's design"],
+)
+def test_a_judged_run_carries_the_patch_that_refused_it_unless_design_refused_it(error, verdict, refused_by):
+    """The oracle stores the bug whose loud patch raised a run's refusal as the catalogue read it when it
+    judged the run; the report reads it from there. A refusal TorchScript's design explains is nobody's."""
+    from repro.catalogue import refused_by_patch
+    from repro.engine.oracle import judged
+
+    scenario = _scenario(needs=("register_forward_hook",))
+    raised = Side({}, error)
+    result = judged(scenario, "script_method", "later", raised, RAN, explains=lambda r: (None, "a-bug"))
+    assert result.cause_read and result.verdict == verdict
+    assert result.refused_by == refused_by_patch(result) == refused_by

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.catalogue import BUGS, cause_of
+from repro.catalogue import BUGS, cause_of, explain
 from repro.engine.models import styles_of
 from repro.engine.oracle import INSTANCES, assert_like_eager, run_scenario
 from repro.engine.scenarios import SCENARIOS
@@ -46,7 +46,7 @@ def test_every_run_on_an_accelerator_needs_one(device):
 def test_scriptmodule_hooks_behave_like_eager(scenario, style, instance, device):
     if any(e.outcome == "cannot-test" for e in EXPECTED.values()):
         pytest.skip(f"ledger: TorchScript cannot be tested on torch {torch.__version__}")
-    result = run_scenario(scenario, style, device, instance, explains=cause_of)
+    result = run_scenario(scenario, style, device, instance, explains=explain)
     if result.verdict in ("unavailable", "refused"):
         pytest.skip(f"{result.verdict}: {result.detail}")
     expected = [bug_id for bug_id, bug in BUGS.items() if bug.covers(result) and EXPECTED[bug_id].outcome == "present"]
@@ -71,5 +71,5 @@ def test_the_ddp_scenario_leaves_the_excepthook_as_it_found_it():
 
     before = sys.excepthook
     ddp = [s for s in SCENARIOS if s.api == "torch.nn.parallel.DistributedDataParallel"]
-    assert ddp and run_all("cpu", ddp[:2], explains=cause_of).results
+    assert ddp and run_all("cpu", ddp[:2], explains=explain).results
     assert sys.excepthook is before

@@ -15,7 +15,7 @@ from functools import cache
 import pytest
 
 from helpers import expected
-from repro.catalogue import BUGS, Bug, cause_of
+from repro.catalogue import BUGS, Bug, cause_of, explain
 from repro.engine.oracle import ScenarioResult, run_all
 from repro.engine.scenarios import SCENARIOS
 
@@ -28,7 +28,7 @@ def explored() -> tuple[ScenarioResult, ...]:
     """Every scenario of any catalogued bug's APIs on every shape it declares."""
     apis = {api for bug in BUGS.values() for api in bug.apis}
     runs = [s.on(shape) for s in SCENARIOS if s.apis & apis for shape in s.shapes]
-    return tuple(run_all("cpu", runs, explains=cause_of).results)
+    return tuple(run_all("cpu", runs, explains=explain).results)
 
 
 def _expected_present(bug: Bug) -> bool:

@@ -16,7 +16,7 @@ import torch
 
 from helpers import A_BUG, ROOT, fake_broken_npu, run, run_json, write_ledger
 from repro import workaround
-from repro.catalogue import BUGS, cause_of, select
+from repro.catalogue import BUGS, select
 from repro.catalogue.fixes import Candidate, PatchError
 from repro.catalogue.full_backward_hook_flag import BUG, RootCause, explain, patch_both
 from repro.engine.models import INSTANCES, STYLES, build_eager, build_scripted, styles_of
@@ -247,12 +247,13 @@ def test_the_baseline_reuses_runs_already_made_on_torch_as_installed(monkeypatch
     """An issue body's report ran the same scenarios unpatched: the baseline takes its refusals from
     it and runs nothing again."""
     import repro.engine.oracle
+    from repro import catalogue
     from repro.engine.oracle import run_all
     from repro.filing.candidates import Unpatched
     from repro.report import scenario_summary
 
     scenario = next(s for s in select([], False).scenarios if s.name == "on a submodule (m.linear)")
-    known = run_all("cpu", [scenario], explains=cause_of).results
+    known = run_all("cpu", [scenario], explains=catalogue.explain).results
     monkeypatch.setattr(repro.engine.oracle, "run_all", lambda *a, **k: pytest.fail("ran again"))
     refused = Unpatched(BUGS[A_BUG], "cpu", known=known).refused([scenario_summary(r) for r in known])
     assert refused and refused == {run_key(scenario_summary(r)) for r in known if r.verdict == "refused"}
