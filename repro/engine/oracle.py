@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from repro.engine import forked
+from repro.engine import ctrl_c, forked
 from repro.engine.models import (
     INSTANCES,
     MODELS,
@@ -111,25 +111,27 @@ def observe_calls(
 ) -> list[Side]:
     """Build a fresh model and run the scenario body on it ``calls`` times, each call recorded apart
     and, with ``gradients``, noting every gradient it left (``Recorder.gradients``). A call that raises
-    is an observation, and the next call runs on the same model."""
-    try:
-        model = build()
-    except Exception as err:
-        return [Side({}, f"building the model raised {_describe(err)}")] * calls
-    sides = []
-    for _ in range(calls):
-        rec = Recorder(model, device, MODELS[scenario.model].extra, size)
-        error = None
+    is an observation, and the next call runs on the same model. A Ctrl-C is never one, even where
+    TorchScript turned it into an error (``ctrl_c.kept``)."""
+    with ctrl_c.kept():
         try:
-            scenario.body(model, rec)
-        except Exception as err:  # the error is the observation
-            error = _describe(err)
-        if gradients:  # this call's own: a call that raised leaves nothing for the next one to differ by
-            rec.gradients()
-            for param in model.parameters():
-                param.grad = None
-        sides.append(Side(rec.observation(), error))
-    return sides
+            model = build()
+        except Exception as err:
+            return [Side({}, f"building the model raised {_describe(err)}")] * calls
+        sides = []
+        for _ in range(calls):
+            rec = Recorder(model, device, MODELS[scenario.model].extra, size)
+            error = None
+            try:
+                scenario.body(model, rec)
+            except Exception as err:  # the error is the observation
+                error = _describe(err)
+            if gradients:  # this call's own: a call that raised leaves nothing for the next one to differ by
+                rec.gradients()
+                for param in model.parameters():
+                    param.grad = None
+            sides.append(Side(rec.observation(), error))
+        return sides
 
 
 def judge(scripted: Side, eager: Side) -> tuple[Verdict, str]:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import signal
+import time
 from functools import partial
 
 import pytest
@@ -296,3 +299,34 @@ def test_a_judged_run_carries_the_patch_that_refused_it_unless_design_refused_it
     result = judged(scenario, "script_method", "later", raised, RAN, explains=lambda r: (None, "a-bug"))
     assert result.cause_read and result.verdict == verdict
     assert result.refused_by == refused_by_patch(result) == refused_by
+
+
+class _Interrupted(torch.jit.ScriptModule):
+    """Its compiled forward calls Python that receives a Ctrl-C, as a hook called from TorchScript can."""
+
+    @torch.jit.ignore
+    def python(self, x):  # unannotated: TorchScript takes Tensor (it cannot resolve a postponed one here)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the KeyboardInterrupt is raised here, inside TorchScript's call
+        return x
+
+    @torch.jit.script_method
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.python(x)
+
+
+def test_a_ctrl_c_torchscript_turned_into_its_own_error_still_stops_the_run():
+    """TorchScript raises the interrupt as a RuntimeError, which this body catches as scenarios that
+    note what the caller catches do: the run must stop all the same, never record it and go on."""
+    caught = []
+
+    def body(m, rec):
+        try:
+            m(torch.ones(1))
+        except Exception as err:
+            caught.append(str(err))
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        observe(_Interrupted, Scenario("forward", "synthetic", body, ("forward",)), "cpu")
+    assert caught and "KeyboardInterrupt" in caught[0] and time.monotonic() - started < 5
