@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -24,6 +25,7 @@ from repro.engine import forked
 from repro.environment import DEVICE_CHOICES, Environment, EnvironmentProblem, resolve_environment
 from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path, load, release_key
 from repro.output import answered, emit, native_output_to_stderr, parsed
+from repro.requirements import unmet
 from repro.sanitise import for_terminal
 from repro.vocabulary import Outcome, ProofStatus
 
@@ -33,6 +35,7 @@ if TYPE_CHECKING:  # the filing kit is imported only when asked for
 
 EXIT_OK, EXIT_DRIFT, EXIT_ENVIRONMENT = 0, 1, 2
 PROG = "python -m repro"
+BUDGET = 60.0  # --explore's seconds, where --budget does not say
 
 
 def shown(report: str) -> str:
@@ -76,6 +79,18 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "(runs every scenario; with --json: its rows as JSON)",
     )
     parser.add_argument(
+        "--explore",
+        action="store_true",
+        help="generate models (Hypothesis) and compare each ScriptModule twin with its eager twin for "
+        "--budget seconds; print each unexplained departure as a script (exit 1 when there is one)",
+    )
+    parser.add_argument(
+        "--budget", type=_seconds, metavar="SECONDS", help=f"with --explore: how long (default {BUDGET:.0f})"
+    )
+    parser.add_argument(
+        "--seed", type=_seed, metavar="N", help="with --explore: the same seed is the same run (default 0)"
+    )
+    parser.add_argument(
         "--against",
         type=Path,
         metavar="PYTORCH_CHECKOUT",
@@ -101,6 +116,22 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "scenarios and those that take seconds (Module.compile and checkpointing load dynamo)",
     )
     return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 1 <= value <= 86400:
+        raise argparse.ArgumentTypeError(f"a number of seconds from 1 to 86400, not {text[:20]!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    if not text.isdigit() or int(text) >= 2**32:
+        raise argparse.ArgumentTypeError(f"a whole number from 0 to 2**32 - 1, not {text[:20]!r}")
+    return int(text)
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
@@ -150,6 +181,18 @@ def _main(argv: list[str] | None, prog: str) -> int:
         return fail("--support-table runs every scenario: it takes only --json and --device")
     if args.workarounds and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs):
         return fail("--workarounds takes only --json, --bug and --device")
+    if not args.explore and (args.budget is not None or args.seed is not None):
+        return fail("--budget and --seed are for --explore")
+    if (
+        args.explore
+        and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug or args.slow)
+        or (args.explore and (args.workarounds or args.support_table))
+    ):
+        return fail("--explore takes only --budget, --seed, --json and --device")
+    if args.explore:
+        missing = unmet(("hypothesis",), "pip install -e '.[explore]'")
+        if missing:
+            return fail(missing)
     if args.patch:
         return _patch(get(asked[0]), fail, args.against)
     try:
@@ -383,6 +426,45 @@ def _patch(bug: Bug, fail: Callable[[object], int], against: Path | None) -> int
     return EXIT_OK
 
 
+def _explore(context: _Context) -> int:
+    """Generated models against their eager twins (``repro.explore``), the catalogue's recognisers
+    explaining what they can; exit 1 while a departure stays unexplained."""
+    from repro.catalogue import explain_anywhere
+    from repro.explore.run import explore
+    from repro.formats import json as json_format
+    from repro.formats import text
+
+    args, environment = context.args, context.environment
+    if environment.device != "cpu":
+        return context.fail("--explore runs on CPU only (its cases run in forked workers): add --device cpu")
+    progress = _progress() if sys.stderr.isatty() else lambda exploration: None
+    exploration = explore(args.budget or BUDGET, args.seed or 0, explain_anywhere, progress)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    emit(
+        json_format.render_exploration(environment, exploration)
+        if args.json
+        else shown(text.render_exploration(environment.torch_version, exploration))
+    )
+    return EXIT_DRIFT if exploration.unexplained() else EXIT_OK
+
+
+def _progress() -> Callable[[Any], None]:
+    """One line on stderr, rewritten at most twice a second while the exploration runs."""
+    last = [0.0]
+
+    def show(exploration: Any) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.5:
+            last[0] = now
+            line = (
+                f"explored {exploration.cases} cases, {len(exploration.found)} departures, {exploration.seconds:.0f} s"
+            )
+            print(f"\r{line[:99]}", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
 # The modes by the option that picks each (the first given wins; the CLI refuses clashing ones), and those
 # that assert what they observe: without a usable TorchScript they fail instead.
 MODES: dict[str, Callable[[_Context], int]] = {
@@ -391,5 +473,6 @@ MODES: dict[str, Callable[[_Context], int]] = {
     "explain": _explain,
     "workarounds": _workarounds,
     "candidates": _candidates,
+    "explore": _explore,
 }
-OBSERVING = ("explain", "workarounds", "candidates")
+OBSERVING = ("explain", "workarounds", "candidates", "explore")

@@ -71,6 +71,13 @@ def explain(result: ScenarioResult) -> tuple[str | None, str | None]:
     return cause, next((bug.id for bug in BUGS.values() if bug.refuses(result)), None)
 
 
+def explain_anywhere(result: ScenarioResult) -> tuple[str | None, str | None]:
+    """``explain`` for a run on a model outside every named scope (the explorer's generated models):
+    the recognisers alone. A bug recognised there is a candidate for a wider scope, not a proof of one."""
+    cause = next((bug.id for bug in BUGS.values() if bug.recognise(result)), None)
+    return cause, next((bug.id for bug in BUGS.values() if bug.refuses(result)), None)
+
+
 def cause_of(result: ScenarioResult) -> str | None:
     """The id of the catalogued bug that explains how this result departs from eager, if one does: as the
     oracle read it when it judged the run, else read now."""

@@ -117,7 +117,7 @@ def observe_calls(
         try:
             model = build()
         except Exception as err:
-            return [Side({}, f"building the model raised {_describe(err)}")] * calls
+            return [Side({}, f"building the model raised {describe_error(err)}")] * calls
         sides = []
         for _ in range(calls):
             rec = Recorder(model, device, MODELS[scenario.model].extra, size)
@@ -125,7 +125,7 @@ def observe_calls(
             try:
                 scenario.body(model, rec)
             except Exception as err:  # the error is the observation
-                error = _describe(err)
+                error = describe_error(err)
             if gradients:  # this call's own: a call that raised leaves nothing for the next one to differ by
                 rec.gradients()
                 for param in model.parameters():
@@ -279,7 +279,7 @@ def torchscript_problem(device: str) -> str | None:
             if not is_really_scripted(build_scripted("flat", style, "later", device)):
                 return "TorchScript is disabled (PYTORCH_JIT=0?): ScriptModule is a plain nn.Module"
     except Exception as err:
-        return f"TorchScript is unusable here: {_describe(err)}"
+        return f"TorchScript is unusable here: {describe_error(err)}"
     return None
 
 
@@ -311,7 +311,7 @@ _PROCESS_DETAILS = (
 )
 
 
-def _describe(err: BaseException) -> str:
+def describe_error(err: BaseException) -> str:
     lines = str(err).strip().splitlines()
     text = f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
     for pattern, fixed in _PROCESS_DETAILS:

@@ -11,11 +11,14 @@ from typing import Any
 from repro.engine.oracle import ScenarioResult
 from repro.engine.scenarios import fingerprint
 from repro.environment import Environment
+from repro.explore.run import Exploration, Found
+from repro.explore.script import script
 from repro.formats import Material, support_table
 from repro.proof import Proof
 from repro.report import SCHEMA, BugStatus, Report, conclusion, scenario_summary
 
 PROOFS_SCHEMA = 1  # of ``--workarounds --json``
+EXPLORATION_SCHEMA = 1  # of ``--explore --json``
 
 
 def scenario_as_dict(result: ScenarioResult) -> dict[str, Any]:
@@ -81,6 +84,43 @@ def render_proofs(environment: Environment, proofs: list[Proof]) -> str:
             "device": environment.device,
             "scenario_table": fingerprint(),
             "workarounds": [proof.as_dict() for proof in proofs],
+        },
+        indent=2,
+    )
+
+
+def render_exploration(environment: Environment, exploration: Exploration) -> str:
+    """``--explore --json``: what ran and every departure found, with the script of each unexplained one."""
+
+    def entry(found: Found) -> dict[str, Any]:
+        case, finding = found.example()
+        return {
+            "signature": found.finding.signature,
+            "kind": finding.kind.value,
+            "explanation": finding.explanation.value,
+            "cause": finding.cause,
+            "step": finding.what,
+            "detail": finding.detail,
+            "first_case": found.first,
+            "cases": found.count,
+            "shrunk": found.shrunk is not None,
+            "traits": case.spec.traits(),
+            "script": script(case, finding.step, finding.what) if found in exploration.unexplained() else None,
+        }
+
+    return json.dumps(
+        {
+            "schema": EXPLORATION_SCHEMA,
+            "torch_version": environment.torch_version,
+            "python_version": environment.python_version,
+            "device": environment.device,
+            "seed": exploration.seed,
+            "budget_s": exploration.budget,
+            "cases": exploration.cases,
+            "seconds": round(exploration.seconds, 3),
+            "steps_drawn": exploration.drawn,
+            "departures": [entry(f) for f in sorted(exploration.found.values(), key=lambda f: f.first)],
+            "unexplained": len(exploration.unexplained()),
         },
         indent=2,
     )

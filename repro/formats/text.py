@@ -20,11 +20,14 @@ from repro.engine.by_design import (
 )
 from repro.engine.oracle import ScenarioResult, Side
 from repro.engine.scenarios import TIERS, Scenario
+from repro.explore.classify import Explanation
+from repro.explore.script import script
 from repro.formats import Material
 from repro.report import Report, conclusion
 from repro.vocabulary import DEPARTURES, Outcome, ProofStatus, Status, Verdict
 
 if TYPE_CHECKING:  # the filing kit is imported only for --explain and --candidates
+    from repro.explore.run import Exploration
     from repro.filing.candidates import CandidateResult
     from repro.proof import Proof
 
@@ -349,3 +352,40 @@ def render_candidates(bug: Bug, torch_version: str, device: str, results: list[C
         ),
     ]
     return fit("\n".join(lines))
+
+
+def render_exploration(torch_version: str, exploration: Exploration) -> str:
+    """``--explore``: what ran, each departure by what explains it, and every unexplained one as the
+    script of its smallest case. Prose wraps at 100 columns; a script is code, written to fit."""
+    found = sorted(exploration.found.values(), key=lambda f: f.first)
+    unexplained = exploration.unexplained()
+    rate = exploration.cases / exploration.seconds if exploration.seconds else 0.0
+    prose = [
+        f"Explored {exploration.cases} generated cases in {exploration.seconds:.0f} s on torch {torch_version} "
+        f"({rate:.1f} a second; seed {exploration.seed}, budget {exploration.budget:.0f} s): "
+        f"{len(found)} distinct departures, {len(unexplained)} unexplained.",
+    ]
+    for explanation in (Explanation.BUG, Explanation.DESIGN, Explanation.UNDOCUMENTED):
+        group = [f for f in found if f.finding.explanation is explanation]
+        if group:
+            outside = (
+                " (recognised on generated models: a scope may be wider)" if explanation is Explanation.BUG else ""
+            )
+            prose += ["", f"Explained by {explanation.value}{outside}:"]
+        for f in group:
+            who = f"{f.finding.cause}: " if f.finding.cause else ""
+            prose += [f"  {who}{f.finding.kind.value} at {f.finding.what} (first at case {f.first}, x{f.count})"]
+            prose += [f"      {f.finding.detail}"]
+    parts = [fit("\n".join(prose))]
+    for number, f in enumerate(unexplained, start=1):
+        case, finding = f.example()
+        shrunk = "shrunk by Hypothesis" if f.shrunk else "not shrunk within the budget"
+        heading = [
+            "",
+            f"Unexplained {number} of {len(unexplained)}: {finding.kind.value} at {finding.what} "
+            f"(first at case {f.first}, x{f.count}; {shrunk}): {finding.detail}",
+            "Its script (needs only torch; exits 1 while the departure is there):",
+            "",
+        ]
+        parts += [fit("\n".join(heading)), script(case, finding.step, finding.what).rstrip("\n")]
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,73 @@
+"""Measure the explorer against its floors; exit 0 only when every floor is met.
+
+    python benchmarks/bench_explore.py [--budget SECONDS] [--seed N]
+
+It runs ``python -m repro --explore --json`` as a user does (a fresh interpreter, the workers it
+forks) and prints what that run measured: generated cases per second on this machine (floor: 10,
+each case a fresh pair of classes and its drawn steps, with at least one call), the largest resident
+memory of any process the run forked (the workers), how often each kind of step was drawn, and
+**rediscovery**: which catalogued bugs the run found and attributed with no hint, each with the
+index of the first case that found it (floor: 16 of the catalogue's bugs in a 600-second run from
+one seed, on two cores). A bug it does not rediscover marks a blind spot of the generator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES_PER_SECOND = 10.0
+REDISCOVERED = 16
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--budget", type=float, default=600.0, help="seconds of exploration (default 600)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from repro.catalogue import BUGS
+
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "repro", "--explore", "--json", "--budget", str(args.budget), "--seed", str(args.seed)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    wall = time.monotonic() - started
+    if proc.returncode not in (0, 1):
+        print(f"python -m repro --explore failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
+        return 2
+    report = json.loads(proc.stdout)
+    rate = report["cases"] / report["seconds"] if report["seconds"] else 0.0
+    found: dict[str, int] = {}
+    for departure in report["departures"]:
+        if departure["cause"]:
+            found[departure["cause"]] = min(found.get(departure["cause"], 10**9), departure["first_case"])
+    rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    command = f"python -m repro --explore --json --budget {args.budget:.0f} --seed {args.seed}"
+    print(f"{command}: exit {proc.returncode}, {wall:.0f} s wall, torch {report['torch_version']}")
+    print(
+        f"  cases: {report['cases']} in {report['seconds']:.0f} s of search: {rate:.1f} a second "
+        f"(floor {CASES_PER_SECOND:.0f})"
+    )
+    print(f"  largest resident memory of a process it ran: {rss_mb:.0f} MB")
+    print(f"  steps drawn: {', '.join(f'{k} {v}' for k, v in sorted(report['steps_drawn'].items()))}")
+    print(f"  departures: {len(report['departures'])} distinct, {report['unexplained']} unexplained")
+    print(f"  rediscovered: {len(found)} of {len(BUGS)} catalogued bugs (floor {REDISCOVERED}):")
+    for bug_id in BUGS:
+        print(f"    {bug_id:<36} {'case ' + str(found[bug_id]) if bug_id in found else 'not found'}")
+    met = rate >= CASES_PER_SECOND and len(found) >= REDISCOVERED
+    print("every floor met" if met else "a floor is not met")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

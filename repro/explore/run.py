@@ -1,0 +1,278 @@
+"""The exploration: Hypothesis draws cases for a time budget, each run in a forked worker that is
+replaced every ``REPLACE_EVERY`` cases (TorchScript never frees a class it compiled: memory grows by
+about 2 MB a case); then each unexplained departure is shrunk with Hypothesis (``find`` over
+reductions of the case that found it: steps, members, children, ops and sizes dropped or made smaller)
+and written as a standalone script.
+
+The search and the shrinking are Hypothesis'; nothing here draws at random or shrinks by hand. A seed
+means the same run with the same pinned Hypothesis (``hypothesis==6.170.27``).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
+from random import Random
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, find, given, settings
+from hypothesis import seed as seeded
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from repro.engine.oracle import Explains
+from repro.explore.case import Case, Twin, run_twin
+from repro.explore.classify import Explanation, Finding, compare
+from repro.explore.generate import Level, ModelSpec, Op, consistent, specs
+from repro.explore.steps import Assign, Hook, Step, steps
+
+REPLACE_EVERY = 40  # cases per worker before a fresh fork replaces it
+PATIENCE_S = 30.0  # a worker silent this long on one case is stuck: the case runs here instead
+SHRINK_EXAMPLES = 60  # reductions tried per unexplained departure
+SEARCH_SHARE = 0.6  # of the budget, when departures are shrunk in the rest
+
+
+def cases() -> st.SearchStrategy[Case]:
+    return st.builds(Case, specs(), steps(), st.booleans())
+
+
+@dataclass
+class Found:
+    """One departure (by ``Finding.signature``): the first case that showed it, its index, how often."""
+
+    finding: Finding
+    case: Case
+    first: int
+    count: int = 1
+    shrunk: tuple[Case, Finding] | None = None  # the smallest case Hypothesis reached, and its finding
+
+    def example(self) -> tuple[Case, Finding]:
+        """The case to show: the shrunk one where there is one."""
+        return self.shrunk or (self.case, self.finding)
+
+
+@dataclass
+class Exploration:
+    seed: int
+    budget: float
+    cases: int = 0
+    seconds: float = 0.0
+    found: dict[str, Found] = field(default_factory=dict)
+    drawn: dict[str, int] = field(default_factory=dict)  # how often each kind of step was drawn
+
+    def unexplained(self) -> list[Found]:
+        return [f for f in self.found.values() if f.finding.explanation is Explanation.UNEXPLAINED]
+
+
+def _both(case: Case) -> tuple[Twin, Twin]:
+    return run_twin(case, True), run_twin(case, False)
+
+
+class Workers:
+    """Cases run in a forked process, forked anew every ``REPLACE_EVERY`` cases. A fork copies one
+    thread: a lock another thread held at that moment is never released in the copy, which then hangs
+    (seen under pytest-xdist). A copy that does not answer within ``PATIENCE_S``, or dies, is killed
+    and the case runs in this process instead: a worker only ever saves memory, it never loses a case."""
+
+    def __init__(self) -> None:
+        self.process: Any = None
+        self.connection: Any = None
+        self.done = 0
+
+    def run(self, case: Case) -> tuple[Twin, Twin]:
+        if self.process is None or self.done >= REPLACE_EVERY:
+            self._replace()
+        try:
+            self.connection.send(case)
+            if self.connection.poll(PATIENCE_S):
+                answer: tuple[Twin, Twin] = self.connection.recv()
+                self.done += 1
+                return answer
+        except (EOFError, OSError):
+            pass
+        self.close()
+        return _both(case)
+
+    def _replace(self) -> None:
+        self.close()
+        context = multiprocessing.get_context("fork")
+        mine, theirs = context.Pipe()
+        self.process = context.Process(target=_serve, args=(theirs,), daemon=True)
+        self.process.start()
+        theirs.close()
+        self.connection, self.done = mine, 0
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.join()
+            self.connection.close()
+        self.process = None
+
+
+def _serve(connection: Any) -> None:
+    """The worker: a case in, both twins out, until the pipe closes. Ctrl-C is the parent's to answer
+    (it kills this process): a traceback from here would be a second answer."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            case = connection.recv()
+        except EOFError:
+            return
+        connection.send(_both(case))
+
+
+class _Spent(Exception):
+    """The budget is spent: the search ends."""
+
+
+def explore(
+    budget: float,
+    seed: int,
+    explains: Explains,
+    progress: Callable[[Exploration], None] = lambda exploration: None,
+    shrink: bool = True,
+) -> Exploration:
+    """Cases drawn from ``seed`` for ``budget`` seconds, each compared twin by twin; each unexplained
+    departure then shrunk (within ``SHRINK_EXAMPLES`` reductions)."""
+    exploration = Exploration(seed, budget)
+    workers = Workers()
+    started = time.monotonic()
+    searching = budget * (SEARCH_SHARE if shrink else 1.0)
+    try:
+
+        @seeded(seed)
+        @settings(
+            max_examples=10**9,
+            deadline=None,
+            database=None,
+            derandomize=False,
+            phases=[Phase.generate],
+            verbosity=Verbosity.quiet,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(cases())
+        def search(case: Case) -> None:
+            if time.monotonic() - started > searching:
+                raise _Spent
+            exploration.cases += 1
+            for step in case.steps:
+                exploration.drawn[type(step).__name__] = exploration.drawn.get(type(step).__name__, 0) + 1
+            finding = compare(case, *workers.run(case), explains)
+            if finding is not None:
+                seen = exploration.found.get(finding.signature)
+                if seen:
+                    seen.count += 1
+                else:
+                    exploration.found[finding.signature] = Found(finding, case, exploration.cases)
+            exploration.seconds = time.monotonic() - started
+            progress(exploration)
+
+        try:
+            search()
+        except _Spent:
+            pass
+        exploration.seconds = time.monotonic() - started
+        if shrink:
+            ends = started + budget
+            for found in exploration.unexplained():
+                found.shrunk = _shrunk(found, workers, explains, seed, ends)
+    finally:
+        workers.close()
+    return exploration
+
+
+def _shrunk(found: Found, workers: Workers, explains: Explains, seed: int, ends: float) -> tuple[Case, Finding] | None:
+    """The smallest reduction of the found case Hypothesis reaches that shows the same departure, or
+    None where it reached none before the budget ``ends``."""
+
+    def same(case: Case) -> bool:
+        if time.monotonic() > ends:
+            raise _Spent
+        finding = compare(case, *workers.run(case), explains)
+        return finding is not None and finding.signature == found.finding.signature
+
+    try:
+        case = find(
+            reductions(found.case),
+            same,
+            settings=settings(
+                max_examples=SHRINK_EXAMPLES,
+                deadline=None,
+                database=None,
+                verbosity=Verbosity.quiet,
+                suppress_health_check=list(HealthCheck),
+            ),
+            random=Random(seed),
+        )
+    except (NoSuchExample, _Spent):
+        return None
+    finding = compare(case, *workers.run(case), explains)
+    return (case, finding) if finding is not None and finding.signature == found.finding.signature else None
+
+
+def reductions(case: Case) -> st.SearchStrategy[Case]:
+    """The case with steps, members, children and ops dropped, and sizes made smaller: what Hypothesis
+    shrinks towards (dropping is ``False``, its simplest boolean). A kept child keeps its attribute
+    name, and a step keeps the module it acted on, or is dropped with it."""
+    kept_steps = st.tuples(*(st.booleans() for _ in case.steps))
+    sizes = st.tuples(st.integers(1, case.spec.batch), st.integers(1, case.spec.features))
+    later = st.booleans() if case.later else st.just(False)
+    return st.builds(partial(_reduced, case), _level_reductions(case.spec.root), kept_steps, sizes, later).filter(
+        lambda reduced: bool(reduced.steps)
+    )
+
+
+def _reduced(case: Case, root: Level, keep: tuple[bool, ...], size: tuple[int, int], later: bool) -> Case:
+    spec = ModelSpec(root, *size)
+    before, after = case.spec.paths(), spec.paths()
+    kept: list[Step] = []
+    for step, wanted in zip(case.steps, keep):
+        if wanted and isinstance(step, (Hook, Assign)):
+            path = before[step.where % len(before)]
+            if path in after:
+                kept.append(replace(step, where=after.index(path)))
+        elif wanted:
+            kept.append(step)
+    return Case(spec, tuple(kept), later)
+
+
+def _level_reductions(level: Level) -> st.SearchStrategy[Level]:
+    children = [st.none() if c is None else st.one_of(st.none(), _level_reductions(c)) for c in level.children]
+    numbers = [number for number, _ in level.named()]
+
+    def rebuilt(
+        parameters: int,
+        buffers: tuple[bool, ...],
+        kids: tuple[Level | None, ...],
+        ops: tuple[Op, ...],
+        keep: tuple[bool, ...],
+    ) -> Level:
+        kept = [index for index, k in enumerate(keep) if k]
+        position = {old: new for new, old in enumerate(kept)}
+        return consistent(
+            replace(
+                level,
+                parameters=parameters,
+                buffers=buffers,
+                children=tuple(kids[i] for i in kept),
+                ops=ops,
+                order=tuple(position[i] for i in level.order if i in position),
+                names=tuple(numbers[i] for i in kept),
+            )
+        )
+
+    return st.builds(
+        rebuilt,
+        st.integers(0, level.parameters),
+        st.tuples(*(st.booleans() for _ in level.buffers)).map(
+            lambda keep: tuple(b for b, k in zip(level.buffers, keep) if k)
+        ),
+        st.tuples(*children),
+        st.tuples(*(st.booleans() for _ in level.ops)).map(lambda keep: tuple(o for o, k in zip(level.ops, keep) if k)),
+        st.tuples(*(st.booleans() for _ in level.children)),
+    )

@@ -1,0 +1,171 @@
+"""A finding as a standalone script a maintainer can paste: the model's classes in both twins, the
+steps up to the departing one, and what that step did in each. It needs only torch and the standard
+library, prints the eager twin's result next to the subclass's, and exits 1 while the departure is
+there (0 once the twins agree)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from repro.engine.models import Size, inputs
+from repro.explore.case import Case
+from repro.explore.generate import Base, source
+from repro.explore.steps import Assign, Call, Hand, Handing, Hook, HookKind, Step, describe
+
+HELPERS = '''
+
+def built(cls, script=False):
+    """Both twins from the same seed, values rounded to eighths, as the explorer built them."""
+    torch.manual_seed(0)
+    root = torch.jit.script(cls()) if script else cls()
+    with torch.no_grad():
+        for t in [*root.parameters(), *root.buffers()]:
+            t.copy_(torch.round(t * 8) / 8)
+    return root
+
+
+def shown(value):
+    if isinstance(value, torch.Tensor):
+        values = [round(v, 4) for v in value.detach().flatten().tolist()]
+        return f"{value.dtype} {list(value.shape)} requires_grad={value.requires_grad} {values}"
+    if isinstance(value, torch.nn.Module):
+        name = getattr(value, "original_name", type(value).__name__)
+        return f"<{name.removeprefix('Eager')}>"  # the eager twin's classes are named Eager...
+    if isinstance(value, (list, tuple)):
+        return [shown(v) for v in value]
+    if isinstance(value, dict):
+        return {k: shown(v) for k, v in value.items()}
+    return value
+
+
+def hook(seen, label, change=None):
+    def record(*args):
+        seen.append((label, shown(args)))
+        return change(*args) if change else None
+
+    return record
+
+
+def run(make):
+    """The steps on one twin: what the last one did (what it observed, or its error)."""
+    seen, handles, observed = [], [], {}
+    try:
+        m = make()
+'''
+
+ENDING = """
+        return {{"hook calls": seen, **shown(observed)}}
+    except Exception as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        return {{"hook calls": seen, "raised": f"{{type(err).__name__}}: {{first}}"}}
+    finally:
+        for handle in handles:
+            handle.remove()
+
+{later}
+subclass, eager = run(lambda: built(Root{script})), run(lambda: built(EagerRoot))
+print("departs at:", {what!r})
+for key in sorted(set(subclass) | set(eager)):
+    mark = "  " if subclass.get(key) == eager.get(key) else "!="
+    print(mark, key)
+    print("     ScriptModule subclass:", subclass.get(key))
+    print("     eager nn.Module:      ", eager.get(key))
+sys.exit(1 if subclass != eager else 0)
+"""
+
+CHANGES = {
+    HookKind.FORWARD: "lambda module, args, output: output * 2",
+    HookKind.FORWARD_ALWAYS: "lambda module, args, output: output * 2",
+    HookKind.GLOBAL_FORWARD: "lambda module, args, output: output * 2",
+    HookKind.FORWARD_KWARGS: "lambda module, args, kwargs, output: output * 2",
+    HookKind.FORWARD_PRE: "lambda module, args: tuple(a * 2 for a in args)",
+    HookKind.FORWARD_PRE_PREPEND: "lambda module, args: tuple(a * 2 for a in args)",
+    HookKind.GLOBAL_FORWARD_PRE: "lambda module, args: tuple(a * 2 for a in args)",
+    HookKind.FORWARD_PRE_KWARGS: "lambda module, args, kwargs: (tuple(a * 2 for a in args), kwargs)",
+}
+
+
+def script(case: Case, step: int, what: str) -> str:
+    """The script of a finding at ``step`` (1-based; 0: building the model) described as ``what``."""
+    scripted = source(case.spec, scripted=True).removeprefix("import torch\n")
+    eager = re.sub(r"\bRoot", "EagerRoot", source(case.spec, scripted=False).removeprefix("import torch\n"))
+    script_root = ", script=True" if case.spec.root.base is Base.SCRIPTED_EAGER else ""
+    lines: list[str] = []
+    for number, drawn in enumerate(case.steps[:step], start=1):
+        lines += [f"# step {number}: {describe(drawn, case.spec.paths())}", *_code(drawn, case, number, number == step)]
+    later = (
+        f"built(Root{script_root}), built(EagerRoot)  # each class's first instance, dropped\n" if case.later else ""
+    )
+    said = textwrap.fill(f"A generated model whose ScriptModule twin departs from its eager twin at: {what}.", 96)
+    head = f'"""{said}\n"""\n\n'
+    return (
+        head
+        + "import copy\nimport sys\n\nimport torch\nimport torch.utils.checkpoint\n"
+        + scripted
+        + "\n"
+        + eager
+        + HELPERS.rstrip("\n")
+        + "\n"
+        + "".join(f"        {line}\n" if line else "\n" for line in lines)
+        + ENDING.format(later=later, script=script_root, what=what).rstrip("\n").removeprefix("\n")
+        + "\n"
+    )
+
+
+def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
+    """The step's lines on ``m``; the last step's also fill ``observed`` with what the explorer compared."""
+    paths = case.spec.paths()
+    if isinstance(step, Hook):
+        where = paths[step.where % len(paths)]
+        target = "" if step.kind.is_global else _at(where) + "."
+        change = f", {CHANGES[step.kind]}" if step.changes and step.kind in CHANGES else ""
+        label = f"{step.kind.name.lower()} on {where or 'root'}"
+        call = step.kind.value.replace("(h", f'(hook(seen, "{label}"{change})')
+        return [f"handles.append({target}{call})"]
+    if isinstance(step, Call):
+        scale = -100.0 if step.negative else 1.0
+        values = [[v * scale for v in row] for row in inputs(Size(case.spec.batch, case.spec.features))]
+        rows = ",\n    ".join(str(row) for row in values)
+        lines = [
+            *f"x = torch.tensor([\n    {rows},\n], requires_grad=True)".splitlines(),
+            *step.mode.value.splitlines(),
+        ]
+        lines += ['observed["output"] = y'] if last else []
+        if step.backward:
+            lines += ["if y.requires_grad:", "    y.sum().backward()"]
+            if last:
+                grads = '{n: t.grad for n, t in [*m.named_parameters(), *m.named_buffers(), ("input", x)]}'
+                lines.append(f'    observed["gradients"] = {grads}')
+            lines.append("    m.zero_grad()")
+        return lines
+    if isinstance(step, Hand):
+        if step.to in (Handing.COPY, Handing.DEEPCOPY):
+            lines = ["original = m", step.to.value]
+            if last:
+                same = '"the same class" if type(m) is type(original) else type(m).__name__'
+                lines.append(f'observed["the copy\'s class"] = {same}')
+        elif step.to is Handing.STATE_DICT:
+            lines = ['observed["state_dict keys"] = sorted(m.state_dict())' if last else "", step.to.value]
+        else:
+            lines = [step.to.value]
+            if last and any(
+                isinstance(s, Hand) and s.to in (Handing.COPY, Handing.DEEPCOPY) for s in case.steps[:number]
+            ):
+                lines.append('observed["original training"] = original.training')
+        if last:
+            lines.append('observed["training"] = [s.training for s in m.modules()]')
+        return [line for line in lines if line]
+    assert isinstance(step, Assign)
+    lines = [f"t = {_at(paths[step.where % len(paths)])}", step.what.value.replace("FEATURES", str(case.spec.features))]
+    if last:
+        lines += [
+            'observed["state_dict keys"] = sorted(m.state_dict())',
+            'observed["training"] = [s.training for s in m.modules()]',
+        ]
+    return lines
+
+
+def _at(path: str) -> str:
+    """The module at ``path``, by attribute (``get_submodule`` raises on a compiled module)."""
+    return ".".join(["m", *path.split(".")]) if path else "m"

@@ -1,0 +1,285 @@
+"""What is done to a generated model, drawn as a list: hooks registered, calls made under a mode, the
+module handed to copies and state dicts, attributes assigned. ``perform`` does one step on one twin and
+writes what it observed into the twin's ``Recorder`` under the step's number, so that the two twins'
+records compare step by step.
+
+Every step is written as code too (``Step.code``): the paste-ready script of a departure is the model's
+text and these lines.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Union
+
+from hypothesis import strategies as st
+
+
+class HookKind(Enum):
+    """A hook API, and how it is registered (the text after ``m.``)."""
+
+    FORWARD_PRE = "register_forward_pre_hook(h)"
+    FORWARD_PRE_PREPEND = "register_forward_pre_hook(h, prepend=True)"
+    FORWARD_PRE_KWARGS = "register_forward_pre_hook(h, with_kwargs=True)"
+    FORWARD = "register_forward_hook(h)"
+    FORWARD_KWARGS = "register_forward_hook(h, with_kwargs=True)"
+    FORWARD_ALWAYS = "register_forward_hook(h, always_call=True)"
+    FULL_BACKWARD = "register_full_backward_hook(h)"
+    FULL_BACKWARD_PRE = "register_full_backward_pre_hook(h)"
+    BACKWARD = "register_backward_hook(h)"
+    GLOBAL_FORWARD_PRE = "torch.nn.modules.module.register_module_forward_pre_hook(h)"
+    GLOBAL_FORWARD = "torch.nn.modules.module.register_module_forward_hook(h)"
+    GLOBAL_FULL_BACKWARD = "torch.nn.modules.module.register_module_full_backward_hook(h)"
+
+    @property
+    def api(self) -> str:
+        return self.value.split("(")[0].rsplit(".", 1)[-1]
+
+    @property
+    def is_global(self) -> bool:
+        return self.value.startswith("torch.")
+
+
+class Mode(Enum):
+    """How a call is made."""
+
+    PLAIN = "y = m(x)"
+    NO_GRAD = "with torch.no_grad():\n    y = m(x)"
+    INFERENCE = "with torch.inference_mode():\n    y = m(x)"
+    AUTOCAST = 'with torch.autocast("cpu", dtype=torch.bfloat16):\n    y = m(x)'
+    CHECKPOINT = "y = torch.utils.checkpoint.checkpoint(m, x, use_reentrant=False)"
+    CHECKPOINT_REENTRANT = "y = torch.utils.checkpoint.checkpoint(m, x, use_reentrant=True)"
+
+
+class Handing(Enum):
+    """What the model is handed to; the result is the model from then on."""
+
+    COPY = "m = copy.copy(m)"
+    DEEPCOPY = "m = copy.deepcopy(m)"
+    STATE_DICT = "m.load_state_dict(m.state_dict())"
+    EVAL = "m.eval()"
+    TRAIN = "m.train()"
+
+
+class Assignment(Enum):
+    """An attribute assigned on one module of the model (``t``)."""
+
+    PLAIN = "t.extra = 3"
+    BUFFER = 't.register_buffer("added", torch.ones(FEATURES))'
+    PARAMETER = "t.added = torch.nn.Parameter(torch.ones(FEATURES))"
+    CHILD = "t.added_child = torch.nn.Linear(FEATURES, FEATURES)"
+    NONE = "t.b0 = None"
+    TRAINING = "t.training = False"
+
+
+@dataclass(frozen=True)
+class Hook:
+    kind: HookKind
+    where: int  # an index into the model's module paths (modulo their number)
+    changes: bool  # the hook changes what it is given (forward and pre-hooks: doubles it)
+
+
+@dataclass(frozen=True)
+class Call:
+    mode: Mode
+    backward: bool
+    negative: bool  # inputs scaled by -100: a body that raises below -50 raises
+
+
+@dataclass(frozen=True)
+class Hand:
+    to: Handing
+
+
+@dataclass(frozen=True)
+class Assign:
+    what: Assignment
+    where: int
+
+
+Step = Union[Hook, Call, Hand, Assign]
+
+
+def steps() -> st.SearchStrategy[tuple[Step, ...]]:
+    """1-8 steps, with at least one call (what would a model never called show?)."""
+    call = st.builds(Call, st.sampled_from(Mode), st.booleans(), st.booleans())
+    step = st.one_of(
+        st.builds(Hook, st.sampled_from(HookKind), st.integers(0, 15), st.booleans()),
+        call,
+        st.builds(Hand, st.sampled_from(Handing)),
+        st.builds(Assign, st.sampled_from(Assignment), st.integers(0, 15)),
+    )
+    return st.tuples(st.lists(step, max_size=7), call, st.integers(0, 7)).map(
+        lambda drawn: tuple(drawn[0][: drawn[2]]) + (drawn[1],) + tuple(drawn[0][drawn[2] :])
+    )
+
+
+def api_of(step: Step) -> str:
+    """The API a step exercises, as the catalogue's scenarios name their APIs."""
+    if isinstance(step, Hook):
+        return step.kind.api
+    if isinstance(step, Call):
+        return {
+            Mode.NO_GRAD: "torch.no_grad",
+            Mode.INFERENCE: "torch.inference_mode",
+            Mode.AUTOCAST: "torch.autocast",
+            Mode.CHECKPOINT: "torch.utils.checkpoint.checkpoint",
+            Mode.CHECKPOINT_REENTRANT: "torch.utils.checkpoint.checkpoint",
+        }.get(step.mode, "forward")
+    if isinstance(step, Hand):
+        return {
+            Handing.COPY: "copy.copy",
+            Handing.DEEPCOPY: "copy.deepcopy",
+            Handing.STATE_DICT: "load_state_dict",
+            Handing.EVAL: "eval",
+            Handing.TRAIN: "train",
+        }[step.to]
+    return "setattr" if step.what is not Assignment.BUFFER else "register_buffer"
+
+
+def describe(step: Step, paths: list[str]) -> str:
+    """One line naming the step, for reports and the script's comments."""
+    if isinstance(step, Hook):
+        changes = ", changing what it gets" if step.changes else ""
+        return f"{step.kind.value} on {_where(paths, step.where) or 'the root'}{changes}"
+    if isinstance(step, Call):
+        inputs = " on inputs below -50" if step.negative else ""
+        return f"call ({step.mode.name.lower()}){inputs}" + (", then backward" if step.backward else "")
+    if isinstance(step, Hand):
+        return step.to.value
+    return f"{step.what.value} on {_where(paths, step.where) or 'the root'}"
+
+
+def _where(paths: list[str], index: int) -> str:
+    return paths[index % len(paths)]
+
+
+# --- doing a step on one twin
+
+
+@dataclass
+class State:
+    """One twin while its steps run: the model (a copy replaces it; ``original`` is what it copied),
+    the recorder, the calls made so far, the global hooks' handles (removed when the case ends: they
+    are process-wide)."""
+
+    model: Any
+    rec: Any  # repro.engine.recorder.Recorder
+    features: int
+    batch: int
+    handles: list[Any]
+    original: Any = None
+    calls: int = 0
+
+
+def module_at(model: Any, path: str) -> Any:
+    """The module at ``path`` by attribute, as users reach it (``get_submodule`` is a stub that raises
+    on a compiled module)."""
+    for name in path.split(".") if path else ():
+        model = getattr(model, name)
+    return model
+
+
+def perform(step: Step, state: State, paths: list[str]) -> None:
+    """Do ``step`` on the twin and note what it observed, under the names the engine's scenarios use
+    for the same things (``the copy's class``, ``original training``, ``first call: output``), so that
+    the catalogue's recognisers read both alike. It may raise: the caller records the error."""
+    import torch
+
+    if isinstance(step, Hook):
+        where = _where(paths, step.where)
+        target = state.model if step.kind.is_global else module_at(state.model, where)
+        hook = state.rec.hook(
+            f"{step.kind.name.lower()} on {where or 'root'}", _changing(step.kind) if step.changes else None
+        )
+        state.handles.append(_register(step.kind, target, hook))
+    elif isinstance(step, Call):
+        _call(step, state)
+    elif isinstance(step, Hand):
+        model = state.model
+        if step.to in (Handing.COPY, Handing.DEEPCOPY):
+            state.model = (copy.copy if step.to is Handing.COPY else copy.deepcopy)(model)
+            state.original = model
+            same = type(state.model) is type(model)
+            state.rec.note("the copy's class", "the same class" if same else type(state.model).__name__)
+        elif step.to is Handing.STATE_DICT:
+            state.rec.note("state_dict keys", sorted(model.state_dict()))
+            model.load_state_dict(model.state_dict())
+        else:
+            getattr(model, step.to.name.lower())()
+            if state.original is not None:
+                state.rec.note("original training", state.original.training)
+        state.rec.model = state.model
+        state.rec.note("training", [m.training for m in state.model.modules()])
+    else:
+        target = module_at(state.model, _where(paths, step.where))
+        namespace = {"t": target, "torch": torch, "FEATURES": state.features}
+        exec(step.what.value, namespace)  # our own fixed statement, not downloaded text
+        state.rec.note("state_dict keys", sorted(state.model.state_dict()))
+        state.rec.note("training", [m.training for m in state.model.modules()])
+
+
+def _changing(kind: HookKind) -> Any:
+    """What a changing hook returns: twice what it got (forward and pre-hooks), else nothing."""
+    if kind in (HookKind.FORWARD, HookKind.FORWARD_ALWAYS, HookKind.GLOBAL_FORWARD):
+        return lambda module, args, output: output * 2
+    if kind is HookKind.FORWARD_KWARGS:
+        return lambda module, args, kwargs, output: output * 2
+    if kind in (HookKind.FORWARD_PRE, HookKind.FORWARD_PRE_PREPEND, HookKind.GLOBAL_FORWARD_PRE):
+        return lambda module, args: tuple(a * 2 for a in args)
+    if kind is HookKind.FORWARD_PRE_KWARGS:
+        return lambda module, args, kwargs: (tuple(a * 2 for a in args), kwargs)
+    return None
+
+
+def _register(kind: HookKind, target: Any, hook: Any) -> Any:
+    import torch
+
+    if kind.is_global:
+        return getattr(torch.nn.modules.module, kind.api)(hook)
+    keywords = {
+        HookKind.FORWARD_PRE_PREPEND: {"prepend": True},
+        HookKind.FORWARD_PRE_KWARGS: {"with_kwargs": True},
+        HookKind.FORWARD_KWARGS: {"with_kwargs": True},
+        HookKind.FORWARD_ALWAYS: {"always_call": True},
+    }.get(kind, {})
+    return getattr(target, kind.api)(hook, **keywords)
+
+
+def _call(step: Call, state: State) -> None:
+    import contextlib
+
+    import torch
+    import torch.utils.checkpoint
+
+    from repro.engine.models import Size, inputs
+
+    state.calls += 1
+    scale = -100.0 if step.negative else 1.0
+    x = state.rec.input([[v * scale for v in row] for row in inputs(Size(state.batch, state.features))])
+    model = state.model
+    try:
+        if step.mode in (Mode.CHECKPOINT, Mode.CHECKPOINT_REENTRANT):
+            y = torch.utils.checkpoint.checkpoint(model, x, use_reentrant=step.mode is Mode.CHECKPOINT_REENTRANT)
+        else:
+            contexts: dict[Mode, Callable[[], AbstractContextManager[Any]]] = {
+                Mode.NO_GRAD: torch.no_grad,
+                Mode.INFERENCE: torch.inference_mode,
+                Mode.AUTOCAST: lambda: torch.autocast("cpu", dtype=torch.bfloat16),
+            }
+            with contexts.get(step.mode, contextlib.nullcontext)():
+                y = model(x)
+    except Exception as err:  # what the caller can catch: the class, as the engine's scenarios note it
+        state.rec.note("the caller catches", type(err).__name__)
+        raise
+    state.rec.note("first call: output" if state.calls == 1 else f"call {state.calls}: output", y)
+    if step.backward and isinstance(y, torch.Tensor) and y.requires_grad:
+        y.sum().backward()
+        tensors = [*model.named_parameters(), *model.named_buffers()]
+        state.rec.note("gradients", {**{n: t.grad for n, t in tensors}, "input": x.grad})
+        for _, tensor in tensors:
+            tensor.grad = None

@@ -1,0 +1,83 @@
+"""A case run on both twins (repro/explore/case.py, classify.py, script.py): observations that do not
+depend on what ran before, a departure found and explained, and its script that shows it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from repro.catalogue import explain_anywhere
+from repro.explore.case import Case, parting, run_twin
+from repro.explore.classify import Explanation, Kind, compare
+from repro.explore.generate import Base, Level, ModelSpec, Op
+from repro.explore.script import script
+from repro.explore.steps import Assign, Assignment, Call, Hand, Handing, Hook, HookKind, Mode
+
+CHILD = Level(Base.EAGER, 1, (True,), (), (Op.MUL_BUFFER, Op.TANH), ())
+ROOT = Level(Base.SCRIPT_METHOD, 1, (True,), (CHILD, None), (Op.ADD_PARAMETER,), (1, 0))
+SPEC = ModelSpec(ROOT, 2, 3)
+PLAIN = Call(Mode.PLAIN, backward=True, negative=False)
+
+
+def _case(*steps, later=False, spec=SPEC):
+    return Case(spec, tuple(steps), later)
+
+
+def test_the_same_case_gives_the_same_observations_whatever_ran_before():
+    """Global hooks are process-wide: a case must remove them, or the next case sees them."""
+    hooked = _case(Hook(HookKind.GLOBAL_FORWARD, 0, changes=True), PLAIN)
+    plain = _case(PLAIN, Hand(Handing.EVAL), PLAIN)
+    alone = run_twin(plain, True), run_twin(plain, False)
+    run_twin(hooked, True), run_twin(hooked, False)
+    after = run_twin(plain, True), run_twin(plain, False)
+    assert alone == after
+    assert run_twin(hooked, False) == run_twin(hooked, False)
+
+
+def test_twins_that_never_part_are_no_finding():
+    case = _case(PLAIN, Hand(Handing.STATE_DICT), PLAIN)
+    scripted, eager = run_twin(case, True), run_twin(case, False)
+    assert parting(scripted, eager) is None and compare(case, scripted, eager, explain_anywhere) is None
+
+
+@pytest.mark.needs_bug("full-backward-hook-flag")
+def test_a_loud_departure_is_found_at_its_step_and_explained_by_the_bug_that_recognises_it():
+    case = _case(PLAIN, Hook(HookKind.FULL_BACKWARD, 0, changes=False), PLAIN)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain_anywhere)
+    assert finding is not None and finding.step == 2 and finding.kind is Kind.LOUD
+    assert finding.explanation is Explanation.BUG and finding.cause == "full-backward-hook-flag"
+
+
+@pytest.mark.needs_bug("deepcopy-drops-subclass")
+def test_a_silent_departure_is_silent():
+    case = _case(PLAIN, Hand(Handing.DEEPCOPY), PLAIN)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain_anywhere)
+    assert finding is not None and finding.kind is Kind.SILENT and finding.cause == "deepcopy-drops-subclass"
+
+
+def test_a_refusal_torchscript_cites_is_design_and_one_it_does_not_is_undocumented():
+    cited = _case(PLAIN, Assign(Assignment.CHILD, 0))  # a module added to a ScriptModule
+    found = compare(cited, run_twin(cited, True), run_twin(cited, False), explain_anywhere)
+    assert found is not None and found.explanation is Explanation.DESIGN and found.step == 2
+    spec = ModelSpec(Level(Base.SCRIPT_METHOD, 0, (False,), (), (), ()), 1, 1)  # a non-persistent buffer
+    building = _case(PLAIN, spec=spec)
+    found = compare(building, run_twin(building, True), run_twin(building, False), explain_anywhere)
+    assert found is not None and found.step == 0 and found.explanation is Explanation.UNDOCUMENTED
+
+
+@pytest.mark.parametrize("later", [False, True], ids=["first instance", "later instance"])
+@pytest.mark.needs_bug("attribute-assignment-forwarded")
+def test_the_script_of_a_finding_shows_it_with_torch_alone_and_exits_1(tmp_path, later):
+    spec = ModelSpec(Level(Base.EAGER, 0, (), (Level(Base.SCRIPTED_EAGER, 0, (True,), (), (), ()),), (), (0,)), 2, 2)
+    case = _case(PLAIN, Assign(Assignment.NONE, 1), later=later, spec=spec)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain_anywhere)
+    assert finding is not None and finding.step == 2
+    text = script(case, finding.step, finding.what)
+    assert "repro" not in text.replace("repro.", "") and all(len(line) <= 100 for line in text.splitlines())
+    path = tmp_path / "departure.py"
+    path.write_text(text)
+    shown = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 1, shown.stderr
+    assert "!= raised" in shown.stdout and "Could not cast attribute 'b0'" in shown.stdout

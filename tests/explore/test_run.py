@@ -1,0 +1,81 @@
+"""The search and the shrinking (repro/explore/run.py) and the CLI's --explore: a seed is one run, a
+reduction keeps the modules its steps act on, and a bounded exploration ends as its exit code says."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, find, settings
+
+from helpers import run
+from repro.catalogue import explain_anywhere
+from repro.explore.case import Case
+from repro.explore.generate import Base, Level, ModelSpec
+from repro.explore.run import _reduced, explore, reductions
+from repro.explore.steps import Call, Hook, HookKind, Mode
+
+LEAF = Level(Base.EAGER, 0, (), (), (), ())
+ROOT = Level(Base.SCRIPT_METHOD, 1, (True,), (LEAF, None, LEAF), (), (0, 1, 2))
+CASE = Case(
+    ModelSpec(ROOT, 3, 2),
+    (Hook(HookKind.FORWARD, 3, False), Call(Mode.PLAIN, True, False), Hook(HookKind.FORWARD_PRE, 2, False)),
+    False,
+)
+
+
+def test_a_seed_draws_the_same_cases():
+    """Two explorations of one seed agree on every departure found within the cases both ran."""
+    first = explore(3, 11, explain_anywhere, shrink=False)
+    second = explore(3, 11, explain_anywhere, shrink=False)
+    both = min(first.cases, second.cases)
+    assert both > 0
+
+    def early(exploration):
+        return {sig: found.first for sig, found in exploration.found.items() if found.first <= both}
+
+    assert early(first) == early(second)
+
+
+def test_a_reduction_keeps_the_module_a_step_acts_on_or_drops_the_step():
+    """Children keep their attribute names when one before them is dropped: ``c2`` stays ``c2``."""
+    paths = CASE.spec.paths()
+    assert paths[3] == "c2" and paths[2] == "c1"
+    without_first = Level(Base.SCRIPT_METHOD, 1, (True,), (None, LEAF), (), (0, 1), names=(1, 2))
+    reduced = _reduced(CASE, without_first, (True, True, True), (1, 1), False)
+    kept = reduced.spec.paths()
+    assert [kept[s.where] for s in reduced.steps if isinstance(s, Hook)] == ["c2", "c1"]
+    gone = Level(Base.SCRIPT_METHOD, 1, (True,), (None,), (), (0,), names=(1,))
+    assert [type(s) for s in _reduced(CASE, gone, (True, True, True), (1, 1), False).steps] == [Call, Hook]
+
+
+def test_hypothesis_shrinks_a_reduction_to_what_the_predicate_needs():
+    smallest = find(
+        reductions(CASE),
+        lambda case: any(isinstance(s, Hook) and case.spec.paths()[s.where] == "c2" for s in case.steps),
+        settings=settings(max_examples=200, database=None, suppress_health_check=list(HealthCheck)),
+    )
+    assert len(smallest.steps) == 1 and smallest.spec.batch == smallest.spec.features == 1
+    assert smallest.spec.paths() == ["", "c2"]
+
+
+def test_a_bounded_exploration_from_the_command_line():
+    """A few seconds, derandomized: it runs cases, and its exit code says whether a departure is
+    unexplained; each unexplained one carries its script."""
+    proc = run(["-m", "repro", "--explore", "--budget", "3", "--seed", "0", "--json"])
+    assert proc.returncode in (0, 1), proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["cases"] > 0 and report["seed"] == 0
+    unexplained = [d for d in report["departures"] if d["explanation"] == "unexplained"]
+    assert proc.returncode == (1 if unexplained else 0) and report["unexplained"] == len(unexplained)
+    assert all(d["script"] and "sys.exit(1 if subclass != eager else 0)" in d["script"] for d in unexplained)
+
+
+def test_explore_options_are_one_sentence_and_exit_2():
+    for argv, said in (
+        (["--budget", "5"], "--budget and --seed are for --explore"),
+        (["--explore", "--bug", "deepcopy-drops-subclass"], "--explore takes only"),
+        (["--explore", "--budget", "0"], "a number of seconds from 1 to 86400"),
+        (["--explore", "--seed", "-1"], "a whole number from 0"),
+    ):
+        proc = run(["-m", "repro", *argv])
+        assert proc.returncode == 2 and said in proc.stderr and proc.stdout == "", (argv, proc.stderr)
