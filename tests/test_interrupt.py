@@ -79,7 +79,13 @@ pytestmark = [
 @pytest.mark.parametrize("group", [False, True], ids=["process", "group"])
 @pytest.mark.parametrize(
     "args",
-    [["--slow"], ["--slow", "--json"], ["--support-table"], ["--candidates", "--bug", "full-backward-hook-flag"]],
+    [
+        ["--slow"],
+        ["--slow", "--json"],
+        ["--support-table"],
+        ["--candidates", "--bug", "full-backward-hook-flag"],
+        ["--explore", "--budget", "60"],
+    ],
     ids=" ".join,
 )
 def test_ctrl_c_is_one_line_exit_130_and_leaves_no_process(args, group):
