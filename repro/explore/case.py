@@ -7,6 +7,7 @@ into each other: the same case gives the same observations whatever ran before i
 
 from __future__ import annotations
 
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +72,8 @@ def _steps(case: Case, scripted: bool, module: Any) -> Twin:
         for handle in state.handles if state else ():
             handle.remove()
         torch.manual_seed(0)
+        if "torch._dynamo" in sys.modules:  # what dynamo cached for this case must not serve the next
+            sys.modules["torch._dynamo"].reset()
         forget(module)
 
 

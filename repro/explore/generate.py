@@ -17,8 +17,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import TYPE_CHECKING
 
-from hypothesis import strategies as st
+if TYPE_CHECKING:  # Hypothesis is needed to draw, not to run a case (the report and formats import these)
+    from hypothesis import strategies as st
 
 
 class Base(Enum):
@@ -113,6 +115,8 @@ class ModelSpec:
 
 
 def _level(depth: int) -> st.SearchStrategy[Level]:
+    from hypothesis import strategies as st
+
     deeper = st.none() if depth >= 3 else st.one_of(st.none(), st.deferred(lambda: _level(depth + 1)))
     return st.builds(
         _ordered,
@@ -155,6 +159,8 @@ def consistent(level: Level) -> Level:
 
 def specs() -> st.SearchStrategy[ModelSpec]:
     """Model specs of depth 1-3; a third of them with batch equal to features."""
+    from hypothesis import strategies as st
+
     sizes = st.one_of(st.integers(1, 3).map(lambda n: (n, n)), st.tuples(st.integers(1, 3), st.integers(1, 3)))
     return st.builds(lambda root, size: ModelSpec(root, *size), _level(1), sizes)
 

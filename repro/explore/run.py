@@ -63,6 +63,7 @@ class Exploration:
     seconds: float = 0.0
     found: dict[str, Found] = field(default_factory=dict)
     drawn: dict[str, int] = field(default_factory=dict)  # how often each kind of step was drawn
+    fallbacks: int = 0  # cases run in this process because a worker hung or died
 
     def unexplained(self) -> list[Found]:
         return [f for f in self.found.values() if f.finding.explanation is Explanation.UNEXPLAINED]
@@ -78,23 +79,26 @@ class Workers:
     (seen under pytest-xdist). A copy that does not answer within ``PATIENCE_S``, or dies, is killed
     and the case runs in this process instead: a worker only ever saves memory, it never loses a case."""
 
-    def __init__(self) -> None:
+    def __init__(self, patience: float = PATIENCE_S) -> None:
+        self.patience = patience
         self.process: Any = None
         self.connection: Any = None
         self.done = 0
+        self.fallbacks = 0  # cases run here because a worker hung or died
 
     def run(self, case: Case) -> tuple[Twin, Twin]:
         if self.process is None or self.done >= REPLACE_EVERY:
             self._replace()
         try:
             self.connection.send(case)
-            if self.connection.poll(PATIENCE_S):
+            if self.connection.poll(self.patience):
                 answer: tuple[Twin, Twin] = self.connection.recv()
                 self.done += 1
                 return answer
         except (EOFError, OSError):
             pass
         self.close()
+        self.fallbacks += 1
         return _both(case)
 
     def _replace(self) -> None:
@@ -118,6 +122,11 @@ def _serve(connection: Any) -> None:
     """The worker: a case in, both twins out, until the pipe closes. Ctrl-C is the parent's to answer
     (it kills this process): a traceback from here would be a second answer."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import torch
+
+    # GNU OpenMP's thread pool does not survive a fork: a copy of a process that ran a parallel op
+    # hangs in its first one. With one thread, torch runs every op inline and never enters the pool.
+    torch.set_num_threads(1)
     while True:
         try:
             case = connection.recv()
@@ -183,6 +192,7 @@ def explore(
                 found.shrunk = _shrunk(found, workers, explains, seed, ends)
     finally:
         workers.close()
+        exploration.fallbacks = workers.fallbacks
     return exploration
 
 

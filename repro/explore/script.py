@@ -11,7 +11,7 @@ import textwrap
 from repro.engine.models import Size, inputs
 from repro.explore.case import Case
 from repro.explore.generate import Base, source
-from repro.explore.steps import Assign, Call, Hand, Handing, Hook, HookKind, Step, describe
+from repro.explore.steps import RUN_AS_WRITTEN, Assign, Call, Hand, Handing, Hook, HookKind, Step, describe
 
 HELPERS = '''
 
@@ -50,6 +50,11 @@ def hook(seen, label, change=None):
 def run(make):
     """The steps on one twin: what the last one did (what it observed, or its error)."""
     seen, handles, observed = [], [], {}
+
+    def counting(graph, example_inputs):  # a torch.compile backend that notes each graph
+        seen.append("torch.compile backend")
+        return graph.forward
+
     try:
         m = make()
 '''
@@ -101,7 +106,8 @@ def script(case: Case, step: int, what: str) -> str:
     head = f'"""{said}\n"""\n\n'
     return (
         head
-        + "import copy\nimport sys\n\nimport torch\nimport torch.utils.checkpoint\n"
+        + "import copy\nimport io\nimport sys\n\n"
+        + "import torch\nimport torch.ao.quantization\nimport torch.utils.checkpoint\n"
         + scripted
         + "\n"
         + eager
@@ -124,13 +130,7 @@ def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
         call = step.kind.value.replace("(h", f'(hook(seen, "{label}"{change})')
         return [f"handles.append({target}{call})"]
     if isinstance(step, Call):
-        scale = -100.0 if step.negative else 1.0
-        values = [[v * scale for v in row] for row in inputs(Size(case.spec.batch, case.spec.features))]
-        rows = ",\n    ".join(str(row) for row in values)
-        lines = [
-            *f"x = torch.tensor([\n    {rows},\n], requires_grad=True)".splitlines(),
-            *step.mode.value.splitlines(),
-        ]
+        lines = [*_input(case, step.negative), *step.mode.value.splitlines()]
         lines += ['observed["output"] = y'] if last else []
         if step.backward:
             lines += ["if y.requires_grad:", "    y.sum().backward()"]
@@ -147,6 +147,13 @@ def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
                 lines.append(f'observed["the copy\'s class"] = {same}')
         elif step.to is Handing.STATE_DICT:
             lines = ['observed["state_dict keys"] = sorted(m.state_dict())' if last else "", step.to.value]
+        elif step.to in RUN_AS_WRITTEN:
+            lines = [*_input(case, False), *step.to.value.splitlines()]
+            if last:
+                lines.append('observed["output"] = y')
+            if last and step.to is Handing.QUANTIZE:
+                quantized = "any(isinstance(s, torch.ao.nn.quantized.dynamic.Linear) for s in q.modules())"
+                lines.append(f'observed["its children quantized"] = {quantized}')
         else:
             lines = [step.to.value]
             if last and any(
@@ -164,6 +171,14 @@ def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
             'observed["training"] = [s.training for s in m.modules()]',
         ]
     return lines
+
+
+def _input(case: Case, negative: bool) -> list[str]:
+    """The input the explorer made for a call: at the model's size, below -50 where ``negative``."""
+    scale = -100.0 if negative else 1.0
+    values = [[v * scale for v in row] for row in inputs(Size(case.spec.batch, case.spec.features))]
+    rows = ",\n    ".join(str(row) for row in values)
+    return f"x = torch.tensor([\n    {rows},\n], requires_grad=True)".splitlines()
 
 
 def _at(path: str) -> str:

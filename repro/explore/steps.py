@@ -14,9 +14,10 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
-from hypothesis import strategies as st
+if TYPE_CHECKING:  # Hypothesis is needed to draw, not to run a case (the report and formats import these)
+    from hypothesis import strategies as st
 
 
 class HookKind(Enum):
@@ -56,13 +57,36 @@ class Mode(Enum):
 
 
 class Handing(Enum):
-    """What the model is handed to; the result is the model from then on."""
+    """What the model is handed to. A copy is the model from then on; ``Module.compile`` compiles later
+    calls; the last five are run as written here, on an input ``x``, and leave the model as it was
+    (``counting`` is a torch.compile backend that notes each graph it is given, never inductor)."""
 
     COPY = "m = copy.copy(m)"
     DEEPCOPY = "m = copy.deepcopy(m)"
     STATE_DICT = "m.load_state_dict(m.state_dict())"
     EVAL = "m.eval()"
     TRAIN = "m.train()"
+    COMPILE = "m.compile(backend=counting)"
+    TORCH_COMPILE = "y = torch.compile(m, backend=counting)(x)"
+    EXPORT = "y = torch.export.export(m, (x,)).module()(x)"
+    JIT_SAVE = (
+        "buffer = io.BytesIO()\n"
+        "torch.jit.save(m if isinstance(m, torch.jit.ScriptModule) else torch.jit.script(m), buffer)\n"
+        "buffer.seek(0)\n"
+        "y = torch.jit.load(buffer)(x)"
+    )
+    QUANTIZE = "q = torch.ao.quantization.quantize_dynamic(m, {torch.nn.Linear}, dtype=torch.qint8)\ny = q(x)"
+
+
+RUN_AS_WRITTEN = (Handing.TORCH_COMPILE, Handing.EXPORT, Handing.JIT_SAVE, Handing.QUANTIZE)
+HANDED = {  # one line for those whose code is longer
+    Handing.TORCH_COMPILE: "torch.compile(m), called once",
+    Handing.EXPORT: "torch.export.export(m), its module called once",
+    Handing.JIT_SAVE: "torch.jit.save(m) and torch.jit.load, the loaded module called once",
+    Handing.QUANTIZE: "torch.ao.quantization.quantize_dynamic(m), the result called once",
+}
+# dynamo and export take a second or more where a call takes milliseconds: drawn a tenth as often
+SLOW_HANDINGS = (Handing.COMPILE, *RUN_AS_WRITTEN)
 
 
 class Assignment(Enum):
@@ -106,11 +130,13 @@ Step = Union[Hook, Call, Hand, Assign]
 
 def steps() -> st.SearchStrategy[tuple[Step, ...]]:
     """1-8 steps, with at least one call (what would a model never called show?)."""
+    from hypothesis import strategies as st
+
     call = st.builds(Call, st.sampled_from(Mode), st.booleans(), st.booleans())
     step = st.one_of(
         st.builds(Hook, st.sampled_from(HookKind), st.integers(0, 15), st.booleans()),
         call,
-        st.builds(Hand, st.sampled_from(Handing)),
+        st.builds(Hand, st.sampled_from([h for h in Handing if h not in SLOW_HANDINGS] * 10 + list(SLOW_HANDINGS))),
         st.builds(Assign, st.sampled_from(Assignment), st.integers(0, 15)),
     )
     return st.tuples(st.lists(step, max_size=7), call, st.integers(0, 7)).map(
@@ -137,6 +163,11 @@ def api_of(step: Step) -> str:
             Handing.STATE_DICT: "load_state_dict",
             Handing.EVAL: "eval",
             Handing.TRAIN: "train",
+            Handing.COMPILE: "compile",
+            Handing.TORCH_COMPILE: "torch.compile",
+            Handing.EXPORT: "torch.export.export",
+            Handing.JIT_SAVE: "torch.jit.save",
+            Handing.QUANTIZE: "torch.ao.quantization.quantize_dynamic",
         }[step.to]
     return "setattr" if step.what is not Assignment.BUFFER else "register_buffer"
 
@@ -150,7 +181,7 @@ def describe(step: Step, paths: list[str]) -> str:
         inputs = " on inputs below -50" if step.negative else ""
         return f"call ({step.mode.name.lower()}){inputs}" + (", then backward" if step.backward else "")
     if isinstance(step, Hand):
-        return step.to.value
+        return HANDED.get(step.to, step.to.value)
     return f"{step.what.value} on {_where(paths, step.where) or 'the root'}"
 
 
@@ -206,6 +237,8 @@ def perform(step: Step, state: State, paths: list[str]) -> None:
             state.original = model
             same = type(state.model) is type(model)
             state.rec.note("the copy's class", "the same class" if same else type(state.model).__name__)
+        elif step.to in (Handing.COMPILE, *RUN_AS_WRITTEN):
+            _run_as_written(step.to, state)
         elif step.to is Handing.STATE_DICT:
             state.rec.note("state_dict keys", sorted(model.state_dict()))
             model.load_state_dict(model.state_dict())
@@ -283,3 +316,33 @@ def _call(step: Call, state: State) -> None:
         state.rec.note("gradients", {**{n: t.grad for n, t in tensors}, "input": x.grad})
         for _, tensor in tensors:
             tensor.grad = None
+
+
+def _run_as_written(handing: Handing, state: State) -> None:
+    """``handing``'s code, executed as the script shows it (our own constant text); what it computed
+    noted under the names the engine's scenarios use (``graphs captured``, the children quantized)."""
+    import io
+
+    import torch
+    import torch.ao.quantization
+
+    from repro.engine.models import Size, inputs
+
+    graphs: list[int] = []
+
+    def counting(graph: Any, example_inputs: Any) -> Any:
+        graphs.append(1)
+        if handing is Handing.COMPILE:  # later calls compile: each graph shows among that call's hook calls
+            state.rec.mark("torch.compile backend")()
+        return graph.forward
+
+    x = state.rec.input(inputs(Size(state.batch, state.features)))
+    namespace = {"m": state.model, "x": x, "torch": torch, "io": io, "counting": counting}
+    exec(handing.value, namespace)
+    if "y" in namespace:
+        state.rec.note("output", namespace["y"])
+    if handing is Handing.TORCH_COMPILE:
+        state.rec.note("graphs captured", len(graphs))
+    if handing is Handing.QUANTIZE:
+        dynamic = torch.ao.nn.quantized.dynamic.Linear
+        state.rec.note("first call: its child quantized", any(isinstance(s, dynamic) for s in namespace["q"].modules()))

@@ -6,16 +6,17 @@ import json
 import sysconfig
 from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repro.engine.oracle import ScenarioResult
 from repro.engine.scenarios import fingerprint
 from repro.environment import Environment
-from repro.explore.run import Exploration, Found
-from repro.explore.script import script
 from repro.formats import Material, support_table
 from repro.proof import Proof
 from repro.report import SCHEMA, BugStatus, Report, conclusion, scenario_summary
+
+if TYPE_CHECKING:  # --explore only: it needs Hypothesis
+    from repro.explore.run import Exploration, Found
 
 PROOFS_SCHEMA = 1  # of ``--workarounds --json``
 EXPLORATION_SCHEMA = 1  # of ``--explore --json``
@@ -91,6 +92,7 @@ def render_proofs(environment: Environment, proofs: list[Proof]) -> str:
 
 def render_exploration(environment: Environment, exploration: Exploration) -> str:
     """``--explore --json``: what ran and every departure found, with the script of each unexplained one."""
+    from repro.explore.script import script  # --explore only: it needs Hypothesis
 
     def entry(found: Found) -> dict[str, Any]:
         case, finding = found.example()
@@ -119,6 +121,7 @@ def render_exploration(environment: Environment, exploration: Exploration) -> st
             "cases": exploration.cases,
             "seconds": round(exploration.seconds, 3),
             "steps_drawn": exploration.drawn,
+            "fallbacks": exploration.fallbacks,
             "departures": [entry(f) for f in sorted(exploration.found.values(), key=lambda f: f.first)],
             "unexplained": len(exploration.unexplained()),
         },

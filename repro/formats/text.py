@@ -20,8 +20,6 @@ from repro.engine.by_design import (
 )
 from repro.engine.oracle import ScenarioResult, Side
 from repro.engine.scenarios import TIERS, Scenario
-from repro.explore.classify import Explanation
-from repro.explore.script import script
 from repro.formats import Material
 from repro.report import Report, conclusion
 from repro.vocabulary import DEPARTURES, Outcome, ProofStatus, Status, Verdict
@@ -357,6 +355,9 @@ def render_candidates(bug: Bug, torch_version: str, device: str, results: list[C
 def render_exploration(torch_version: str, exploration: Exploration) -> str:
     """``--explore``: what ran, each departure by what explains it, and every unexplained one as the
     script of its smallest case. Prose wraps at 100 columns; a script is code, written to fit."""
+    from repro.explore.classify import Explanation  # --explore only: it needs Hypothesis
+    from repro.explore.script import script
+
     found = sorted(exploration.found.values(), key=lambda f: f.first)
     unexplained = exploration.unexplained()
     rate = exploration.cases / exploration.seconds if exploration.seconds else 0.0

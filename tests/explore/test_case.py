@@ -81,3 +81,60 @@ def test_the_script_of_a_finding_shows_it_with_torch_alone_and_exits_1(tmp_path,
     shown = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120)
     assert shown.returncode == 1, shown.stderr
     assert "!= raised" in shown.stdout and "Could not cast attribute 'b0'" in shown.stdout
+
+
+SUBCLASS_WITH_LINEAR = ModelSpec(Level(Base.SCRIPT_METHOD, 0, (), (None,), (), (0,)), 2, 2)
+PLAIN_WITH_LINEAR = ModelSpec(Level(Base.PLAIN_FORWARD, 0, (), (None,), (), (0,)), 2, 2)
+EAGER_PARENT = ModelSpec(
+    Level(Base.EAGER, 0, (), (Level(Base.SCRIPT_METHOD, 0, (), (None,), (), (0,)),), (), (0,)), 2, 2
+)
+
+
+@pytest.mark.parametrize(
+    ("handing", "spec", "bug"),
+    [
+        pytest.param(
+            Handing.COMPILE,
+            SUBCLASS_WITH_LINEAR,
+            "module-compile-noop",
+            id="Module.compile",
+            marks=pytest.mark.needs_bug("module-compile-noop"),
+        ),
+        pytest.param(
+            Handing.TORCH_COMPILE,
+            SUBCLASS_WITH_LINEAR,
+            "compile-subclass-silent",
+            id="torch.compile",
+            marks=pytest.mark.needs_bug("compile-subclass-silent"),
+        ),
+        pytest.param(
+            Handing.EXPORT,
+            EAGER_PARENT,
+            "export-scripted-child-crashes",
+            id="torch.export",
+            marks=pytest.mark.needs_bug("export-scripted-child-crashes"),
+        ),
+        pytest.param(
+            Handing.JIT_SAVE,
+            PLAIN_WITH_LINEAR,
+            "jit-save-drops-plain-forward",
+            id="torch.jit.save",
+            marks=pytest.mark.needs_bug("jit-save-drops-plain-forward"),
+        ),
+        pytest.param(
+            Handing.QUANTIZE,
+            SUBCLASS_WITH_LINEAR,
+            "quantize-dynamic-skips-subclass",
+            id="quantize_dynamic",
+            marks=pytest.mark.needs_bug("quantize-dynamic-skips-subclass"),
+        ),
+    ],
+)
+def test_a_model_handed_to_a_transform_meets_that_transform_s_bug(handing, spec, bug):
+    """Each of these steps is where a catalogued bug shows, and the explorer must find it there
+    (Module.compile's shows at the next call)."""
+    case = (
+        _case(Hand(handing), PLAIN, spec=spec) if handing is Handing.COMPILE else _case(PLAIN, Hand(handing), spec=spec)
+    )
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain_anywhere)
+    assert finding is not None and finding.cause == bug, finding
