@@ -90,45 +90,18 @@ EAGER_PARENT = ModelSpec(
 )
 
 
+TRANSFORMS = [  # the step, a model it departs on, the bug it meets, the test's id
+    (Handing.COMPILE, SUBCLASS_WITH_LINEAR, "module-compile-noop", "Module.compile"),
+    (Handing.TORCH_COMPILE, SUBCLASS_WITH_LINEAR, "compile-subclass-silent", "torch.compile"),
+    (Handing.EXPORT, EAGER_PARENT, "export-scripted-child-crashes", "torch.export"),
+    (Handing.JIT_SAVE, PLAIN_WITH_LINEAR, "jit-save-drops-plain-forward", "torch.jit.save"),
+    (Handing.QUANTIZE, SUBCLASS_WITH_LINEAR, "quantize-dynamic-skips-subclass", "quantize_dynamic"),
+]
+
+
 @pytest.mark.parametrize(
     ("handing", "spec", "bug"),
-    [
-        pytest.param(
-            Handing.COMPILE,
-            SUBCLASS_WITH_LINEAR,
-            "module-compile-noop",
-            id="Module.compile",
-            marks=pytest.mark.needs_bug("module-compile-noop"),
-        ),
-        pytest.param(
-            Handing.TORCH_COMPILE,
-            SUBCLASS_WITH_LINEAR,
-            "compile-subclass-silent",
-            id="torch.compile",
-            marks=pytest.mark.needs_bug("compile-subclass-silent"),
-        ),
-        pytest.param(
-            Handing.EXPORT,
-            EAGER_PARENT,
-            "export-scripted-child-crashes",
-            id="torch.export",
-            marks=pytest.mark.needs_bug("export-scripted-child-crashes"),
-        ),
-        pytest.param(
-            Handing.JIT_SAVE,
-            PLAIN_WITH_LINEAR,
-            "jit-save-drops-plain-forward",
-            id="torch.jit.save",
-            marks=pytest.mark.needs_bug("jit-save-drops-plain-forward"),
-        ),
-        pytest.param(
-            Handing.QUANTIZE,
-            SUBCLASS_WITH_LINEAR,
-            "quantize-dynamic-skips-subclass",
-            id="quantize_dynamic",
-            marks=pytest.mark.needs_bug("quantize-dynamic-skips-subclass"),
-        ),
-    ],
+    [pytest.param(h, s, b, id=i, marks=pytest.mark.needs_bug(b)) for h, s, b, i in TRANSFORMS],
 )
 def test_a_model_handed_to_a_transform_meets_that_transform_s_bug(handing, spec, bug):
     """Each of these steps is where a catalogued bug shows, and the explorer must find it there
