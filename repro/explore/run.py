@@ -11,6 +11,7 @@ means the same run with the same pinned Hypothesis (``hypothesis==6.170.27``).
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import time
 from collections.abc import Callable
@@ -120,8 +121,13 @@ class Workers:
 
 def _serve(connection: Any) -> None:
     """The worker: a case in, both twins out, until the pipe closes. Ctrl-C is the parent's to answer
-    (it kills this process): a traceback from here would be a second answer."""
+    (it kills this process): a traceback from here would be a second answer. What torch prints or
+    logs while a case runs (export logs whole graphs when a guard is data-dependent) is not the
+    user's output: the worker's standard output and error go to /dev/null; results come back by pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    nowhere = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(nowhere, 1)
+    os.dup2(nowhere, 2)
     import torch
 
     # GNU OpenMP's thread pool does not survive a fork: a copy of a process that ran a parallel op
