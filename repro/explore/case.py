@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from repro.engine import ctrl_c
 from repro.explore.generate import Base, ModelSpec, source
 from repro.explore.loading import forget, loaded
 from repro.explore.steps import State, Step, perform
@@ -36,7 +37,8 @@ class Twin:
 def run_twin(case: Case, scripted: bool) -> Twin:
     """The case's steps on one twin, each observed apart; a step that raises does not stop the rest."""
     module = loaded(source(case.spec, scripted), "scripted" if scripted else "eager")
-    with warnings.catch_warnings():  # what torch warns of is not an observation (the oracle reports its own)
+    # what torch warns of is not an observation; a Ctrl-C never is, even one TorchScript made an error
+    with warnings.catch_warnings(), ctrl_c.kept():
         warnings.simplefilter("ignore")
         return _steps(case, scripted, module)
 
