@@ -441,6 +441,8 @@ def _explore(context: _Context) -> int:
     exploration = explore(args.budget or BUDGET, args.seed or 0, explain_anywhere, progress)
     if sys.stderr.isatty():
         print(file=sys.stderr)
+    if exploration.cases == 0:  # "nothing unexplained" would claim what no case showed
+        return context.fail(f"--explore ran no case within {exploration.budget:.0f} s: give it a longer --budget")
     emit(
         json_format.render_exploration(environment, exploration)
         if args.json

@@ -14,8 +14,14 @@ _FOLDER: list[Path] = []
 _COUNT = itertools.count()
 
 
+def use(path: Path) -> None:
+    """Generated modules go to ``path`` from now on (an exploration's folder, removed when it ends)."""
+    _FOLDER[:] = [path]
+
+
 def folder() -> Path:
-    """This process's folder for generated modules (removed with the process's temporary files)."""
+    """Where generated modules are written: the exploration's folder, else one made for this process
+    (each file is deleted when its case ends; the empty folder stays in the temporary directory)."""
     if not _FOLDER:
         _FOLDER.append(Path(tempfile.mkdtemp(prefix="repro-explore-")))
     return _FOLDER[0]

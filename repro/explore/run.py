@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from random import Random
 from typing import Any
 
@@ -26,6 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from repro.engine.oracle import Explains
+from repro.explore import loading
 from repro.explore.case import Case, Twin, run_twin
 from repro.explore.classify import Explanation, Finding, compare
 from repro.explore.generate import Level, ModelSpec, Op, consistent, specs
@@ -51,6 +55,10 @@ class Found:
     count: int = 1
     shrunk: tuple[Case, Finding] | None = None  # the smallest case Hypothesis reached, and its finding
 
+    @property
+    def unexplained(self) -> bool:
+        return self.finding.explanation is Explanation.UNEXPLAINED
+
     def example(self) -> tuple[Case, Finding]:
         """The case to show: the shrunk one where there is one."""
         return self.shrunk or (self.case, self.finding)
@@ -67,7 +75,7 @@ class Exploration:
     fallbacks: int = 0  # cases run in this process because a worker hung or died
 
     def unexplained(self) -> list[Found]:
-        return [f for f in self.found.values() if f.finding.explanation is Explanation.UNEXPLAINED]
+        return [f for f in self.found.values() if f.unexplained]
 
 
 def _both(case: Case) -> tuple[Twin, Twin]:
@@ -155,6 +163,7 @@ def explore(
     """Cases drawn from ``seed`` for ``budget`` seconds, each compared twin by twin; each unexplained
     departure then shrunk (within ``SHRINK_EXAMPLES`` reductions)."""
     exploration = Exploration(seed, budget)
+    loading.use(Path(tempfile.mkdtemp(prefix="repro-explore-")))  # the workers inherit it
     workers = Workers()
     started = time.monotonic()
     searching = budget * (SEARCH_SHARE if shrink else 1.0)
@@ -199,6 +208,7 @@ def explore(
     finally:
         workers.close()
         exploration.fallbacks = workers.fallbacks
+        shutil.rmtree(loading.folder(), ignore_errors=True)
     return exploration
 
 

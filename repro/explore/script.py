@@ -39,6 +39,15 @@ def shown(value):
     return value
 
 
+def doubled(module, args, *rest):  # a changing hook: twice the output it gets (forward hooks)
+    return rest[-1] * 2
+
+
+def doubled_args(module, args, *kwargs):  # a changing pre-hook: twice the arguments it gets
+    twice = tuple(a * 2 for a in args)
+    return (twice, kwargs[0]) if kwargs else twice
+
+
 def hook(seen, label, change=None):
     def record(*args):
         seen.append((label, shown(args)))
@@ -70,7 +79,7 @@ ENDING = """
 
 {later}
 subclass, eager = run(lambda: built(Root{script})), run(lambda: built(EagerRoot))
-print("departs at:", {what!r})
+print(__doc__.strip())
 for key in sorted(set(subclass) | set(eager)):
     mark = "  " if subclass.get(key) == eager.get(key) else "!="
     print(mark, key)
@@ -79,15 +88,13 @@ for key in sorted(set(subclass) | set(eager)):
 sys.exit(1 if subclass != eager else 0)
 """
 
-CHANGES = {
-    HookKind.FORWARD: "lambda module, args, output: output * 2",
-    HookKind.FORWARD_ALWAYS: "lambda module, args, output: output * 2",
-    HookKind.GLOBAL_FORWARD: "lambda module, args, output: output * 2",
-    HookKind.FORWARD_KWARGS: "lambda module, args, kwargs, output: output * 2",
-    HookKind.FORWARD_PRE: "lambda module, args: tuple(a * 2 for a in args)",
-    HookKind.FORWARD_PRE_PREPEND: "lambda module, args: tuple(a * 2 for a in args)",
-    HookKind.GLOBAL_FORWARD_PRE: "lambda module, args: tuple(a * 2 for a in args)",
-    HookKind.FORWARD_PRE_KWARGS: "lambda module, args, kwargs: (tuple(a * 2 for a in args), kwargs)",
+CHANGES = {  # a changing hook's helper in the script, by the hooks that return it
+    **dict.fromkeys((HookKind.FORWARD, HookKind.FORWARD_ALWAYS, HookKind.GLOBAL_FORWARD), "doubled"),
+    HookKind.FORWARD_KWARGS: "doubled",
+    **dict.fromkeys(
+        (HookKind.FORWARD_PRE, HookKind.FORWARD_PRE_PREPEND, HookKind.GLOBAL_FORWARD_PRE, HookKind.FORWARD_PRE_KWARGS),
+        "doubled_args",
+    ),
 }
 
 
@@ -98,7 +105,8 @@ def script(case: Case, step: int, what: str) -> str:
     script_root = ", script=True" if case.spec.root.base is Base.SCRIPTED_EAGER else ""
     lines: list[str] = []
     for number, drawn in enumerate(case.steps[:step], start=1):
-        lines += [f"# step {number}: {describe(drawn, case.spec.paths())}", *_code(drawn, case, number, number == step)]
+        comment = textwrap.wrap(f"step {number}: {describe(drawn, case.spec.paths())}", 88, break_on_hyphens=False)
+        lines += [*(f"# {line}" for line in comment), *_code(drawn, case, number, number == step)]
     later = (
         f"built(Root{script_root}), built(EagerRoot)  # each class's first instance, dropped\n" if case.later else ""
     )
@@ -127,24 +135,23 @@ def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
         target = "" if step.kind.is_global else _at(where) + "."
         change = f", {CHANGES[step.kind]}" if step.changes and step.kind in CHANGES else ""
         label = f"{step.kind.name.lower()} on {where or 'root'}"
-        call = step.kind.value.replace("(h", f'(hook(seen, "{label}"{change})')
-        return [f"handles.append({target}{call})"]
+        return [f'h = hook(seen, "{label}"{change})', f"handles.append({target}{step.kind.value})"]
     if isinstance(step, Call):
         lines = [*_input(case, step.negative), *step.mode.value.splitlines()]
         lines += ['observed["output"] = y'] if last else []
         if step.backward:
             lines += ["if y.requires_grad:", "    y.sum().backward()"]
             if last:
-                grads = '{n: t.grad for n, t in [*m.named_parameters(), *m.named_buffers(), ("input", x)]}'
-                lines.append(f'    observed["gradients"] = {grads}')
+                lines.append('    tensors = [*m.named_parameters(), *m.named_buffers(), ("input", x)]')
+                lines.append('    observed["gradients"] = {n: t.grad for n, t in tensors}')
             lines.append("    m.zero_grad()")
         return lines
     if isinstance(step, Hand):
         if step.to in (Handing.COPY, Handing.DEEPCOPY):
             lines = ["original = m", step.to.value]
             if last:
-                same = '"the same class" if type(m) is type(original) else type(m).__name__'
-                lines.append(f'observed["the copy\'s class"] = {same}')
+                lines.append('same = "the same class" if type(m) is type(original) else type(m).__name__')
+                lines.append('observed["the copy\'s class"] = same')
         elif step.to is Handing.STATE_DICT:
             lines = ['observed["state_dict keys"] = sorted(m.state_dict())' if last else "", step.to.value]
         elif step.to in RUN_AS_WRITTEN:
@@ -152,8 +159,8 @@ def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
             if last:
                 lines.append('observed["output"] = y')
             if last and step.to is Handing.QUANTIZE:
-                quantized = "any(isinstance(s, torch.ao.nn.quantized.dynamic.Linear) for s in q.modules())"
-                lines.append(f'observed["its children quantized"] = {quantized}')
+                lines.append("dynamic = torch.ao.nn.quantized.dynamic.Linear")
+                lines.append('observed["its children quantized"] = any(isinstance(s, dynamic) for s in q.modules())')
         else:
             lines = [step.to.value]
             if last and any(

@@ -107,7 +107,7 @@ def render_exploration(environment: Environment, exploration: Exploration) -> st
             "cases": found.count,
             "shrunk": found.shrunk is not None,
             "traits": case.spec.traits(),
-            "script": script(case, finding.step, finding.what) if found in exploration.unexplained() else None,
+            "script": script(case, finding.step, finding.what) if found.unexplained else None,
         }
 
     return json.dumps(

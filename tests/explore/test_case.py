@@ -3,15 +3,19 @@ depend on what ran before, a departure found and explained, and its script that 
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from repro.catalogue import explain_anywhere
 from repro.explore.case import Case, parting, run_twin
 from repro.explore.classify import Explanation, Kind, compare
 from repro.explore.generate import Base, Level, ModelSpec, Op
+from repro.explore.run import cases
 from repro.explore.script import script
 from repro.explore.steps import Assign, Assignment, Call, Hand, Handing, Hook, HookKind, Mode
 
@@ -111,3 +115,13 @@ def test_a_model_handed_to_a_transform_meets_that_transform_s_bug(handing, spec,
     )
     finding = compare(case, run_twin(case, True), run_twin(case, False), explain_anywhere)
     assert finding is not None and finding.cause == bug, finding
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(cases(), st.integers(0, 8))
+def test_every_script_parses_and_fits_100_columns(case, step):
+    """A script is printed as it is (code does not wrap): every line the generator can write must fit,
+    whatever the paths, hooks and steps drawn."""
+    text = script(case, min(step, len(case.steps)), "a step " + "described at length " * 8)
+    ast.parse(text)
+    assert [line for line in text.splitlines() if len(line) > 100] == []
