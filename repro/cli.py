@@ -429,7 +429,7 @@ def _patch(bug: Bug, fail: Callable[[object], int], against: Path | None) -> int
 def _explore(context: _Context) -> int:
     """Generated models against their eager twins (``repro.explore``), the catalogue's recognisers
     explaining what they can; exit 1 while a departure stays unexplained."""
-    from repro.catalogue import explain_anywhere
+    from repro.catalogue import explain
     from repro.explore.run import explore
     from repro.formats import json as json_format
     from repro.formats import text
@@ -438,7 +438,7 @@ def _explore(context: _Context) -> int:
     if environment.device != "cpu":
         return context.fail("--explore runs on CPU only (its cases run in forked workers): add --device cpu")
     progress = _progress() if sys.stderr.isatty() else lambda exploration: None
-    exploration = explore(args.budget or BUDGET, args.seed or 0, explain_anywhere, progress)
+    exploration = explore(args.budget or BUDGET, args.seed or 0, explain, progress)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if exploration.cases == 0:  # "nothing unexplained" would claim what no case showed

@@ -66,15 +66,9 @@ def get(bug_id: str) -> Bug:
 
 def explain(result: ScenarioResult) -> tuple[str | None, str | None]:
     """What the oracle stores on a departure when it judges it (``cause_of``, ``refused_by_patch``),
-    read from every bug's recogniser and loud patch's refusal: once per run."""
+    read from every bug's recogniser and loud patch's refusal: once per run. A bug explains a run in
+    its scope only: a named shape of ``Bug.scope``, or a generated model its ``Bug.reach`` holds on."""
     cause = next((bug.id for bug in BUGS.values() if bug.covers(result) and bug.recognise(result)), None)
-    return cause, next((bug.id for bug in BUGS.values() if bug.refuses(result)), None)
-
-
-def explain_anywhere(result: ScenarioResult) -> tuple[str | None, str | None]:
-    """``explain`` for a run on a model outside every named scope (the explorer's generated models):
-    the recognisers alone. A bug recognised there is a candidate for a wider scope, not a proof of one."""
-    cause = next((bug.id for bug in BUGS.values() if bug.recognise(result)), None)
     return cause, next((bug.id for bug in BUGS.values() if bug.refuses(result)), None)
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from repro.catalogue.fixes import Fixes
 from repro.source_checks import Check, Fingerprinted, Reference, StaticVerdict, Trees, static_verdict
+from repro.traits import EAGER, PLAIN_FORWARD, SCRIPT_METHOD, SCRIPTED, Traits
 from repro.vocabulary import StaticStatus, Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -65,6 +66,56 @@ SHAPE_WORDS = {
         "as child; __init__ sets the child, then registers a forward hook and pre-hook"
     ),
 }
+
+# Each named shape's traits (``repro.traits``), in a subclass style: what its scope predicates read.
+# Per shape: whether the subclass is the child of an eager parent; its child ("", "linear", "subclass",
+# "subclass with linear"); whether its forward runs two operations or more; whether it raises; whether
+# its __init__ registers hooks.
+_SHAPES = {
+    "flat": (False, "", False, False, False),
+    "child": (False, "linear", False, False, False),
+    "child first": (False, "linear", True, False, False),
+    "child between": (False, "linear", True, False, False),
+    "child last": (False, "linear", True, False, False),
+    "several children": (False, "linear", True, False, False),
+    "buffers only": (False, "", True, False, False),
+    "two inputs": (False, "", True, False, False),
+    "non-tensor input": (False, "", True, False, False),
+    "in eager parent": (True, "", False, False, False),
+    "in eager parent, with child": (True, "linear", False, False, False),
+    "subclass child": (False, "subclass", False, False, False),
+    "two deep": (False, "subclass with linear", False, False, False),
+    "three deep": (False, "subclass with linear", False, False, False),
+    "raising": (False, "", False, True, False),
+    "hooked in __init__, before children": (False, "linear", False, False, True),
+    "hooked in __init__, after children": (False, "linear", False, False, True),
+}
+
+
+def shape_traits(shape: str, style: str) -> Traits:
+    """The traits of a named shape in a style (``scripted child``: ``torch.jit.script``, eager parent)."""
+    if shape == "scripted child":  # torch.jit.script of the eager flat model, inside an eager parent
+        return Traits(EAGER, (EAGER, SCRIPTED), 2, False, True, False, False, False, False, False, False, True)
+    in_parent, child, ops, raises, hooked = _SHAPES[shape]
+    compiled = style == SCRIPT_METHOD  # the subclass's own forward
+    # nested subclasses have script_method forwards; each child of a subclass is compiled
+    styles = {style, SCRIPT_METHOD} if child.startswith("subclass") else {style}
+    return Traits(
+        root=EAGER if in_parent else style,
+        styles=tuple(sorted(styles | ({EAGER} if in_parent else set()))),
+        depth=1 + in_parent + (child.startswith("subclass")) + (shape == "three deep"),
+        subclass=True,
+        compiled=compiled or bool(child),
+        inside_torchscript=(compiled and bool(child)) or child == "subclass with linear",
+        # three deep: its inner subclass's script_method forward calls the innermost subclass
+        subclass_inside_torchscript=(compiled and child.startswith("subclass")) or shape == "three deep",
+        linear_in_subclass=child in ("linear", "subclass with linear"),
+        raises_compiled=compiled and raises,
+        compiled_ops=compiled and ops,
+        init_hooks_plain_forward=hooked and style == PLAIN_FORWARD,
+        batch_is_features=True,  # scenarios run at 2 x 2 (repro.engine.models.SIZE)
+    )
+
 
 # Groups of shapes the scopes below are written in (what exploration measured them on).
 WITH_CHILDREN = ("child", "child first", "child between", "child last", "several children")
@@ -135,6 +186,7 @@ class Bug:
     symptom: str  # how it shows, in one line
     departures: tuple[Departure, ...]  # at least one, measured: the first is its example
     recognise: Callable[[ScenarioResult], bool]
+    reach: Callable[[Traits], bool]  # its scope over models' traits: true on every named shape of ``scope``
     pieces: tuple[Check, ...] = ()  # the static signature: every piece intact means present
     fingerprinted: Fingerprinted = ()  # what must stay unchanged from the latest release confirmed present
     applies: Callable[[Trees], str | None] = always_applies  # names the missing API where the bug cannot exist
@@ -166,6 +218,8 @@ class Bug:
         """Is this scenario run in the bug's scope (one of its APIs on one of its (shape, style) pairs,
         for every scenario or this one; one of its ``cases``, where it names some)?"""
         shape, style, name = result.scenario.model, result.style, result.scenario.name
+        if result.scenario.traits is not None:  # a generated model: the scope's predicate over its traits
+            return self.reach(result.scenario.traits) and bool(result.scenario.apis & set(self.apis))
         return (
             ((shape, style, "") in self.scope or (shape, style, name) in self.scope)
             and bool(result.scenario.apis & set(self.apis))
@@ -213,6 +267,16 @@ def global_backward_hooks_allowed() -> AbstractContextManager[Any]:
     from repro import workaround  # imports torch: only when a proof runs
 
     return workaround.allow_global_backward_hooks()
+
+
+def traits_of(result: ScenarioResult) -> Traits | None:
+    """The traits of the model a run was on: a generated model's, or its named shape's in its style
+    (None for a shape no scope is written on)."""
+    if result.scenario.traits is not None:
+        return result.scenario.traits
+    if result.scenario.model != "scripted child" and result.scenario.model not in _SHAPES:
+        return None
+    return shape_traits(result.scenario.model, result.style)
 
 
 def raised(result: ScenarioResult, *fragments: str) -> bool:

@@ -6,7 +6,7 @@ from the shape groups of ``repro.catalogue.bug``), the root cause's measurement,
 signature, the patch's edit and the workaround's switch. ``__init__.py`` ends in
 ``BUG = declare(__name__)``, and its code reaches the ``Bug`` by these names:
 
-- ``recognise`` (required), ``root_cause``, ``applies``: functions;
+- ``recognise`` and ``reach`` (required), ``root_cause``, ``applies``: functions;
 - ``SCOPE`` (required), ``PIECES``, ``FINGERPRINTED``, ``CASES``, ``NEEDS``, ``ERRORS``: values;
 - ``REFUSAL``: the loud patch's refusal, where the patch's code also writes it;
 - ``CANDIDATES``: the candidate fixes other than the upstream patch;
@@ -39,6 +39,7 @@ CODE = {  # Bug's field -> the module's name for it
     "root_cause": "root_cause",
     "applies": "applies",
     "scope": "SCOPE",
+    "reach": "reach",
     "pieces": "PIECES",
     "fingerprinted": "FINGERPRINTED",
     "cases": "CASES",

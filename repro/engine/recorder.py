@@ -19,6 +19,7 @@ from torch import nn
 from repro.engine.models import SIZE, Size, inputs
 
 INPUT = inputs(SIZE)  # [[1.0, 2.0], [-3.0, 0.5]]
+FAKE = getattr(getattr(torch, "_subclasses", None), "FakeTensor", ())  # a tensor tracing uses: no data
 
 
 class Recorder:
@@ -118,6 +119,8 @@ class Recorder:
         return {"hook calls": self.events, **self.facts, **({"types": self.types} if self.types else {})}
 
     def summary(self, value: Any) -> Any:
+        """``value`` as data that compares and pickles: a traced (fake) tensor's values are symbols, so
+        none are kept (export and torch.compile call hooks on fake tensors while they trace)."""
         if value is self.model:
             return "<the module itself>"
         if isinstance(value, nn.Module):  # a scripted child is still the Linear it was made from; its class apart
@@ -129,7 +132,9 @@ class Recorder:
                 "class": type(value).__name__,
                 "dtype": str(value.dtype),  # autocast and precision changes show only here
                 "shape": list(value.shape),
-                "values": [round(v, 4) for v in value.detach().cpu().flatten().tolist()],
+                "values": None
+                if isinstance(value, FAKE)
+                else [round(v, 4) for v in value.detach().cpu().flatten().tolist()],
                 "requires_grad": value.requires_grad,
             }
         if isinstance(value, dict):

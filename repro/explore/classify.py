@@ -18,16 +18,9 @@ from typing import Any
 from repro.engine.oracle import Explains, Side, judged
 from repro.engine.scenarios import Scenario
 from repro.explore.case import Case, Twin
-from repro.explore.generate import Base
+from repro.explore.generate import STYLE
 from repro.explore.steps import api_of, describe
 from repro.vocabulary import Verdict
-
-STYLES = {
-    Base.SCRIPT_METHOD: "script_method",
-    Base.PLAIN_FORWARD: "plain_forward",
-    Base.SCRIPTED_EAGER: "torch.jit.script",
-    Base.EAGER: "eager",
-}
 
 
 class Kind(Enum):
@@ -68,7 +61,7 @@ def compare(case: Case, scripted: Twin, eager: Twin, explains: Explains) -> Find
     design the case ends there, found as such)."""
     paths = case.spec.paths()
     instance = "later" if case.later else "first"
-    style = STYLES[case.spec.root.base]
+    style = STYLE[case.spec.root.base]
     if scripted.built is not None or eager.built is not None:
         if scripted.built == eager.built:
             return None
@@ -110,7 +103,7 @@ def _judged(
     explains: Explains,
 ) -> Finding | None:
     apis = tuple(dict.fromkeys([api, *(api_of(step) for step in case.steps[: max(number, 1)])]))
-    scenario = Scenario(api, what, _nothing, apis, model="generated")
+    scenario = Scenario(api, what, _nothing, apis, model="generated", traits=case.spec.traits())
     result = judged(scenario, style, instance, mine, theirs, explains=explains)
     if result.verdict == Verdict.MATCH:
         return None

@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from repro.traits import EAGER, PLAIN_FORWARD, SCRIPT_METHOD, SCRIPTED, Traits
+
 if TYPE_CHECKING:  # Hypothesis is needed to draw, not to run a case (the report and formats import these)
     from hypothesis import strategies as st
 
@@ -30,6 +32,16 @@ class Base(Enum):
     PLAIN_FORWARD = "ScriptModule subclass, plain forward"
     EAGER = "nn.Module"
     SCRIPTED_EAGER = "nn.Module compiled by torch.jit.script"
+
+
+SUBCLASSES = (Base.SCRIPT_METHOD, Base.PLAIN_FORWARD)
+COMPILED = (Base.SCRIPT_METHOD, Base.SCRIPTED_EAGER)  # a level whose own forward TorchScript compiles
+STYLE = {
+    Base.SCRIPT_METHOD: SCRIPT_METHOD,
+    Base.PLAIN_FORWARD: PLAIN_FORWARD,
+    Base.EAGER: EAGER,
+    Base.SCRIPTED_EAGER: SCRIPTED,
+}
 
 
 class Op(Enum):
@@ -55,6 +67,7 @@ class Level:
     ops: tuple[Op, ...]  # before the children are called; RAISE first where drawn
     order: tuple[int, ...]  # the children's indices in the order forward calls them
     names: tuple[int, ...] = ()  # each child's attribute number (c0, c1...): kept when a reduction drops one
+    hooked: bool = False  # __init__ registers a forward hook that doubles the output (``HOOK``)
 
     def named(self) -> list[tuple[int, Level | None]]:
         """Each child with its attribute number."""
@@ -96,22 +109,40 @@ class ModelSpec:
         visit("", self.root)
         return found
 
-    def traits(self) -> dict[str, object]:
-        """What a scope predicate reads: depth, base per level, children's kinds, members, sizes."""
+    def traits(self) -> Traits:
+        """What a scope predicate reads (``repro.traits``), from what each level is and calls."""
+        found = dict.fromkeys(("compiled", "inside", "subclass_inside", "linear", "raises", "ops"), False)
+
+        def visit(level: Level, called_compiled: bool, in_script_module: bool) -> None:
+            subclass = level.base in SUBCLASSES
+            # a child of a ScriptModule, and a module a compiled forward calls, is compiled with it
+            compiled = level.base in COMPILED or called_compiled or (level.base is Base.EAGER and in_script_module)
+            found["compiled"] |= compiled or (subclass and None in level.children)
+            found["inside"] |= compiled and bool(level.children)
+            found["linear"] |= subclass and None in level.children
+            found["raises"] |= compiled and Op.RAISE in level.ops
+            found["ops"] |= compiled and len(level.ops) + len(level.children) >= 2
+            for child in level.children:
+                if child is not None:
+                    found["subclass_inside"] |= compiled and child.base in SUBCLASSES
+                    visit(child, compiled, subclass or compiled)
+
+        visit(self.root, False, False)
         levels = [level for _, level in self.levels()]
-        return {
-            "depth": self.root.depth,
-            "root": self.root.base.name,
-            "bases": sorted({level.base.name for level in levels}),
-            "linear children": sum(child is None for level in levels for child in level.children),
-            "module children": sum(child is not None for level in levels for child in level.children),
-            "parameters": sum(level.parameters for level in levels),
-            "buffers": sum(len(level.buffers) for level in levels),
-            "non-persistent buffers": sum(not p for level in levels for p in level.buffers),
-            "raises": any(Op.RAISE in level.ops for level in levels),
-            "batch": self.batch,
-            "features": self.features,
-        }
+        return Traits(
+            root=STYLE[self.root.base],
+            styles=tuple(sorted({STYLE[level.base] for level in levels})),
+            depth=self.root.depth,
+            subclass=any(level.base in SUBCLASSES for level in levels),
+            compiled=found["compiled"],
+            inside_torchscript=found["inside"],
+            subclass_inside_torchscript=found["subclass_inside"],
+            linear_in_subclass=found["linear"],
+            raises_compiled=found["raises"],
+            compiled_ops=found["ops"],
+            init_hooks_plain_forward=any(level.hooked and level.base is Base.PLAIN_FORWARD for level in levels),
+            batch_is_features=self.batch == self.features,
+        )
 
 
 def _level(depth: int) -> st.SearchStrategy[Level]:
@@ -126,6 +157,7 @@ def _level(depth: int) -> st.SearchStrategy[Level]:
         children=st.lists(deeper, max_size=3).map(tuple),
         ops=st.lists(st.sampled_from(Op), max_size=3).map(tuple),
         shuffle=st.randoms(use_true_random=False),
+        hooked=st.sampled_from((False, False, False, True)),
     )
 
 
@@ -136,12 +168,13 @@ def _ordered(
     children: tuple[Level | None, ...],
     ops: tuple[Op, ...],
     shuffle: random.Random,
+    hooked: bool,
 ) -> Level:
     """A level whose body uses only members it has, raises first if at all, and calls its children in a
     drawn order."""
     order = list(range(len(children)))
     shuffle.shuffle(order)
-    return consistent(Level(base, parameters, tuple(buffers), tuple(children), tuple(ops), tuple(order)))
+    return consistent(Level(base, parameters, tuple(buffers), tuple(children), tuple(ops), tuple(order), hooked=hooked))
 
 
 def consistent(level: Level) -> Level:
@@ -167,7 +200,16 @@ def specs() -> st.SearchStrategy[ModelSpec]:
 
 # --- the source text of the twins
 
-HEADER = "import torch\n"
+# A hook __init__ registers: typed, since TorchScript compiles the hooks a module has when it is compiled.
+HOOK = "doubled"
+HEADER = f"""from typing import Tuple
+
+import torch
+
+
+def {HOOK}(module, args: Tuple[torch.Tensor], output: torch.Tensor) -> torch.Tensor:
+    return output * 2
+"""
 
 
 def source(spec: ModelSpec, scripted: bool) -> str:
@@ -191,6 +233,8 @@ def _class(name: str, level: Level, features: int, scripted: bool) -> str:
         if scripted and child is not None and child.base is Base.SCRIPTED_EAGER:
             made = f"torch.jit.script({made})"
         lines.append(f"        self.c{number} = {made}")
+    if level.hooked:
+        lines.append(f"        self.register_forward_hook({HOOK})")
     lines.append("")
     if scripted and level.base is Base.SCRIPT_METHOD:
         lines.append("    @torch.jit.script_method")

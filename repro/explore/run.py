@@ -242,7 +242,7 @@ def _shrunk(found: Found, workers: Workers, explains: Explains, seed: int, ends:
 
 
 def reductions(case: Case) -> st.SearchStrategy[Case]:
-    """The case with steps, members, children and ops dropped, and sizes made smaller: what Hypothesis
+    """The case with steps, members, children, ops and hooks dropped, and sizes made smaller: what Hypothesis
     shrinks towards (dropping is ``False``, its simplest boolean). A kept child keeps its attribute
     name, and a step keeps the module it acted on, or is dropped with it."""
     kept_steps = st.tuples(*(st.booleans() for _ in case.steps))
@@ -277,6 +277,7 @@ def _level_reductions(level: Level) -> st.SearchStrategy[Level]:
         kids: tuple[Level | None, ...],
         ops: tuple[Op, ...],
         keep: tuple[bool, ...],
+        hooked: bool,
     ) -> Level:
         kept = [index for index, k in enumerate(keep) if k]
         position = {old: new for new, old in enumerate(kept)}
@@ -289,6 +290,7 @@ def _level_reductions(level: Level) -> st.SearchStrategy[Level]:
                 ops=ops,
                 order=tuple(position[i] for i in level.order if i in position),
                 names=tuple(numbers[i] for i in kept),
+                hooked=hooked,
             )
         )
 
@@ -301,4 +303,5 @@ def _level_reductions(level: Level) -> st.SearchStrategy[Level]:
         st.tuples(*children),
         st.tuples(*(st.booleans() for _ in level.ops)).map(lambda keep: tuple(o for o, k in zip(level.ops, keep) if k)),
         st.tuples(*(st.booleans() for _ in level.children)),
+        st.booleans() if level.hooked else st.just(False),
     )

@@ -106,7 +106,7 @@ def render_exploration(environment: Environment, exploration: Exploration) -> st
             "first_case": found.first,
             "cases": found.count,
             "shrunk": found.shrunk is not None,
-            "traits": case.spec.traits(),
+            "traits": case.spec.traits().as_dict(),
             "script": script(case, finding.step, finding.what) if found.unexplained else None,
         }
 

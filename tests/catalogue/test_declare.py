@@ -35,7 +35,7 @@ def folder_copy(tmp_path, monkeypatch, edit=lambda words: words):
 def test_a_folder_anywhere_declares_the_same_bug(tmp_path, monkeypatch):
     copied, model = folder_copy(tmp_path, monkeypatch), BUGS["jit-error-replaces-exception"]
     for field in dataclasses.fields(model):
-        if field.name not in ("recognise", "root_cause", "fixes", "workaround"):  # functions of the copy
+        if field.name not in ("recognise", "reach", "root_cause", "fixes", "workaround"):  # functions of the copy
             assert getattr(copied, field.name) == getattr(model, field.name), field.name
     assert copied.workaround and model.workaround and copied.workaround.name == model.workaround.name
     assert copied.fixes.patch.test == model.fixes.patch.test

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repro.catalogue import explain_anywhere
+from repro.catalogue import explain
 from repro.explore.case import Case, parting, run_twin
 from repro.explore.classify import Explanation, Kind, compare
 from repro.explore.generate import Base, Level, ModelSpec, Op
@@ -43,13 +43,13 @@ def test_the_same_case_gives_the_same_observations_whatever_ran_before():
 def test_twins_that_never_part_are_no_finding():
     case = _case(PLAIN, Hand(Handing.STATE_DICT), PLAIN)
     scripted, eager = run_twin(case, True), run_twin(case, False)
-    assert parting(scripted, eager) is None and compare(case, scripted, eager, explain_anywhere) is None
+    assert parting(scripted, eager) is None and compare(case, scripted, eager, explain) is None
 
 
 @pytest.mark.needs_bug("full-backward-hook-flag")
 def test_a_loud_departure_is_found_at_its_step_and_explained_by_the_bug_that_recognises_it():
     case = _case(PLAIN, Hook(HookKind.FULL_BACKWARD, 0, changes=False), PLAIN)
-    finding = compare(case, run_twin(case, True), run_twin(case, False), explain_anywhere)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain)
     assert finding is not None and finding.step == 2 and finding.kind is Kind.LOUD
     assert finding.explanation is Explanation.BUG and finding.cause == "full-backward-hook-flag"
 
@@ -57,17 +57,17 @@ def test_a_loud_departure_is_found_at_its_step_and_explained_by_the_bug_that_rec
 @pytest.mark.needs_bug("deepcopy-drops-subclass")
 def test_a_silent_departure_is_silent():
     case = _case(PLAIN, Hand(Handing.DEEPCOPY), PLAIN)
-    finding = compare(case, run_twin(case, True), run_twin(case, False), explain_anywhere)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain)
     assert finding is not None and finding.kind is Kind.SILENT and finding.cause == "deepcopy-drops-subclass"
 
 
 def test_a_refusal_torchscript_cites_is_design_and_one_it_does_not_is_undocumented():
     cited = _case(PLAIN, Assign(Assignment.CHILD, 0))  # a module added to a ScriptModule
-    found = compare(cited, run_twin(cited, True), run_twin(cited, False), explain_anywhere)
+    found = compare(cited, run_twin(cited, True), run_twin(cited, False), explain)
     assert found is not None and found.explanation is Explanation.DESIGN and found.step == 2
     spec = ModelSpec(Level(Base.SCRIPT_METHOD, 0, (False,), (), (), ()), 1, 1)  # a non-persistent buffer
     building = _case(PLAIN, spec=spec)
-    found = compare(building, run_twin(building, True), run_twin(building, False), explain_anywhere)
+    found = compare(building, run_twin(building, True), run_twin(building, False), explain)
     assert found is not None and found.step == 0 and found.explanation is Explanation.UNDOCUMENTED
 
 
@@ -76,7 +76,7 @@ def test_a_refusal_torchscript_cites_is_design_and_one_it_does_not_is_undocument
 def test_the_script_of_a_finding_shows_it_with_torch_alone_and_exits_1(tmp_path, later):
     spec = ModelSpec(Level(Base.EAGER, 0, (), (Level(Base.SCRIPTED_EAGER, 0, (True,), (), (), ()),), (), (0,)), 2, 2)
     case = _case(PLAIN, Assign(Assignment.NONE, 1), later=later, spec=spec)
-    finding = compare(case, run_twin(case, True), run_twin(case, False), explain_anywhere)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain)
     assert finding is not None and finding.step == 2
     text = script(case, finding.step, finding.what)
     assert "repro" not in text.replace("repro.", "") and all(len(line) <= 100 for line in text.splitlines())
@@ -113,7 +113,7 @@ def test_a_model_handed_to_a_transform_meets_that_transform_s_bug(handing, spec,
     case = (
         _case(Hand(handing), PLAIN, spec=spec) if handing is Handing.COMPILE else _case(PLAIN, Hand(handing), spec=spec)
     )
-    finding = compare(case, run_twin(case, True), run_twin(case, False), explain_anywhere)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain)
     assert finding is not None and finding.cause == bug, finding
 
 
@@ -125,3 +125,40 @@ def test_every_script_parses_and_fits_100_columns(case, step):
     text = script(case, min(step, len(case.steps)), "a step " + "described at length " * 8)
     ast.parse(text)
     assert [line for line in text.splitlines() if len(line) > 100] == []
+
+
+def test_what_a_worker_answers_always_pickles():
+    """export calls a child's hook on fake tensors while it traces; their values are symbols that do
+    not pickle, and a worker that cannot send its answer dies (the case then runs in the explorer)."""
+    import pickle
+
+    spec = ModelSpec(Level(Base.EAGER, 0, (), (None,), (), (0,)), 1, 1)
+    case = _case(Hook(HookKind.FORWARD_PRE, 1, changes=False), Hand(Handing.EXPORT), PLAIN, spec=spec)
+    twin = run_twin(case, False)
+    assert twin.errors[1] is None, twin.errors
+    traced = twin.steps[1]["hook calls"][0][2][0]
+    assert traced["class"] == "FakeTensor" and traced["values"] is None
+    assert pickle.loads(pickle.dumps(twin)) == twin
+
+
+@pytest.mark.parametrize(
+    "root, cause",
+    [
+        # a subclass child, called inside TorchScript by its parent's compiled forward: its hooks never run
+        (Level(Base.SCRIPT_METHOD, 0, (), (Level(Base.SCRIPT_METHOD, 0, (), (), (Op.TANH,), ()),), (), (0,)), True),
+        # the same child under a plain forward is called through Python: its hooks run, nothing to claim
+        (Level(Base.PLAIN_FORWARD, 0, (), (Level(Base.SCRIPT_METHOD, 0, (), (), (Op.TANH,), ()),), (), (0,)), False),
+    ],
+)
+def test_a_bug_claims_a_generated_departure_only_in_its_reach(root, cause):
+    """Under inference_mode a skipped child hook differs like a grad-mode departure; only the bug
+    whose scope holds on the model may claim it (optimized-graph-ignores-grad-mode used to)."""
+    case = _case(
+        Hook(HookKind.FORWARD_PRE, 1, changes=False), Call(Mode.INFERENCE, False, False), spec=ModelSpec(root, 2, 2)
+    )
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    if cause:
+        assert finding is not None and finding.kind is Kind.SILENT, finding
+        assert (finding.explanation, finding.cause) == (Explanation.BUG, "child-hooks-bypassed")
+    else:
+        assert finding is None

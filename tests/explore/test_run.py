@@ -8,7 +8,7 @@ import json
 from hypothesis import HealthCheck, find, settings
 
 from helpers import run
-from repro.catalogue import explain_anywhere
+from repro.catalogue import explain
 from repro.explore.case import Case
 from repro.explore.generate import Base, Level, ModelSpec
 from repro.explore.run import _reduced, explore, reductions
@@ -28,8 +28,8 @@ def test_a_seed_draws_the_same_cases():
     ran here for want of a worker: run after tests that compiled and exported in this process, the
     workers hung in their first case (until they run torch on one thread: GNU OpenMP's pool does not
     survive a fork) and every case waited out the patience, 60 s for this test."""
-    first = explore(3, 11, explain_anywhere, shrink=False)
-    second = explore(3, 11, explain_anywhere, shrink=False)
+    first = explore(3, 11, explain, shrink=False)
+    second = explore(3, 11, explain, shrink=False)
     both = min(first.cases, second.cases)
     assert both > 0 and first.fallbacks == second.fallbacks == 0
 

@@ -28,6 +28,7 @@ from repro.catalogue.bug import ROOTS, raised, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import Sources
 from repro.source_checks import SCRIPT_PY, method
+from repro.traits import Traits
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -69,6 +70,8 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 
 def recognise(result: ScenarioResult) -> bool:
+    if result.scenario.traits is not None:  # a generated model's addition: any of the misleading texts
+        return raised(result, *set(MISLEADS.values()))
     return result.scenario.name in MISLEADS and raised(result, MISLEADS[result.scenario.name])
 
 
@@ -124,5 +127,11 @@ def refuse_additions_clearly(sources: Sources) -> dict[str, str]:
 
 
 SCOPE = scope(ROOTS)
+
+
+def reach(t: Traits) -> bool:
+    """Any model holding a ScriptModule subclass (the addition may be on it)."""
+    return t.subclass
+
 
 BUG = declare(__name__)

@@ -19,6 +19,7 @@ from repro.catalogue.declare import declare
 from repro.catalogue.fixes import PatchError, Sources
 from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY, forwarding_call, setattr_forwards
+from repro.traits import Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -73,6 +74,13 @@ def check_assignments(sources: Sources) -> dict[str, str]:
 
 
 SCOPE = scope(ROOTS)
+
+
+def reach(t: Traits) -> bool:
+    """Any model holding a ScriptModule subclass (the assignment may be on it)."""
+    return t.subclass
+
+
 PIECES = (setattr_forwards("training"),)
 FINGERPRINTED = ((SCRIPT_PY, "ScriptModule.__setattr__"),)
 

@@ -29,6 +29,7 @@ from repro.catalogue import edits
 from repro.catalogue.bug import scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
+from repro.traits import Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -126,5 +127,11 @@ CASES = (CASE, TRAINING)
 SCOPE = scope(("child first", "child between"), ("script_method",), CASE) + scope(
     ("child between",), ("script_method",), TRAINING
 )
+
+
+def reach(t: Traits) -> bool:
+    """A compiled forward of two operations or more."""
+    return t.compiled_ops
+
 
 BUG = declare(__name__)

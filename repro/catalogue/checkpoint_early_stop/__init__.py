@@ -31,6 +31,7 @@ from repro.catalogue.bug import NESTED, ROOTS, raised, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import find
+from repro.traits import Traits
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -125,5 +126,11 @@ SCOPE = (
     )
     + scope(("scripted child",), ("torch.jit.script",), EARLY_STOP)
 )
+
+
+def reach(t: Traits) -> bool:
+    """Any model where some forward runs compiled."""
+    return t.compiled
+
 
 BUG = declare(__name__)

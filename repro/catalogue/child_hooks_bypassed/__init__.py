@@ -15,11 +15,12 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import NESTED, fewer_calls, routed, scope
+from repro.catalogue.bug import NESTED, fewer_calls, routed, scope, traits_of
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import PatchError, Sources
 from repro.catalogue.shared import BYPASSED_CHILD_CASES, call_impl_runs_global_hooks, script_method_compiles
 from repro.source_checks import MODULE_PY, SCRIPT_PY
+from repro.traits import Traits
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -35,7 +36,9 @@ APIS = (
 
 def recognise(result: ScenarioResult) -> bool:
     """Hooks on the ScriptModule-subclass child recorded fewer calls than eager's, none other."""
-    return result.scenario.model in NESTED and bool(result.scenario.apis & set(APIS)) and fewer_calls(result)
+    traits = traits_of(result)
+    bypassed = traits is not None and traits.subclass_inside_torchscript
+    return bypassed and bool(result.scenario.apis & set(APIS)) and fewer_calls(result)
 
 
 def root_cause(evidence: list[str]) -> list[str]:
@@ -116,6 +119,13 @@ def refuse_hooks_on_children_called_in_torchscript(sources: Sources) -> dict[str
 
 
 SCOPE = scope(NESTED, ("script_method",))
+
+
+def reach(t: Traits) -> bool:
+    """A ScriptModule subclass that a compiled forward calls."""
+    return t.subclass_inside_torchscript
+
+
 PIECES = (call_impl_runs_global_hooks, script_method_compiles)
 FINGERPRINTED = ((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method"))
 apply_workaround = routed("register_full_backward_hook")

@@ -20,6 +20,7 @@ from repro.catalogue.bug import ROOTS, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import find
+from repro.traits import Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -91,5 +92,11 @@ SCOPE = (
     + scope(("in eager parent", "in eager parent, with child"))
     + scope(("scripted child",), ("torch.jit.script",))
 )
+
+
+def reach(t: Traits) -> bool:
+    """Any model holding a ScriptModule."""
+    return t.subclass or t.compiled
+
 
 BUG = declare(__name__)

@@ -19,6 +19,7 @@ from repro.catalogue.bug import ROOTS, routed, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import Candidate, Sources
 from repro.source_checks import SCRIPT_PY
+from repro.traits import PLAIN_FORWARD, SCRIPT_METHOD, Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -123,6 +124,13 @@ def _script_module_method(tree: ast.AST, name: str) -> ast.FunctionDef | None:
 
 
 SCOPE = scope(ROOTS)
+
+
+def reach(t: Traits) -> bool:
+    """The subclass is the module copied."""
+    return t.root in (SCRIPT_METHOD, PLAIN_FORWARD)
+
+
 apply_workaround = routed("__copy__")
 CANDIDATES = (
     Candidate(

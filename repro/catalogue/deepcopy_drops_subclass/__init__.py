@@ -21,6 +21,7 @@ from repro.catalogue.declare import declare
 from repro.catalogue.fixes import Candidate
 from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY, Trees, method
+from repro.traits import PLAIN_FORWARD, SCRIPT_METHOD, Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -86,6 +87,13 @@ add_deepcopy = edits.MethodAddition(
 )
 
 SCOPE = scope(ROOTS)
+
+
+def reach(t: Traits) -> bool:
+    """The subclass is the module copied."""
+    return t.root in (SCRIPT_METHOD, PLAIN_FORWARD)
+
+
 PIECES = (_no_copy_of_its_own, _inner_copy_wraps_cpp)
 FINGERPRINTED = ((SCRIPT_PY, "ScriptModule.__getattr__"), (SCRIPT_PY, "RecursiveScriptModule.__deepcopy__"))
 apply_workaround = routed("__deepcopy__")

@@ -19,6 +19,7 @@ from repro.catalogue import edits
 from repro.catalogue.bug import raised, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
+from repro.traits import EAGER, Traits
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -81,5 +82,11 @@ SCOPE = (
     + scope(("in eager parent, with child",))
     + scope(("scripted child",), ("torch.jit.script",))
 )
+
+
+def reach(t: Traits) -> bool:
+    """An eager model exported, holding compiled code."""
+    return t.root == EAGER and t.compiled
+
 
 BUG = declare(__name__)

@@ -18,6 +18,7 @@ from repro.catalogue.bug import WITH_CHILDREN, global_backward_hooks_allowed, ra
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import Candidate, Sources
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, call_impl_uses, find, find_assignment, method
+from repro.traits import Traits
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -103,6 +104,13 @@ ERRORS = tuple(f"{name} is not supported on ScriptModules" for name in STUBBED)
 SCOPE = scope((*WITH_CHILDREN, "in eager parent, with child"), ("plain_forward",)) + scope(
     ("scripted child",), ("torch.jit.script",)
 )
+
+
+def reach(t: Traits) -> bool:
+    """Any model where some forward runs compiled (the stubs are on every ScriptModule)."""
+    return t.compiled
+
+
 PIECES = (_call_impl_asks, _stubs_raise)
 FINGERPRINTED = (
     (MODULE_PY, "Module._call_impl"),

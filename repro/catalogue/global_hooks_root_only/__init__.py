@@ -21,6 +21,7 @@ from repro.catalogue.declare import declare
 from repro.catalogue.shared import call_impl_runs_global_hooks, script_method_compiles
 from repro.catalogue.texts import inserted
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, find, method
+from repro.traits import Traits
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -96,6 +97,13 @@ refuse_calls_that_skip_children = edits.Insertion(  # Module._call_impl, once pa
 SCOPE = scope((*WITH_CHILDREN, "in eager parent, with child", *NESTED), ("script_method",)) + scope(
     ("two deep", "three deep"), ("plain_forward",)
 )
+
+
+def reach(t: Traits) -> bool:
+    """A module that a compiled forward calls: Python never calls it."""
+    return t.inside_torchscript
+
+
 PIECES = (call_impl_runs_global_hooks, script_method_compiles)
 FINGERPRINTED = ((MODULE_PY, "Module._call_impl"), (SCRIPT_PY, "script_method"))
 

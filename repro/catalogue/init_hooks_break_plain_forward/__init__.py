@@ -18,6 +18,7 @@ from repro.catalogue.bug import raised, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import RECURSIVE_PY
+from repro.traits import Traits
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -60,7 +61,8 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 def recognise(result: ScenarioResult) -> bool:
     """Building the model raised TorchScript's 'no forward' while compiling its hooks."""
-    return raised(result, MESSAGE) and result.scenario.name == CASE
+    generated = result.scenario.traits is not None  # its scope (hooks in __init__) is read from its traits
+    return raised(result, MESSAGE) and (generated or result.scenario.name == CASE)
 
 
 # --- fixing it: hooks registered before scripting are compiled against the compiled forward, in C++; with
@@ -81,5 +83,11 @@ refuse_hooks_without_forward = edits.Insertion(  # in create_script_module_impl,
 
 CASES = (CASE,)
 SCOPE = scope(("hooked in __init__, before children", "hooked in __init__, after children"), ("plain_forward",))
+
+
+def reach(t: Traits) -> bool:
+    """Hooks registered in the __init__ of a subclass with a plain forward."""
+    return t.init_hooks_plain_forward
+
 
 BUG = declare(__name__)

@@ -20,6 +20,7 @@ from repro.catalogue.bug import scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY
+from repro.traits import Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -74,5 +75,11 @@ raise_the_original_class = edits.MethodAddition(
 )
 
 SCOPE = scope(("raising",), ("script_method",))
+
+
+def reach(t: Traits) -> bool:
+    """A compiled forward that raises."""
+    return t.raises_compiled
+
 
 BUG = declare(__name__)

@@ -19,6 +19,7 @@ from repro.catalogue.bug import ROOTS, raised, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import find
+from repro.traits import PLAIN_FORWARD, Traits
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -70,5 +71,11 @@ refuse_uncompiled_forward = edits.Insertion(  # torch.jit.save checks the forwar
 )
 
 SCOPE = scope(ROOTS, ("plain_forward",))
+
+
+def reach(t: Traits) -> bool:
+    """The subclass saved has a plain forward."""
+    return t.root == PLAIN_FORWARD
+
 
 BUG = declare(__name__)

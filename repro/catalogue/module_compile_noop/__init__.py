@@ -16,6 +16,7 @@ from repro.catalogue.bug import ROOTS, calls, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, assigns, method, setattr_forwards
+from repro.traits import PLAIN_FORWARD, SCRIPT_METHOD, Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -69,6 +70,13 @@ REFUSAL = "Module.compile() cannot compile a ScriptModule"
 add_compile = edits.MethodAddition(SCRIPT_PY, "ScriptModule", "__setattr__", inserted(__name__, "ScriptModule.compile"))
 
 SCOPE = scope(tuple(shape for shape in ROOTS if shape != "raising"))
+
+
+def reach(t: Traits) -> bool:
+    """The subclass is the module compiled."""
+    return t.root in (SCRIPT_METHOD, PLAIN_FORWARD)
+
+
 PIECES = (_compile_assigns, setattr_forwards(ATTRIBUTE))
 FINGERPRINTED = ((MODULE_PY, "Module.compile"), (SCRIPT_PY, "ScriptModule.__setattr__"))
 

@@ -24,6 +24,7 @@ from repro.catalogue.declare import declare
 from repro.catalogue.fixes import PatchError, Sources
 from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY, find, method
+from repro.traits import Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -116,5 +117,11 @@ def run_other_modes_unoptimized(sources: Sources) -> dict[str, str]:
 
 
 SCOPE = sum((scope(shapes, ("script_method",), case=name) for shapes, name in SHAPES_BY_MODE.values()), ())
+
+
+def reach(t: Traits) -> bool:
+    """A compiled forward of two operations or more."""
+    return t.compiled_ops
+
 
 BUG = declare(__name__)

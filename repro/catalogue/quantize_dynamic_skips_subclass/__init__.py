@@ -23,6 +23,7 @@ from repro.catalogue.bug import WITH_CHILDREN, raised, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import find
+from repro.traits import Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -88,5 +89,11 @@ refuse_script_modules = edits.Insertion(  # quantize_dynamic refuses TorchScript
 )
 
 SCOPE = scope(WITH_CHILDREN)
+
+
+def reach(t: Traits) -> bool:
+    """An nn.Linear held by a ScriptModule subclass."""
+    return t.linear_in_subclass
+
 
 BUG = declare(__name__)

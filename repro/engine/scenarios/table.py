@@ -24,6 +24,7 @@ import torch
 
 from repro.engine.models import shapes_offering
 from repro.engine.recorder import Recorder
+from repro.traits import Traits
 from repro.vocabulary import Tier
 
 Body = Callable[[Any, Recorder], None]
@@ -42,6 +43,7 @@ class Scenario:
     devices: int = 1  # how many of that accelerator it needs (DataParallel: two, else it just calls the module)
     where: str = ""  # the condition its outcome holds under, where the API's scenarios disagree
     shapes: tuple[str, ...] = ()  # every shape it can be built on, ``model`` (its own) first
+    traits: Traits | None = None  # a generated model's (the explorer's), which has no named shape
 
     @property
     def key(self) -> str:
