@@ -1,6 +1,6 @@
 """Measure the explorer against its floors; exit 0 only when every floor is met.
 
-    python benchmarks/bench_explore.py [--budget SECONDS] [--seed N]
+    python benchmarks/bench_explore.py [--budget SECONDS] [--seed N] [--keep PATH]
 
 It runs ``python -m repro --explore --json`` as a user does (a fresh interpreter, the workers it
 forks) and prints what that run measured: generated cases per second of search on this machine
@@ -10,6 +10,7 @@ measured apart yet), how often each kind of step was drawn, and
 **rediscovery**: which catalogued bugs the run found and attributed with no hint, each with the
 index of the first case that found it (floor: 16 of the catalogue's bugs in a 600-second run from
 one seed, on two cores). A bug it does not rediscover marks a blind spot of the generator.
+``--keep PATH`` writes the run's JSON there: its departures, each unexplained one with its script.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--budget", type=float, default=600.0, help="seconds of exploration (default 600)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", type=Path, help="write the run's JSON report to this file")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from repro.catalogue import BUGS
@@ -47,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m repro --explore failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
         return 2
     report = json.loads(proc.stdout)
+    if args.keep:
+        args.keep.write_text(proc.stdout, encoding="utf-8")
     rate = report["cases"] / report["seconds"] if report["seconds"] else 0.0
     found: dict[str, int] = {}
     for departure in report["departures"]:

@@ -102,7 +102,8 @@ def _judged(
     instance: str,
     explains: Explains,
 ) -> Finding | None:
-    apis = tuple(dict.fromkeys([api, *(api_of(step) for step in case.steps[: max(number, 1)])]))
+    built_with = ["register_forward_hook"] if any(level.hooked for _, level in case.spec.levels()) else []
+    apis = tuple(dict.fromkeys([api, *built_with, *(api_of(step) for step in case.steps[: max(number, 1)])]))
     scenario = Scenario(api, what, _nothing, apis, model="generated", traits=case.spec.traits())
     result = judged(scenario, style, instance, mine, theirs, explains=explains)
     if result.verdict == Verdict.MATCH:

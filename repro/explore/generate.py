@@ -201,11 +201,9 @@ def specs() -> st.SearchStrategy[ModelSpec]:
 # --- the source text of the twins
 
 # A hook __init__ registers: typed, since TorchScript compiles the hooks a module has when it is compiled.
-HOOK = "doubled"
-HEADER = f"""from typing import Tuple
-
-import torch
-
+HOOK = "doubling_hook"
+IMPORTS = "from typing import Tuple\n\nimport torch\n"
+HOOK_TEXT = f"""
 
 def {HOOK}(module, args: Tuple[torch.Tensor], output: torch.Tensor) -> torch.Tensor:
     return output * 2
@@ -215,8 +213,13 @@ def {HOOK}(module, args: Tuple[torch.Tensor], output: torch.Tensor) -> torch.Ten
 def source(spec: ModelSpec, scripted: bool) -> str:
     """The module text of one twin: every level's class, children before parents (TorchScript compiles
     a child's class when its parent's forward is compiled)."""
-    classes = [_class(name, level, spec.features, scripted) for name, level in reversed(spec.levels())]
-    return HEADER + "\n\n" + "\n\n\n".join(classes) + "\n"
+    return IMPORTS + HOOK_TEXT + classes(spec, scripted)
+
+
+def classes(spec: ModelSpec, scripted: bool) -> str:
+    """The twin's classes alone (a script puts its own imports and ``HOOK_TEXT`` before them)."""
+    texts = [_class(name, level, spec.features, scripted) for name, level in reversed(spec.levels())]
+    return "\n\n" + "\n\n\n".join(texts) + "\n"
 
 
 def _class(name: str, level: Level, features: int, scripted: bool) -> str:

@@ -10,7 +10,7 @@ import textwrap
 
 from repro.engine.models import Size, inputs
 from repro.explore.case import Case
-from repro.explore.generate import Base, source
+from repro.explore.generate import HOOK_TEXT, Base, classes
 from repro.explore.steps import RUN_AS_WRITTEN, Assign, Call, Hand, Handing, Hook, HookKind, Step, describe
 
 HELPERS = '''
@@ -100,9 +100,10 @@ CHANGES = {  # a changing hook's helper in the script, by the hooks that return 
 
 def script(case: Case, step: int, what: str) -> str:
     """The script of a finding at ``step`` (1-based; 0: building the model) described as ``what``."""
-    scripted = source(case.spec, scripted=True).removeprefix("import torch\n")
-    eager = re.sub(r"\bRoot", "EagerRoot", source(case.spec, scripted=False).removeprefix("import torch\n"))
+    scripted = classes(case.spec, scripted=True)
+    eager = re.sub(r"\bRoot", "EagerRoot", classes(case.spec, scripted=False))
     script_root = ", script=True" if case.spec.root.base is Base.SCRIPTED_EAGER else ""
+    hooked = any(level.hooked for _, level in case.spec.levels())  # __init__ registers HOOK_TEXT's hook
     lines: list[str] = []
     for number, drawn in enumerate(case.steps[:step], start=1):
         comment = textwrap.wrap(f"step {number}: {describe(drawn, case.spec.paths())}", 88, break_on_hyphens=False)
@@ -114,8 +115,10 @@ def script(case: Case, step: int, what: str) -> str:
     head = f'"""{said}\n"""\n\n'
     return (
         head
-        + "import copy\nimport io\nimport sys\n\n"
-        + "import torch\nimport torch.ao.quantization\nimport torch.utils.checkpoint\n"
+        + "import copy\nimport io\nimport sys\n"
+        + ("from typing import Tuple\n" if hooked else "")
+        + "\nimport torch\nimport torch.ao.quantization\nimport torch.utils.checkpoint\n"
+        + (HOOK_TEXT if hooked else "")
         + scripted
         + "\n"
         + eager

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -162,3 +163,28 @@ def test_a_bug_claims_a_generated_departure_only_in_its_reach(root, cause):
         assert (finding.explanation, finding.cause) == (Explanation.BUG, "child-hooks-bypassed")
     else:
         assert finding is None
+
+
+@pytest.mark.parametrize(
+    "base, cause",
+    [
+        pytest.param(
+            Base.PLAIN_FORWARD,
+            "init-hooks-break-plain-forward",
+            marks=pytest.mark.needs_bug("init-hooks-break-plain-forward"),
+        ),
+        (Base.SCRIPT_METHOD, None),  # TorchScript compiles the hook with the forward: as eager
+    ],
+)
+def test_a_hook_registered_in_init_is_in_the_model_and_its_script(tmp_path, base, cause):
+    spec = ModelSpec(Level(base, 0, (), (None,), (), (0,), hooked=True), 2, 2)
+    case = _case(PLAIN, spec=spec)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    assert (finding.cause if finding else None) == cause
+    eager = run_twin(case, False).steps[0]["first call: output"]
+    unhooked = run_twin(_case(PLAIN, spec=ModelSpec(replace(spec.root, hooked=False), 2, 2)), False)
+    assert eager["values"] == [2 * v for v in unhooked.steps[0]["first call: output"]["values"]]
+    path = tmp_path / "hooked.py"
+    path.write_text(script(case, 1, "call (plain)"))
+    shown = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == (1 if cause else 0), shown.stdout + shown.stderr
