@@ -185,10 +185,10 @@ def _main(argv: list[str] | None, prog: str) -> int:
         return fail("--budget and --seed are for --explore")
     if (
         args.explore
-        and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.bug or args.slow)
-        or (args.explore and (args.workarounds or args.support_table))
+        and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.slow)
+        or (args.explore and (args.workarounds or args.support_table or len(asked) > 1))
     ):
-        return fail("--explore takes only --budget, --seed, --json and --device")
+        return fail("--explore takes only --budget, --seed, one --bug, --json and --device")
     if args.explore:
         missing = unmet(("hypothesis",), "pip install -e '.[explore]'")
         if missing:
@@ -438,7 +438,12 @@ def _explore(context: _Context) -> int:
     if environment.device != "cpu":
         return context.fail("--explore runs on CPU only (its cases run in forked workers): add --device cpu")
     progress = _progress() if sys.stderr.isatty() else lambda exploration: None
-    exploration = explore(args.budget or BUDGET, args.seed or 0, explain, progress)
+    budget, seed = args.budget or BUDGET, args.seed or 0
+    if args.bug:  # models in the bug's reach only
+        bug = get(args.bug[0])
+        exploration = explore(budget, seed, explain, progress, within=(bug.id, bug.reach))
+    else:
+        exploration = explore(budget, seed, explain, progress)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if exploration.cases == 0:  # "nothing unexplained" would claim what no case showed

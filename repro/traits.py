@@ -29,7 +29,7 @@ class Traits:
     compiled: bool  # some module's forward runs compiled
     inside_torchscript: bool  # a module is called by a compiled forward (no Python __call__, no hooks)
     subclass_inside_torchscript: bool  # ... and that module is a ScriptModule subclass
-    linear_in_subclass: bool  # an nn.Linear is a child of a ScriptModule subclass
+    linear_in_script_module: bool  # an nn.Linear is a child of a ScriptModule (a subclass, or compiled code)
     raises_compiled: bool  # a compiled forward raises a Python exception on some input
     compiled_ops: bool  # a compiled forward runs two operations or more (children's calls included)
     init_hooks_plain_forward: bool  # a subclass with a plain forward registers hooks in its __init__

@@ -89,7 +89,7 @@ def test_a_named_shapes_traits_agree_with_the_model_the_engine_builds(shape, sty
     assert traits.root == (style if subclass(model) else EAGER)
     assert traits.subclass == any(subclass(m) for m in model.modules())
     linear = [c for m in model.modules() if subclass(m) for c in m.children() if c.original_name == "Linear"]
-    assert traits.linear_in_subclass == bool(linear)
+    assert traits.linear_in_script_module == bool(linear)
 
 
 @pytest.mark.parametrize("bug", BUGS.values(), ids=lambda bug: bug.id)

@@ -78,6 +78,11 @@ BY_DESIGN = (
         "(assertRaisesRegex(ValueError, 'Exporting a ScriptModule is not supported'))",
     ),
     ByDesign(
+        "torch.compile of a torch.jit.script-ed module (the error says to compile the eager module)",
+        "torch.compile does not support compiling torch.jit.script",
+        "torch/_dynamo/eval_frame.py",
+    ),
+    ByDesign(
         "a non-persistent buffer",
         "ScriptModule does not support non-persistent buffers",
         "torch/nn/modules/module.py",

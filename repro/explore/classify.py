@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from repro.engine.by_design import refusal_by_message
 from repro.engine.oracle import Explains, Side, judged
 from repro.engine.scenarios import Scenario
 from repro.explore.case import Case, Twin
 from repro.explore.generate import STYLE
-from repro.explore.steps import api_of, describe
+from repro.explore.steps import Call, api_of, describe
 from repro.vocabulary import Verdict
 
 
@@ -81,7 +82,7 @@ def compare(case: Case, scripted: Twin, eager: Twin, explains: Explains) -> Find
         my_error, their_error = scripted.errors[number - 1], eager.errors[number - 1]
         if mine == theirs and my_error == their_error:
             continue
-        if my_error and not their_error:
+        if my_error and (not their_error or refusal_by_message(my_error)):  # a refusal whatever eager did
             pair = Side(mine, my_error), Side(theirs, None)
         else:  # an error of another class, or eager's alone, is a difference like any other
             pair = Side({**mine, "raised": my_error}, None), Side({**theirs, "raised": their_error}, None)
@@ -103,7 +104,9 @@ def _judged(
     explains: Explains,
 ) -> Finding | None:
     built_with = ["register_forward_hook"] if any(level.hooked for _, level in case.spec.levels()) else []
-    apis = tuple(dict.fromkeys([api, *built_with, *(api_of(step) for step in case.steps[: max(number, 1)])]))
+    done = case.steps[: max(number, 1)]
+    called = ["forward"] if any(isinstance(step, Call) for step in done) else []  # every mode calls forward
+    apis = tuple(dict.fromkeys([api, *built_with, *called, *(api_of(step) for step in done)]))
     scenario = Scenario(api, what, _nothing, apis, model="generated", traits=case.spec.traits())
     result = judged(scenario, style, instance, mine, theirs, explains=explains)
     if result.verdict == Verdict.MATCH:

@@ -119,7 +119,7 @@ class ModelSpec:
             compiled = level.base in COMPILED or called_compiled or (level.base is Base.EAGER and in_script_module)
             found["compiled"] |= compiled or (subclass and None in level.children)
             found["inside"] |= compiled and bool(level.children)
-            found["linear"] |= subclass and None in level.children
+            found["linear"] |= (subclass or compiled) and None in level.children
             found["raises"] |= compiled and Op.RAISE in level.ops
             found["ops"] |= compiled and len(level.ops) + len(level.children) >= 2
             for child in level.children:
@@ -137,7 +137,7 @@ class ModelSpec:
             compiled=found["compiled"],
             inside_torchscript=found["inside"],
             subclass_inside_torchscript=found["subclass_inside"],
-            linear_in_subclass=found["linear"],
+            linear_in_script_module=found["linear"],
             raises_compiled=found["raises"],
             compiled_ops=found["ops"],
             init_hooks_plain_forward=any(level.hooked and level.base is Base.PLAIN_FORWARD for level in levels),

@@ -34,6 +34,7 @@ from repro.explore.case import Case, Twin, run_twin
 from repro.explore.classify import Explanation, Finding, compare
 from repro.explore.generate import Level, ModelSpec, Op, consistent, specs
 from repro.explore.steps import Assign, Hook, Step, steps
+from repro.traits import Traits
 
 REPLACE_EVERY = 40  # cases per worker before a fresh fork replaces it
 PATIENCE_S = 30.0  # a worker silent this long on one case is stuck: the case runs here instead
@@ -73,6 +74,7 @@ class Exploration:
     found: dict[str, Found] = field(default_factory=dict)
     drawn: dict[str, int] = field(default_factory=dict)  # how often each kind of step was drawn
     fallbacks: int = 0  # cases run in this process because a worker hung or died
+    within: str = ""  # what the models were kept to (a bug's reach, by its id), or "" for every model
 
     def unexplained(self) -> list[Found]:
         return [f for f in self.found.values() if f.unexplained]
@@ -159,10 +161,13 @@ def explore(
     explains: Explains,
     progress: Callable[[Exploration], None] = lambda exploration: None,
     shrink: bool = True,
+    within: tuple[str, Callable[[Traits], bool]] = ("", lambda traits: True),
 ) -> Exploration:
     """Cases drawn from ``seed`` for ``budget`` seconds, each compared twin by twin; each unexplained
-    departure then shrunk (within ``SHRINK_EXAMPLES`` reductions)."""
-    exploration = Exploration(seed, budget)
+    departure then shrunk (within ``SHRINK_EXAMPLES`` reductions). ``within`` names a predicate over
+    a model's traits (a bug's reach, handed in) that every case's model, shrunk ones too, holds."""
+    exploration = Exploration(seed, budget, within=within[0])
+    kept = within[1]
     loading.use(Path(tempfile.mkdtemp(prefix="repro-explore-")))  # the workers inherit it
     workers = Workers()
     started = time.monotonic()
@@ -179,7 +184,7 @@ def explore(
             verbosity=Verbosity.quiet,
             suppress_health_check=list(HealthCheck),
         )
-        @given(cases())
+        @given(cases().filter(lambda case: kept(case.spec.traits())))
         def search(case: Case) -> None:
             if time.monotonic() - started > searching:
                 raise _Spent
@@ -204,7 +209,7 @@ def explore(
         if shrink:
             ends = started + budget
             for found in exploration.unexplained():
-                found.shrunk = _shrunk(found, workers, explains, seed, ends)
+                found.shrunk = _shrunk(found, workers, explains, seed, ends, kept)
     finally:
         workers.close()
         exploration.fallbacks = workers.fallbacks
@@ -212,7 +217,9 @@ def explore(
     return exploration
 
 
-def _shrunk(found: Found, workers: Workers, explains: Explains, seed: int, ends: float) -> tuple[Case, Finding] | None:
+def _shrunk(
+    found: Found, workers: Workers, explains: Explains, seed: int, ends: float, kept: Callable[[Traits], bool]
+) -> tuple[Case, Finding] | None:
     """The smallest reduction of the found case Hypothesis reaches that shows the same departure, or
     None where it reached none before the budget ``ends``."""
 
@@ -224,7 +231,7 @@ def _shrunk(found: Found, workers: Workers, explains: Explains, seed: int, ends:
 
     try:
         case = find(
-            reductions(found.case),
+            reductions(found.case).filter(lambda case: kept(case.spec.traits())),
             same,
             settings=settings(
                 max_examples=SHRINK_EXAMPLES,

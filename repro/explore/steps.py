@@ -46,7 +46,8 @@ class HookKind(Enum):
 
 
 class Mode(Enum):
-    """How a call is made."""
+    """How a call is made: in a grad mode or autocast, through checkpoint, or through a ``torch.func``
+    transform (run as written here; ``y`` is what it returns)."""
 
     PLAIN = "y = m(x)"
     NO_GRAD = "with torch.no_grad():\n    y = m(x)"
@@ -54,11 +55,18 @@ class Mode(Enum):
     AUTOCAST = 'with torch.autocast("cpu", dtype=torch.bfloat16):\n    y = m(x)'
     CHECKPOINT = "y = torch.utils.checkpoint.checkpoint(m, x, use_reentrant=False)"
     CHECKPOINT_REENTRANT = "y = torch.utils.checkpoint.checkpoint(m, x, use_reentrant=True)"
+    FUNCTIONAL_CALL = "y = torch.func.functional_call(m, dict(m.named_parameters()), (x,))"
+    VMAP = "y = torch.func.vmap(m)(x.unsqueeze(0))[0]"  # a batch of one model input
+    JVP = "y = torch.func.jvp(m, (x.detach(),), (torch.ones_like(x),))[1]"  # the tangent out
+    GRAD = "y = torch.func.grad(lambda x: m(x).sum())(x)"  # the input's gradient
+
+
+TRANSFORMS = (Mode.FUNCTIONAL_CALL, Mode.VMAP, Mode.JVP, Mode.GRAD)
 
 
 class Handing(Enum):
     """What the model is handed to. A copy is the model from then on; ``Module.compile`` compiles later
-    calls; the last five are run as written here, on an input ``x``, and leave the model as it was
+    calls; the last six are run as written here, on an input ``x``, and leave the model as it was
     (``counting`` is a torch.compile backend that notes each graph it is given, never inductor)."""
 
     COPY = "m = copy.copy(m)"
@@ -76,17 +84,19 @@ class Handing(Enum):
         "y = torch.jit.load(buffer)(x)"
     )
     QUANTIZE = "q = torch.ao.quantization.quantize_dynamic(m, {torch.nn.Linear}, dtype=torch.qint8)\ny = q(x)"
+    DOUBLE = "m.double()\ny = m(x.double())\nm.float()"
 
 
-RUN_AS_WRITTEN = (Handing.TORCH_COMPILE, Handing.EXPORT, Handing.JIT_SAVE, Handing.QUANTIZE)
+RUN_AS_WRITTEN = (Handing.TORCH_COMPILE, Handing.EXPORT, Handing.JIT_SAVE, Handing.QUANTIZE, Handing.DOUBLE)
 HANDED = {  # one line for those whose code is longer
     Handing.TORCH_COMPILE: "torch.compile(m), called once",
     Handing.EXPORT: "torch.export.export(m), its module called once",
     Handing.JIT_SAVE: "torch.jit.save(m) and torch.jit.load, the loaded module called once",
     Handing.QUANTIZE: "torch.ao.quantization.quantize_dynamic(m), the result called once",
+    Handing.DOUBLE: "m.double(), called once on a float64 input, then m.float()",
 }
 # dynamo and export take a second or more where a call takes milliseconds: drawn a tenth as often
-SLOW_HANDINGS = (Handing.COMPILE, *RUN_AS_WRITTEN)
+SLOW_HANDINGS = (Handing.COMPILE, Handing.TORCH_COMPILE, Handing.EXPORT, Handing.JIT_SAVE, Handing.QUANTIZE)
 
 
 class Assignment(Enum):
@@ -155,6 +165,10 @@ def api_of(step: Step) -> str:
             Mode.AUTOCAST: "torch.autocast",
             Mode.CHECKPOINT: "torch.utils.checkpoint.checkpoint",
             Mode.CHECKPOINT_REENTRANT: "torch.utils.checkpoint.checkpoint",
+            Mode.FUNCTIONAL_CALL: "torch.func.functional_call",
+            Mode.VMAP: "torch.func.vmap",
+            Mode.JVP: "torch.func.jvp",
+            Mode.GRAD: "torch.func.grad",
         }.get(step.mode, "forward")
     if isinstance(step, Hand):
         return {
@@ -168,6 +182,7 @@ def api_of(step: Step) -> str:
             Handing.EXPORT: "torch.export.export",
             Handing.JIT_SAVE: "torch.jit.save",
             Handing.QUANTIZE: "torch.ao.quantization.quantize_dynamic",
+            Handing.DOUBLE: "double",
         }[step.to]
     return "setattr" if step.what is not Assignment.BUFFER else "register_buffer"
 
@@ -298,6 +313,10 @@ def _call(step: Call, state: State) -> None:
     try:
         if step.mode in (Mode.CHECKPOINT, Mode.CHECKPOINT_REENTRANT):
             y = torch.utils.checkpoint.checkpoint(model, x, use_reentrant=step.mode is Mode.CHECKPOINT_REENTRANT)
+        elif step.mode in TRANSFORMS:
+            namespace = {"m": model, "x": x, "torch": torch}
+            exec(step.mode.value, namespace)  # our own constant text, as the script shows it
+            y = namespace["y"]
         else:
             contexts: dict[Mode, Callable[[], AbstractContextManager[Any]]] = {
                 Mode.NO_GRAD: torch.no_grad,

@@ -118,6 +118,7 @@ def render_exploration(environment: Environment, exploration: Exploration) -> st
             "device": environment.device,
             "seed": exploration.seed,
             "budget_s": exploration.budget,
+            "within": exploration.within or None,
             "cases": exploration.cases,
             "seconds": round(exploration.seconds, 3),
             "steps_drawn": exploration.drawn,

@@ -363,16 +363,15 @@ def render_exploration(torch_version: str, exploration: Exploration) -> str:
     rate = exploration.cases / exploration.seconds if exploration.seconds else 0.0
     prose = [
         f"Explored {exploration.cases} generated cases in {exploration.seconds:.0f} s on torch {torch_version} "
-        f"({rate:.1f} a second; seed {exploration.seed}, budget {exploration.budget:.0f} s): "
-        f"{len(found)} distinct departures, {len(unexplained)} unexplained.",
+        f"({rate:.1f} a second; seed {exploration.seed}, budget {exploration.budget:.0f} s"
+        + (f"; models in the reach of {exploration.within}" if exploration.within else "")
+        + f"): {len(found)} distinct departures, {len(unexplained)} unexplained.",
     ]
     for explanation in (Explanation.BUG, Explanation.DESIGN, Explanation.UNDOCUMENTED):
         group = [f for f in found if f.finding.explanation is explanation]
         if group:
-            outside = (
-                " (recognised on generated models: a scope may be wider)" if explanation is Explanation.BUG else ""
-            )
-            prose += ["", f"Explained by {explanation.value}{outside}:"]
+            reach = " (each on a model in the bug's reach)" if explanation is Explanation.BUG else ""
+            prose += ["", f"Explained by {explanation.value}{reach}:"]
         for f in group:
             who = f"{f.finding.cause}: " if f.finding.cause else ""
             prose += [f"  {who}{f.finding.kind.value} at {f.finding.what} (first at case {f.first}, x{f.count})"]

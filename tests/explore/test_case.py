@@ -18,7 +18,8 @@ from repro.explore.classify import Explanation, Kind, compare
 from repro.explore.generate import Base, Level, ModelSpec, Op
 from repro.explore.run import cases
 from repro.explore.script import script
-from repro.explore.steps import Assign, Assignment, Call, Hand, Handing, Hook, HookKind, Mode
+from repro.explore.steps import TRANSFORMS as TRANSFORM_MODES
+from repro.explore.steps import Assign, Assignment, Call, Hand, Handing, Hook, HookKind, Mode, describe
 
 CHILD = Level(Base.EAGER, 1, (True,), (), (Op.MUL_BUFFER, Op.TANH), ())
 ROOT = Level(Base.SCRIPT_METHOD, 1, (True,), (CHILD, None), (Op.ADD_PARAMETER,), (1, 0))
@@ -118,6 +119,24 @@ def test_a_model_handed_to_a_transform_meets_that_transform_s_bug(handing, spec,
     assert finding is not None and finding.cause == bug, finding
 
 
+@pytest.mark.parametrize(
+    "step",
+    [*(Call(mode, True, False) for mode in TRANSFORM_MODES), Hand(Handing.DOUBLE)],
+    ids=lambda step: step.mode.name if isinstance(step, Call) else step.to.name,
+)
+def test_a_torch_func_call_or_dtype_move_runs_on_eager_and_its_script_agrees(tmp_path, step):
+    """The eager twin takes each of these steps without error, and the script of the case exits 1
+    exactly where the explorer finds the twins apart."""
+    case = _case(step, spec=PLAIN_WITH_LINEAR)
+    scripted, eager = run_twin(case, True), run_twin(case, False)
+    assert eager.errors == (None,), eager.errors
+    finding = compare(case, scripted, eager, explain)
+    path = tmp_path / "step.py"
+    path.write_text(script(case, 1, describe(step, case.spec.paths())))
+    shown = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == (0 if finding is None else 1), shown.stdout + shown.stderr
+
+
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(cases(), st.integers(0, 8))
 def test_every_script_parses_and_fits_100_columns(case, step):
@@ -188,3 +207,76 @@ def test_a_hook_registered_in_init_is_in_the_model_and_its_script(tmp_path, base
     path.write_text(script(case, 1, "call (plain)"))
     shown = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120)
     assert shown.returncode == (1 if cause else 0), shown.stdout + shown.stderr
+
+
+def _level(base, children=(), ops=(), buffers=(), hooked=False):
+    return Level(base, 0, buffers, tuple(children), tuple(ops), tuple(range(len(children))), hooked=hooked)
+
+
+ATTRIBUTED = [  # (id, model, steps, the cause, or the explanation where no bug explains it)
+    (
+        "a raise under checkpoint in a torch.jit.script-ed root",
+        _level(Base.SCRIPTED_EAGER, ops=[Op.RAISE]),
+        (Call(Mode.CHECKPOINT, False, True),),
+        "jit-error-replaces-exception",
+    ),
+    (
+        "a global backward hook's stub error where eager raised its own",
+        _level(Base.PLAIN_FORWARD, [_level(Base.EAGER, ops=[Op.RAISE])]),
+        (Hook(HookKind.GLOBAL_FULL_BACKWARD, 0, False), Call(Mode.PLAIN, False, True)),
+        "global-backward-hooks-scripted",
+    ),
+    (
+        "a changing global hook skipped inside a compiled child",
+        _level(Base.EAGER, [_level(Base.SCRIPTED_EAGER, [None])]),
+        (Hook(HookKind.GLOBAL_FORWARD, 0, True), Call(Mode.PLAIN, False, False)),
+        "global-hooks-root-only",
+    ),
+    (
+        "quantize_dynamic of a torch.jit.script-ed root",
+        _level(Base.SCRIPTED_EAGER, [None]),
+        (Hand(Handing.QUANTIZE),),
+        "quantize-dynamic-skips-subclass",
+    ),
+    (
+        "a buffer set to None on a torch.jit.script-ed root",
+        _level(Base.SCRIPTED_EAGER, buffers=(True,)),
+        (Assign(Assignment.NONE, 0), Call(Mode.PLAIN, False, False)),
+        "attribute-assignment-forwarded",
+    ),
+    (
+        "export of a subclass whose eager twin fails to export too",
+        _level(Base.SCRIPT_METHOD, ops=[Op.RAISE]),
+        (Hand(Handing.EXPORT),),
+        Explanation.DESIGN,
+    ),
+    (
+        "torch.compile of a torch.jit.script-ed root",
+        _level(Base.SCRIPTED_EAGER, [None]),
+        (Hand(Handing.TORCH_COMPILE),),
+        Explanation.UNDOCUMENTED,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("root", "steps", "expected"),
+    [
+        pytest.param(
+            root,
+            steps,
+            expected,
+            id=name,
+            marks=[pytest.mark.needs_bug(expected)] if isinstance(expected, str) else [],
+        )
+        for name, root, steps, expected in ATTRIBUTED
+    ],
+)
+def test_a_departure_of_a_known_mechanism_is_attributed_not_unexplained(root, steps, expected):
+    """Each was unexplained in a 10-minute exploration (2026-12-05, seed 0): a recogniser that read
+    only the first call's output, an error only where eager raised none, a bug's reach too narrow."""
+    case = _case(*steps, spec=ModelSpec(root, 2, 2))
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    assert finding is not None, "no departure"
+    got = finding.cause if isinstance(expected, str) else finding.explanation
+    assert got == expected, finding

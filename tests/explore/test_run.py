@@ -8,7 +8,7 @@ import json
 from hypothesis import HealthCheck, find, settings
 
 from helpers import run
-from repro.catalogue import explain
+from repro.catalogue import BUGS, explain
 from repro.explore.case import Case
 from repro.explore.generate import Base, Level, ModelSpec
 from repro.explore.run import _reduced, explore, reductions
@@ -37,6 +37,17 @@ def test_a_seed_draws_the_same_cases():
         return {sig: found.first for sig, found in exploration.found.items() if found.first <= both}
 
     assert early(first) == early(second)
+
+
+def test_an_exploration_within_a_reach_draws_and_shrinks_only_models_it_holds_on():
+    """``--bug ID``: the bug's reach keeps every model, the shrunk ones too (a reduction that drops the
+    raise would leave the reach)."""
+    raising = BUGS["jit-error-replaces-exception"]
+    exploration = explore(4, 3, explain, within=(raising.id, raising.reach))
+    assert exploration.cases > 0 and exploration.within == raising.id
+    shown = [found.example()[0] for found in exploration.found.values()]
+    assert shown and all(raising.reach(case.spec.traits()) for case in shown)
+    assert all(case.spec.traits().raises_compiled for case in shown)
 
 
 def test_a_reduction_keeps_the_module_a_step_acts_on_or_drops_the_step():
@@ -76,7 +87,8 @@ def test_a_bounded_exploration_from_the_command_line():
 def test_explore_options_are_one_sentence_and_exit_2():
     for argv, said in (
         (["--budget", "5"], "--budget and --seed are for --explore"),
-        (["--explore", "--bug", "deepcopy-drops-subclass"], "--explore takes only"),
+        (["--explore", "--bug", "deepcopy-drops-subclass", "--bug", "copy-shares-training"], "--explore takes only"),
+        (["--explore", "--slow"], "--explore takes only"),
         (["--explore", "--budget", "0"], "a number of seconds from 1 to 86400"),
         (["--explore", "--seed", "-1"], "a whole number from 0"),
     ):

@@ -77,8 +77,8 @@ SCOPE = scope(ROOTS)
 
 
 def reach(t: Traits) -> bool:
-    """Any model holding a ScriptModule subclass (the assignment may be on it)."""
-    return t.subclass
+    """Any ScriptModule in the model: a torch.jit.script-ed module's __setattr__ forwards too."""
+    return t.subclass or t.compiled
 
 
 PIECES = (setattr_forwards("training"),)

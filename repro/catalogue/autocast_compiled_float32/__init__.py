@@ -80,15 +80,25 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 def recognise(result: ScenarioResult) -> bool:
     """Under autocast the compiled side's output has another dtype than eager's; in training, its
-    gradients other values of the same dtypes and shapes."""
+    gradients other values of the same dtypes and shapes (a generated case's calls are numbered, and
+    any of them may train)."""
     if result.verdict != Verdict.DIFFERS or "torch.autocast" not in result.scenario.apis:
         return False
     if result.scenario.name == TRAINING:
         return _only_gradient_values_differ(result)
-    scripted = result.scripted.observation.get(OUTPUT) if result.scripted else None
-    eager = result.eager.observation.get(OUTPUT) if result.eager else None
-    dtypes = [side.get("dtype") if isinstance(side, dict) else None for side in (scripted, eager)]
-    return dtypes == ["torch.float32", "torch.bfloat16"]
+    generated = result.scenario.traits is not None
+    if generated and _only_gradient_values_differ(result):
+        return True
+    mine = result.scripted.observation if result.scripted else {}
+    theirs = result.eager.observation if result.eager else {}
+    outputs = [key for key in mine if key.endswith("output")] if generated else [OUTPUT]
+    return any(
+        _dtype(mine.get(key)) == "torch.float32" and _dtype(theirs.get(key)) == "torch.bfloat16" for key in outputs
+    )
+
+
+def _dtype(recorded: object) -> object:
+    return recorded.get("dtype") if isinstance(recorded, dict) else None
 
 
 def _only_gradient_values_differ(result: ScenarioResult) -> bool:

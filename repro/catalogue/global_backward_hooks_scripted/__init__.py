@@ -14,7 +14,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import WITH_CHILDREN, global_backward_hooks_allowed, raised, scope
+from repro.catalogue.bug import WITH_CHILDREN, global_backward_hooks_allowed, raised_instead, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import Candidate, Sources
 from repro.source_checks import MODULE_PY, SCRIPT_PY, Trees, call_impl_uses, find, find_assignment, method
@@ -27,7 +27,7 @@ STUBBED = ("_get_backward_hooks", "_get_backward_pre_hooks")
 
 
 def recognise(result: ScenarioResult) -> bool:
-    return raised(result, *(f"{name} is not supported on ScriptModules" for name in STUBBED))
+    return raised_instead(result, *(f"{name} is not supported on ScriptModules" for name in STUBBED))
 
 
 def applies(trees: Trees) -> str | None:

@@ -23,7 +23,7 @@ from repro.catalogue.bug import WITH_CHILDREN, raised, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import find
-from repro.traits import Traits
+from repro.traits import PLAIN_FORWARD, Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -92,8 +92,8 @@ SCOPE = scope(WITH_CHILDREN)
 
 
 def reach(t: Traits) -> bool:
-    """An nn.Linear held by a ScriptModule subclass."""
-    return t.linear_in_subclass
+    """An nn.Linear held by a ScriptModule; a plain forward's deep copy cannot be called at all."""
+    return t.linear_in_script_module or t.root == PLAIN_FORWARD
 
 
 BUG = declare(__name__)
