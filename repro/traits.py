@@ -31,7 +31,7 @@ class Traits:
     subclass_inside_torchscript: bool  # ... and that module is a ScriptModule subclass
     linear_in_script_module: bool  # an nn.Linear is a child of a ScriptModule (a subclass, or compiled code)
     raises_compiled: bool  # a compiled forward raises a Python exception on some input
-    compiled_ops: bool  # a compiled forward runs two operations or more (children's calls included)
+    compiled_ops: bool  # a compiled forward runs two operations or more (children's calls, compiled hooks)
     init_hooks_plain_forward: bool  # a subclass with a plain forward registers hooks in its __init__
     batch_is_features: bool  # the input's batch size equals its feature size
 

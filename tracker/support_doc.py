@@ -15,6 +15,7 @@ Markdown tables may be wider than 100 columns; prose is wrapped within 100. Exit
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
 import textwrap
 from collections import defaultdict
@@ -34,9 +35,11 @@ from repro.catalogue.bug import SHAPE_WORDS
 from repro.engine.by_design import BY_DESIGN, DESIGNED_DIFFERENCES
 from repro.sanitise import cell as table_cell
 from repro.sanitise import code_names, code_span, for_terminal, inert_start, plain
+from repro.source_checks import parse_python
 
 WIDTH = 100
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "docs" / "support-table.md"
+FINDINGS = Path(__file__).resolve().parents[1] / "docs" / "findings"  # the explorer's open findings
 DEVICES = ("cpu", "cuda", "npu")  # the columns a backend's page has; one not measured says so
 MEASURE = "python -m tracker.check_upstream --versions {}"
 CODE_WORDS = {
@@ -131,17 +134,29 @@ def shapes_section() -> list[str]:
     return [*lines, ""]
 
 
-def newest_lists(version: str, support: dict[str, Any]) -> list[str]:
+def newest_lists(version: str, support: dict[str, Any], touched: dict[str, list[str]]) -> list[str]:
     """The newest release as a backend's documentation lists it: what works on every device measured,
     and what departs on any of them, each device's codes in its row ("not measured" where no device
-    report was merged). A heading names the devices it covers."""
+    report was merged). A heading names the devices it covers. An API an open finding of the explorer
+    departs in (``touched``) is never listed as working, whatever its cells say."""
     measured = [d for d in DEVICES if d in support] + sorted(d for d in support if d not in DEVICES)
     apis = sorted({api for d in measured for api in support[d]["rows"]})
     works = [api for api in apis if all(codes_of(support[d], api) == "ok" for d in measured)]
     devices = ", ".join(measured)
     shown = [*DEVICES, *(d for d in measured if d not in DEVICES)]
     lines = [f"## torch {version}: works as on `nn.Module` (measured on {devices})", ""]
-    lines += wrapped(", ".join(_api(api) for api in works))
+    lines += wrapped(", ".join(_api(api) for api in works if api not in touched))
+    found = [f"{_api(api)} ({', '.join(touched[api])})" for api in works if api in touched]
+    if found:
+        lines += [
+            "",
+            *wrapped(
+                "Not listed as working, though every measured cell matches: an open finding of the explorer "
+                "(at the end; found on torch 2.13.0) departs on models the table does not build: "
+                + ", ".join(found)
+                + "."
+            ),
+        ]
     lines += [
         "",
         f"## torch {version}: departs (on any of {devices})",
@@ -272,6 +287,42 @@ def classified() -> list[str]:
     ]
 
 
+def touched_by_findings(folder: Path = FINDINGS) -> dict[str, list[str]]:
+    """API -> the open findings (file names) whose docstring names it on its ``APIs:`` line."""
+    touched: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(folder.glob("*.py")):
+        said = ast.get_docstring(parse_python(path.read_text(encoding="utf-8"))) or ""
+        for line in said.splitlines():
+            if line.startswith("APIs: "):
+                for api in line.removeprefix("APIs: ").rstrip(".").split(", "):
+                    touched[api].append(path.name)
+    return dict(touched)
+
+
+def findings_section(folder: Path = FINDINGS) -> list[str]:
+    """The explorer's open findings: departures nothing explains yet, each a script in ``folder`` whose
+    docstring's first paragraph says what departs. Listed so that no reader takes "works" for them."""
+    items = []
+    for path in sorted(folder.glob("*.py")):
+        said = (ast.get_docstring(parse_python(path.read_text(encoding="utf-8"))) or "").split("\n\n")[0]
+        items.append(f"- `docs/findings/{path.name}`: {code_names(' '.join(said.split()))}")
+    if not items:
+        return []
+    return [
+        "## Open findings of the explorer: unexplained",
+        "",
+        *wrapped(
+            "Departures `python -m repro --explore` found on generated models that no catalogued bug, cited "
+            "design or known refusal explains (docs/explorer.md). Neither works nor a catalogued bug: an API "
+            "they touch does not work as on nn.Module where they apply. Each is the script of its smallest "
+            "case: it needs only torch, prints both twins' results and exits 1 while the departure is there."
+        ),
+        "",
+        *(line for item in items for line in wrapped(item)),
+        "",
+    ]
+
+
 def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today: str) -> str:
     newest = list(measured)[-1]
     legend = [f"- `{code}`: {words}" for code, words in CODE_WORDS.items()]
@@ -295,12 +346,13 @@ def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today:
                 "",
                 *measured_section(ledger, measured),
                 *shapes_section(),
-                *newest_lists(newest, ledger["releases"][newest]["support"]),
+                *newest_lists(newest, ledger["releases"][newest]["support"], touched_by_findings()),
                 *workarounds_section(ledger, measured),
                 *older_section(newest, measured),
                 *overview(measured),
                 *notes(measured),
                 *classified(),
+                *findings_section(),
             ]
         ).rstrip("\n")
         + "\n"

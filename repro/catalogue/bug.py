@@ -87,8 +87,8 @@ _SHAPES = {
     "two deep": (False, "subclass with linear", False, False, False),
     "three deep": (False, "subclass with linear", False, False, False),
     "raising": (False, "", False, True, False),
-    "hooked in __init__, before children": (False, "linear", False, False, True),
-    "hooked in __init__, after children": (False, "linear", False, False, True),
+    "hooked in __init__, before children": (False, "linear", True, False, True),  # hooks compile with forward
+    "hooked in __init__, after children": (False, "linear", True, False, True),
 }
 
 

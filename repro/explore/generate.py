@@ -121,7 +121,7 @@ class ModelSpec:
             found["inside"] |= compiled and bool(level.children)
             found["linear"] |= (subclass or compiled) and None in level.children
             found["raises"] |= compiled and Op.RAISE in level.ops
-            found["ops"] |= compiled and len(level.ops) + len(level.children) >= 2
+            found["ops"] |= compiled and len(level.ops) + len(level.children) + level.hooked >= 2  # hooks compile too
             for child in level.children:
                 if child is not None:
                     found["subclass_inside"] |= compiled and child.base in SUBCLASSES
@@ -153,11 +153,11 @@ def _level(depth: int) -> st.SearchStrategy[Level]:
         _ordered,
         base=st.sampled_from(Base),
         parameters=st.integers(0, 1),
-        buffers=st.lists(st.sampled_from((True, True, True, False)), max_size=2).map(tuple),  # persistent, mostly
+        buffers=st.lists(st.sampled_from((True,) * 7 + (False,)), max_size=2).map(tuple),  # persistent, mostly
         children=st.lists(deeper, max_size=3).map(tuple),
         ops=st.lists(st.sampled_from(Op), max_size=3).map(tuple),
         shuffle=st.randoms(use_true_random=False),
-        hooked=st.sampled_from((False, False, False, True)),
+        hooked=st.sampled_from((False,) * 7 + (True,)),
     )
 
 

@@ -34,7 +34,7 @@ EXECUTOR = (
     "torch/csrc/jit/runtime/profiling_graph_executor_impl.cpp at upstream commit "
     "00514998856aba55fe374e32da30d7dc3f96fd53 (ProfilingGraphExecutorImpl::getOptimizedPlanFor)"
 )
-APIS = ("torch.no_grad", "torch.inference_mode", "torch.func.vmap", "torch.func.jvp")
+APIS = ("torch.no_grad", "torch.inference_mode", "torch.func.vmap", "torch.func.jvp", "torch.func.grad")
 AROUND = ("child first", "child between", "child last", "several children")
 SHAPES_BY_MODE = {
     "torch.no_grad": ((*AROUND, "buffers only"), "no graph recorded; hooks run"),
