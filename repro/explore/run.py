@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from random import Random
-from typing import Any
+from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, find, given, settings
 from hypothesis import seed as seeded
@@ -36,6 +36,7 @@ from repro.explore.generate import Level, ModelSpec, Op, consistent, specs
 from repro.explore.steps import Assign, Hook, Step, steps
 from repro.traits import Traits
 
+T = TypeVar("T")
 REPLACE_EVERY = 40  # cases per worker before a fresh fork replaces it
 PATIENCE_S = 30.0  # a worker silent this long on one case is stuck: the case runs here instead
 SHRINK_EXAMPLES = 60  # reductions tried per unexplained departure
@@ -250,11 +251,11 @@ def _shrunk(
 
 def reductions(case: Case) -> st.SearchStrategy[Case]:
     """The case with steps, members, children, ops and hooks dropped, and sizes made smaller: what Hypothesis
-    shrinks towards (dropping is ``False``, its simplest boolean). A kept child keeps its attribute
+    shrinks towards (dropping is ``False``, what ``_kept`` shrinks to). A kept child keeps its attribute
     name, and a step keeps the module it acted on, or is dropped with it."""
-    kept_steps = st.tuples(*(st.booleans() for _ in case.steps))
+    kept_steps = st.tuples(*(_kept() for _ in case.steps))
     sizes = st.tuples(st.integers(1, case.spec.batch), st.integers(1, case.spec.features))
-    later = st.booleans() if case.later else st.just(False)
+    later = _kept() if case.later else st.just(False)
     return st.builds(partial(_reduced, case), _level_reductions(case.spec.root), kept_steps, sizes, later).filter(
         lambda reduced: bool(reduced.steps)
     )
@@ -274,8 +275,14 @@ def _reduced(case: Case, root: Level, keep: tuple[bool, ...], size: tuple[int, i
     return Case(spec, tuple(kept), later)
 
 
+def _kept() -> st.SearchStrategy[bool]:
+    """Whether a part is kept: nine times in ten as drawn, so that the first reductions tried still
+    show a departure that needs most of its case; shrunk towards ``False`` (dropped)."""
+    return st.integers(0, 9).map(bool)
+
+
 def _level_reductions(level: Level) -> st.SearchStrategy[Level]:
-    children = [st.none() if c is None else st.one_of(st.none(), _level_reductions(c)) for c in level.children]
+    children = [st.none() if c is None else _kept().flatmap(partial(_child_reduced, c)) for c in level.children]
     numbers = [number for number, _ in level.named()]
 
     def rebuilt(
@@ -303,12 +310,22 @@ def _level_reductions(level: Level) -> st.SearchStrategy[Level]:
 
     return st.builds(
         rebuilt,
-        st.integers(0, level.parameters),
-        st.tuples(*(st.booleans() for _ in level.buffers)).map(
+        _kept().map(int) if level.parameters else st.just(0),
+        st.tuples(*(_kept() for _ in level.buffers)).map(
             lambda keep: tuple(b for b, k in zip(level.buffers, keep) if k)
         ),
         st.tuples(*children),
-        st.tuples(*(st.booleans() for _ in level.ops)).map(lambda keep: tuple(o for o, k in zip(level.ops, keep) if k)),
-        st.tuples(*(st.booleans() for _ in level.children)),
-        st.booleans() if level.hooked else st.just(False),
+        st.tuples(*(_kept() for _ in level.ops)).map(lambda keep: tuple(o for o, k in zip(level.ops, keep) if k)),
+        st.tuples(*(_kept() for _ in level.children)),
+        _kept() if level.hooked else st.just(False),
     )
+
+
+def _kept_of(parts: tuple[T, ...]) -> st.SearchStrategy[tuple[T, ...]]:
+    """``parts`` with some dropped."""
+    return st.tuples(*(_kept() for _ in parts)).map(lambda keep: tuple(p for p, k in zip(parts, keep) if k))
+
+
+def _child_reduced(child: Level, kept: bool) -> st.SearchStrategy[Level | None]:
+    """A child level reduced, or (not kept) an ``nn.Linear`` in its place."""
+    return _level_reductions(child) if kept else st.none()

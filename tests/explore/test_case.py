@@ -245,6 +245,12 @@ ATTRIBUTED = [  # (id, model, steps, the cause, or the explanation where no bug 
         "attribute-assignment-forwarded",
     ),
     (
+        "a subclass child of an eager parent, deep-copied, then called where eager raises its own error",
+        _level(Base.EAGER, [_level(Base.PLAIN_FORWARD), _level(Base.SCRIPTED_EAGER, ops=[Op.RAISE])]),
+        (Hand(Handing.DEEPCOPY), Call(Mode.CHECKPOINT, False, True)),
+        "deepcopy-drops-subclass",
+    ),
+    (
         "export of a subclass whose eager twin fails to export too",
         _level(Base.SCRIPT_METHOD, ops=[Op.RAISE]),
         (Hand(Handing.EXPORT),),

@@ -16,12 +16,12 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import ROOTS, raised, routed, scope
+from repro.catalogue.bug import ROOTS, raised_instead, routed, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import Candidate
 from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY, Trees, method
-from repro.traits import PLAIN_FORWARD, SCRIPT_METHOD, Traits
+from repro.traits import Traits
 from repro.vocabulary import Verdict
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
@@ -35,7 +35,7 @@ def recognise(result: ScenarioResult) -> bool:
     """The copy is another class (a RecursiveScriptModule), or has no Python ``forward`` to run."""
     if not result.scenario.apis & set(APIS):
         return False
-    if raised(result, "'RecursiveScriptModule' object has no attribute"):
+    if raised_instead(result, "'RecursiveScriptModule' object has no attribute"):
         return True
     scripted, eager = (side.observation.get(CLASS) if side else None for side in (result.scripted, result.eager))
     return result.verdict == Verdict.DIFFERS and scripted != eager
@@ -90,8 +90,8 @@ SCOPE = scope(ROOTS)
 
 
 def reach(t: Traits) -> bool:
-    """The subclass is the module copied."""
-    return t.root in (SCRIPT_METHOD, PLAIN_FORWARD)
+    """A ScriptModule subclass anywhere: an eager parent's deep copy copies a subclass child so too."""
+    return t.subclass
 
 
 PIECES = (_no_copy_of_its_own, _inner_copy_wraps_cpp)
