@@ -91,6 +91,7 @@ OTHER_TOOLS = {
     "--dist", "--pre",
     "--live", "--notes",  # benchmarks/bench_tracker.py
     "--runs", "--skip-suite",  # benchmarks/bench_repro.py
+    "--keep",  # benchmarks/bench_explore.py
     "--outdir",  # python -m build
 }  # fmt: skip
 
