@@ -287,25 +287,33 @@ def classified() -> list[str]:
     ]
 
 
-def touched_by_findings(folder: Path = FINDINGS) -> dict[str, list[str]]:
-    """API -> the open findings (file names) whose docstring names it on its ``APIs:`` line."""
-    touched: dict[str, list[str]] = defaultdict(list)
+def findings(folder: Path = FINDINGS) -> list[tuple[str, str, list[str]]]:
+    """The explorer's open findings: each script's file name, its docstring's first paragraph (what
+    departs) and the APIs its ``APIs:`` line names."""
+    found = []
     for path in sorted(folder.glob("*.py")):
         said = ast.get_docstring(parse_python(path.read_text(encoding="utf-8"))) or ""
-        for line in said.splitlines():
-            if line.startswith("APIs: "):
-                for api in line.removeprefix("APIs: ").rstrip(".").split(", "):
-                    touched[api].append(path.name)
+        apis = [
+            line.removeprefix("APIs: ").rstrip(".").split(", ")
+            for line in said.splitlines()
+            if line.startswith("APIs: ")
+        ]
+        found.append((path.name, " ".join(said.split("\n\n")[0].split()), [api for line in apis for api in line]))
+    return found
+
+
+def touched_by_findings(folder: Path = FINDINGS) -> dict[str, list[str]]:
+    """API -> the open findings (file names) that name it."""
+    touched: dict[str, list[str]] = defaultdict(list)
+    for name, _, apis in findings(folder):
+        for api in apis:
+            touched[api].append(name)
     return dict(touched)
 
 
 def findings_section(folder: Path = FINDINGS) -> list[str]:
-    """The explorer's open findings: departures nothing explains yet, each a script in ``folder`` whose
-    docstring's first paragraph says what departs. Listed so that no reader takes "works" for them."""
-    items = []
-    for path in sorted(folder.glob("*.py")):
-        said = (ast.get_docstring(parse_python(path.read_text(encoding="utf-8"))) or "").split("\n\n")[0]
-        items.append(f"- `docs/findings/{path.name}`: {code_names(' '.join(said.split()))}")
+    """The open findings, listed so that no reader takes "works" for what they depart in."""
+    items = [f"- `docs/findings/{name}`: {code_names(said)}" for name, said, _ in findings(folder)]
     if not items:
         return []
     return [

@@ -95,7 +95,20 @@ _SHAPES = {
 def shape_traits(shape: str, style: str) -> Traits:
     """The traits of a named shape in a style (``scripted child``: ``torch.jit.script``, eager parent)."""
     if shape == "scripted child":  # torch.jit.script of the eager flat model, inside an eager parent
-        return Traits(EAGER, (EAGER, SCRIPTED), 2, False, True, False, False, False, False, False, False, True)
+        return Traits(
+            root=EAGER,
+            styles=(EAGER, SCRIPTED),
+            depth=2,
+            subclass=False,
+            compiled=True,
+            inside_torchscript=False,
+            subclass_inside_torchscript=False,
+            linear_in_script_module=False,
+            raises_compiled=False,
+            compiled_ops=False,
+            init_hooks_plain_forward=False,
+            batch_is_features=True,
+        )
     in_parent, child, ops, raises, hooked = _SHAPES[shape]
     compiled = style == SCRIPT_METHOD  # the subclass's own forward
     # nested subclasses have script_method forwards; each child of a subclass is compiled

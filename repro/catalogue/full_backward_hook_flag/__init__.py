@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import SUBCLASS_SHAPES, fewer_calls, raised, routed, scope, traits_of
+from repro.catalogue.bug import NESTED, SUBCLASS_SHAPES, fewer_calls, raised, routed, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import Candidate, PatchError, Sources
 from repro.catalogue.measure import SCRIPT_INIT
@@ -41,7 +41,7 @@ from repro.source_checks import (
     setattr_forwards,
     static_verdict,
 )
-from repro.traits import Traits
+from repro.traits import SCRIPT_METHOD, Traits
 
 if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures without it
     from repro.engine.oracle import ScenarioResult
@@ -57,9 +57,10 @@ def recognise(result: ScenarioResult) -> bool:
     that is itself a ScriptModule subclass under a script_method forward, hooks that never run are
     child-hooks-bypassed's."""
     scenario = result.scenario
-    traits = traits_of(result)
-    hooks_child = scenario.traits is not None or scenario.name in BYPASSED_CHILD_CASES  # generated: any module
-    bypassed = hooks_child and traits is not None and traits.subclass_inside_torchscript
+    if scenario.traits is not None:  # a generated model: hooks on any module, some maybe inside TorchScript
+        bypassed = scenario.traits.subclass_inside_torchscript
+    else:  # a named one: the hooked child is called inside TorchScript under its parent's script_method
+        bypassed = scenario.name in BYPASSED_CHILD_CASES and scenario.model in NESTED and result.style == SCRIPT_METHOD
     return raised(result, SIGNATURE) or (
         bool(result.scenario.apis & set(APIS)) and fewer_calls(result) and not bypassed
     )
