@@ -1,6 +1,7 @@
 """Traits (repro/traits.py): one language for the catalogue's named shapes and the explorer's generated
-models. A named shape's declared traits agree with the model the engine builds and with the generated
-model of the same make, and each bug's scope predicate holds wherever its scope was measured."""
+models. A named shape's declared traits agree with the generated model of the same make (three of them
+also with the model the engine builds), and each bug's scope predicate holds wherever its scope was
+measured."""
 
 from __future__ import annotations
 
