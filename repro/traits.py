@@ -33,6 +33,8 @@ class Traits:
     raises_compiled: bool  # a compiled forward raises a Python exception on some input
     compiled_ops: bool  # a compiled forward runs two operations or more (children's calls, compiled hooks)
     init_hooks_plain_forward: bool  # a subclass with a plain forward registers hooks in its __init__
+    # a module TorchScript compiles holds a buffer registered with persistent=False (a subclass refuses one)
+    nonpersistent_buffer_compiled: bool
     batch_is_features: bool  # the input's batch size equals its feature size
 
     def as_dict(self) -> dict[str, object]:

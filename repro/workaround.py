@@ -24,6 +24,7 @@ hooks by design.
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -118,24 +119,44 @@ def _release() -> None:
 
 
 def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> torch.nn.Module:
-    """``copy.deepcopy(module)`` that keeps a ScriptModule subclass's class, hooks and Python ``forward``:
-    the wrapper's attributes are deep-copied as ``nn.Module``'s are, the compiled module by its own
-    ``__deepcopy__``. As a class attribute it is the class's ``__deepcopy__``:
+    """``copy.deepcopy(module)`` whose parameters are the copy's own leaves, and that keeps a ScriptModule
+    subclass's class, hooks and Python ``forward``: a subclass's wrapper attributes are deep-copied as
+    ``nn.Module``'s are, the compiled module by its own ``__deepcopy__``. Call it in place of
+    ``copy.deepcopy`` on any module; as a class attribute it is the class's ``__deepcopy__``:
     ``__deepcopy__ = repro.workaround.deepcopy``."""
     memo = {} if memo is None else memo
-    if not _is_scripted_subclass(module):
-        return _as_any_object(module, lambda state: copy.deepcopy(state, memo), memo)
-    clone = type(module).__new__(type(module))
-    memo[id(module)] = clone
-    for name, value in module.__dict__.items():
-        clone.__dict__[name] = copy.deepcopy(value, memo)
-    # The compiled module's copy clones its tensors with their autograd history: its parameters are not
-    # leaves, so backward through the copy would leave them without gradients. Make them leaves again.
-    for name, param in list(clone.named_parameters()):
-        if not param.is_leaf:
-            owner, _, leaf = name.rpartition(".")
-            setattr(clone.get_submodule(owner), leaf, torch.nn.Parameter(param.detach(), param.requires_grad))
+    if _is_scripted_subclass(module):
+        clone = type(module).__new__(type(module))
+        memo[id(module)] = clone
+        for name, value in module.__dict__.items():
+            clone.__dict__[name] = copy.deepcopy(value, memo)
+        _kept_subclass_children(module, clone, memo)
+    elif getattr(type(module), "__deepcopy__", None) is deepcopy:  # copy.deepcopy would come back here
+        clone = _as_any_object(module, lambda state: copy.deepcopy(state, memo), memo)
+    else:
+        clone = copy.deepcopy(module, memo)
+    _made_leaves(clone)
     return clone
+
+
+def _kept_subclass_children(module: torch.nn.Module, clone: torch.nn.Module, memo: dict[int, Any]) -> None:
+    """The compiled module's copy holds a bare compiled copy of each child: a child that is a ScriptModule
+    subclass becomes a copy of that subclass (its class, hooks and Python methods), around the compiled
+    copy (``memo`` maps the child's compiled module to it), as ``nn.Module``'s copy keeps its children."""
+    compiled = clone.__dict__["_actual_script_module"]
+    for name, child in module.named_children():
+        if _is_scripted_subclass(child):
+            memo[id(child.__dict__["_actual_script_module"])] = getattr(compiled, name)
+            compiled._modules[name] = deepcopy(child, memo)
+
+
+def _made_leaves(module: torch.nn.Module) -> None:
+    """A compiled module's copy clones its tensors with their autograd history (``grad_fn``
+    CloneBackward0): its parameters are not leaves, so backward through the copy would fill the
+    original's gradients. Each is made a leaf in place, so that one two names share stays shared."""
+    for _, param in module.named_parameters(remove_duplicate=False):
+        if not param.is_leaf:
+            param.detach_().requires_grad_(True)
 
 
 def shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
@@ -208,7 +229,7 @@ def _call_in_own_mode(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 @contextmanager
-def replaced(owner: type, name: str, value: object) -> Iterator[None]:
+def replaced(owner: object, name: str, value: object) -> Iterator[None]:
     """``owner.name = value`` until the block ends, then what was there before (or nothing)."""
     undo = _set(owner, name, value)
     try:
@@ -217,7 +238,7 @@ def replaced(owner: type, name: str, value: object) -> Iterator[None]:
         undo()
 
 
-def _set(owner: type, name: str, value: object) -> Callable[[], None]:
+def _set(owner: object, name: str, value: object) -> Callable[[], None]:
     """``owner.name = value``, and the function that puts back what was there (or nothing)."""
     missing = object()
     before = owner.__dict__.get(name, missing)
@@ -228,11 +249,34 @@ def _set(owner: type, name: str, value: object) -> Callable[[], None]:
 @contextmanager
 def routed(*names: str) -> Iterator[None]:
     """Until the block ends, each ``nn.Module`` method in ``names`` is, on every ScriptModule subclass, this
-    module's function for it: what a user does by calling the function, applied to code that calls the
-    method (the scenarios), as ``repro.proof`` needs."""
+    module's function for it (``copy.deepcopy``: on every module, ``deepcopy``): what a user does by
+    calling the function, applied to code that calls the method (the scenarios), as ``repro.proof``
+    needs."""
     with ExitStack() as stack:
         for name in names:
-            stack.enter_context(replaced(torch.jit.ScriptModule, name, ROUTES[name]))
+            stack.enter_context(
+                _deepcopy_routed() if name == "copy.deepcopy" else replaced(torch.jit.ScriptModule, name, ROUTES[name])
+            )
+        yield
+
+
+@contextmanager
+def _deepcopy_routed() -> Iterator[None]:
+    """``copy.deepcopy`` of a module is ``deepcopy`` until the block ends; the copies that
+    ``copy.deepcopy`` and ``deepcopy`` make inside one call (of a dict, a tensor) stay the standard
+    library's."""
+    original, inside = copy.deepcopy, threading.local()
+
+    def call(value: Any, memo: dict[int, Any] | None = None, *rest: Any) -> Any:
+        if getattr(inside, "copying", False):
+            return original(value, memo, *rest)
+        inside.copying = True
+        try:
+            return deepcopy(value, memo) if isinstance(value, torch.nn.Module) else original(value, memo, *rest)
+        finally:
+            inside.copying = False
+
+    with replaced(copy, "deepcopy", call):
         yield
 
 

@@ -38,6 +38,7 @@ def _generated(shape: str, base: Base) -> Level:
         "two deep": _level(base, [inner]),
         "three deep": _level(base, [_level(Base.SCRIPT_METHOD, [inner])]),
         "hooked in __init__, after children": _level(base, [None], hooked=True),
+        "non-persistent buffer child": _level(base, [None, _level(Base.EAGER, ops=[Op.MUL_BUFFER], buffers=(False,))]),
     }[shape]
 
 
@@ -45,7 +46,7 @@ def _generated(shape: str, base: Base) -> Level:
     "shape, style",
     [(shape, style) for shape in ("flat", "child", "child between", "several children", "buffers only",
      "raising", "in eager parent", "in eager parent, with child", "subclass child", "two deep", "three deep",
-     "hooked in __init__, after children") for style in SUBCLASS_BASE],
+     "hooked in __init__, after children", "non-persistent buffer child") for style in SUBCLASS_BASE],
 )  # fmt: skip
 def test_a_generated_model_has_the_traits_of_the_named_shape_of_its_make(shape, style):
     spec = ModelSpec(_generated(shape, SUBCLASS_BASE[style]), 2, 2)

@@ -65,12 +65,16 @@ SHAPE_WORDS = {
     "hooked in __init__, after children": (
         "as child; __init__ sets the child, then registers a forward hook and pre-hook"
     ),
+    "non-persistent buffer child": (
+        "as child, and an eager child scaling by a buffer registered with persistent=False"
+    ),
 }
 
 # Each named shape's traits (``repro.traits``), in a subclass style: what its scope predicates read.
 # Per shape: whether the subclass is the child of an eager parent; its child ("", "linear", "subclass",
-# "subclass with linear"); whether its forward runs two operations or more; whether it raises; whether
-# its __init__ registers hooks.
+# "subclass with linear", "linear and eager": an nn.Linear and an eager module of a user class);
+# whether its forward runs two operations or more; whether it raises; whether its __init__ registers
+# hooks.
 _SHAPES = {
     "flat": (False, "", False, False, False),
     "child": (False, "linear", False, False, False),
@@ -89,6 +93,7 @@ _SHAPES = {
     "raising": (False, "", False, True, False),
     "hooked in __init__, before children": (False, "linear", True, False, True),  # hooks compile with forward
     "hooked in __init__, after children": (False, "linear", True, False, True),
+    "non-persistent buffer child": (False, "linear and eager", True, False, False),
 }
 
 
@@ -107,25 +112,28 @@ def shape_traits(shape: str, style: str) -> Traits:
             raises_compiled=False,
             compiled_ops=False,
             init_hooks_plain_forward=False,
+            nonpersistent_buffer_compiled=False,
             batch_is_features=True,
         )
     in_parent, child, ops, raises, hooked = _SHAPES[shape]
     compiled = style == SCRIPT_METHOD  # the subclass's own forward
     # nested subclasses have script_method forwards; each child of a subclass is compiled
     styles = {style, SCRIPT_METHOD} if child.startswith("subclass") else {style}
+    eager_level = in_parent or child.endswith("eager")
     return Traits(
         root=EAGER if in_parent else style,
-        styles=tuple(sorted(styles | ({EAGER} if in_parent else set()))),
-        depth=1 + in_parent + (child.startswith("subclass")) + (shape == "three deep"),
+        styles=tuple(sorted(styles | ({EAGER} if eager_level else set()))),
+        depth=1 + eager_level + (child.startswith("subclass")) + (shape == "three deep"),
         subclass=True,
         compiled=compiled or bool(child),
         inside_torchscript=(compiled and bool(child)) or child == "subclass with linear",
         # three deep: its inner subclass's script_method forward calls the innermost subclass
         subclass_inside_torchscript=(compiled and child.startswith("subclass")) or shape == "three deep",
-        linear_in_script_module=child in ("linear", "subclass with linear"),
+        linear_in_script_module=child.startswith("linear") or child == "subclass with linear",
         raises_compiled=compiled and raises,
         compiled_ops=compiled and ops,
         init_hooks_plain_forward=hooked and style == PLAIN_FORWARD,
+        nonpersistent_buffer_compiled=shape == "non-persistent buffer child",  # its eager child's
         batch_is_features=True,  # scenarios run at 2 x 2 (repro.engine.models.SIZE)
     )
 
@@ -133,8 +141,9 @@ def shape_traits(shape: str, style: str) -> Traits:
 # Groups of shapes the scopes below are written in (what exploration measured them on).
 WITH_CHILDREN = ("child", "child first", "child between", "child last", "several children")
 NESTED = ("subclass child", "two deep", "three deep")
-# The shapes where the subclass is the model a scenario builds (not a child of an eager parent).
-ROOTS = tuple(shape for shape in SUBCLASS_SHAPES if not shape.startswith("in eager parent"))
+# The shapes where the subclass is the child of an eager parent, and where it is the model a scenario builds.
+IN_EAGER_PARENT = tuple(shape for shape in SUBCLASS_SHAPES if shape.startswith("in eager parent"))
+ROOTS = tuple(shape for shape in SUBCLASS_SHAPES if shape not in IN_EAGER_PARENT)
 Scope = tuple[tuple[str, str, str], ...]  # (shape, style, scenario name or "" for each of its scenarios)
 
 

@@ -228,6 +228,32 @@ class BuffersOnly(_Built):
         return x @ self.scale + self.steps
 
 
+class Scaling(nn.Module):
+    """An eager layer scaling its input by a buffer registered with ``persistent=False`` (a running
+    statistic a checkpoint leaves out): ``state_dict`` holds none of it."""
+
+    def __init__(self, features: int) -> None:
+        super().__init__()
+        self.register_buffer("scale", torch.full((features,), 0.5), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.scale
+
+
+def _non_persistent_child(module: nn.Module, features: int) -> None:
+    """An ``nn.Linear`` child and an eager ``Scaling`` child (a ScriptModule subclass refuses a
+    non-persistent buffer of its own; one its eager child holds is compiled with it)."""
+    _child_layer(module, features)
+    module.scaling = Scaling(features)
+
+
+class NonPersistentChild(_Built):
+    parts = staticmethod(_non_persistent_child)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.scaling(self.linear(x))
+
+
 class EagerParent(nn.Module):
     """An eager model holding the model under test as its child ``inner``."""
 
@@ -297,10 +323,11 @@ TRAITS = {
     "root": "the model under test is the root the scenario builds",
     "raises": "its forward raises for an input summing below -100",
     "one graph": "torch.compile captures its forward without a graph break (no branch on a tensor's value)",
-    # Only scenarios that require it run on such a shape: its construction is the subject.
+    # Only scenarios that require one of these run on such a shape: its construction is the subject.
     "hooked in __init__": "its __init__ registers a pre-hook adding 1 to x and a forward hook doubling the output",
+    "non-persistent buffer": "a child holds a buffer registered with persistent=False",
 }
-ONLY_WHEN_REQUIRED = "hooked in __init__"
+ONLY_WHEN_REQUIRED = frozenset({"hooked in __init__", "non-persistent buffer"})
 _FLAT = frozenset({"x only", "params", "own params", "own buffer", "root", "one graph"})
 _CHILD = frozenset({"x only", "params", "own buffer", "linear", "root", "one graph"})
 _INNER = frozenset({"x only", "params", "inner", "one graph"})
@@ -325,8 +352,9 @@ MODELS: dict[str, Model] = {
     "two deep": Model(Middle, _INNER | {"root"}, classes=2),
     "three deep": Model(Nested, _INNER | {"root"}, classes=3),
     "raising": Model(Raising, _FLAT - {"one graph"} | {"raises"}),
-    "hooked in __init__, before children": Model(HookedBeforeChildren, frozenset({"x only", ONLY_WHEN_REQUIRED})),
-    "hooked in __init__, after children": Model(HookedAfterChildren, frozenset({"x only", ONLY_WHEN_REQUIRED})),
+    "hooked in __init__, before children": Model(HookedBeforeChildren, frozenset({"x only", "hooked in __init__"})),
+    "hooked in __init__, after children": Model(HookedAfterChildren, frozenset({"x only", "hooked in __init__"})),
+    "non-persistent buffer child": Model(NonPersistentChild, frozenset({"x only", "params", "non-persistent buffer"})),
 }
 
 
@@ -336,7 +364,7 @@ def shapes_offering(traits: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(
         shape
         for shape, model in MODELS.items()
-        if model.traits >= set(traits) and (ONLY_WHEN_REQUIRED in traits or ONLY_WHEN_REQUIRED not in model.traits)
+        if model.traits >= set(traits) and model.traits & ONLY_WHEN_REQUIRED <= set(traits)
     )
 
 

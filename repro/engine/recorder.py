@@ -144,3 +144,9 @@ class Recorder:
         if value is None or isinstance(value, (str, int, float, bool)):
             return value
         return f"<{type(value).__name__}>"
+
+
+def changed_classes(original: Any, duplicate: Any) -> list[str]:
+    """The children (by path) whose class in ``duplicate`` is not their class in ``original``."""
+    copied = dict(duplicate.named_modules())
+    return [name for name, module in original.named_modules() if name and type(copied.get(name)) is not type(module)]

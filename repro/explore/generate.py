@@ -111,7 +111,9 @@ class ModelSpec:
 
     def traits(self) -> Traits:
         """What a scope predicate reads (``repro.traits``), from what each level is and calls."""
-        found = dict.fromkeys(("compiled", "inside", "subclass_inside", "linear", "raises", "ops"), False)
+        found = dict.fromkeys(
+            ("compiled", "inside", "subclass_inside", "linear", "raises", "ops", "nonpersistent"), False
+        )
 
         def visit(level: Level, called_compiled: bool, in_script_module: bool) -> None:
             subclass = level.base in SUBCLASSES
@@ -122,6 +124,7 @@ class ModelSpec:
             found["linear"] |= (subclass or compiled) and None in level.children
             found["raises"] |= compiled and Op.RAISE in level.ops
             found["ops"] |= compiled and len(level.ops) + len(level.children) + level.hooked >= 2  # hooks compile too
+            found["nonpersistent"] |= compiled and not subclass and False in level.buffers
             for child in level.children:
                 if child is not None:
                     found["subclass_inside"] |= compiled and child.base in SUBCLASSES
@@ -141,6 +144,7 @@ class ModelSpec:
             raises_compiled=found["raises"],
             compiled_ops=found["ops"],
             init_hooks_plain_forward=any(level.hooked and level.base is Base.PLAIN_FORWARD for level in levels),
+            nonpersistent_buffer_compiled=found["nonpersistent"],
             batch_is_features=self.batch == self.features,
         )
 

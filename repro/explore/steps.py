@@ -236,6 +236,8 @@ def perform(step: Step, state: State, paths: list[str]) -> None:
     the catalogue's recognisers read both alike. It may raise: the caller records the error."""
     import torch
 
+    from repro.engine.recorder import changed_classes
+
     if isinstance(step, Hook):
         where = _where(paths, step.where)
         target = state.model if step.kind.is_global else module_at(state.model, where)
@@ -252,6 +254,9 @@ def perform(step: Step, state: State, paths: list[str]) -> None:
             state.original = model
             same = type(state.model) is type(model)
             state.rec.note("the copy's class", "the same class" if same else type(state.model).__name__)
+            state.rec.note("the copy's children of another class", changed_classes(model, state.model))
+            leaves = [name for name, p in state.model.named_parameters() if not p.is_leaf]
+            state.rec.note("copy's parameters that are not leaves", leaves)
         elif step.to in (Handing.COMPILE, *RUN_AS_WRITTEN):
             _run_as_written(step.to, state)
         elif step.to is Handing.STATE_DICT:

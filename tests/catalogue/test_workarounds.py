@@ -3,6 +3,7 @@ workaround in force, matches eager; a bug without one still shows, and what was 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import io
 import warnings
@@ -238,6 +239,32 @@ def _copy_of_the_compiled_module(model: Any) -> str:
     return f"the original holds the copy's new weight: {model.weight is clone.weight}"
 
 
+class Tied(torch.nn.Module):
+    """Two layers sharing one weight: what a copy must keep shared."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+        self.b.weight = self.a.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x))
+
+
+def _leaves_by_setattr(model: Any) -> str:
+    clone = copy.deepcopy(torch.jit.script(Tied()))
+    for name, param in list(clone.named_parameters(remove_duplicate=False)):
+        owner, _, leaf = name.rpartition(".")
+        setattr(getattr(clone, owner), leaf, torch.nn.Parameter(param.detach()))
+    return f"leaves: {clone.a.weight.is_leaf}; still shared: {clone.a.weight is clone.b.weight}"
+
+
+def _named_again_then_copied(model: Any) -> str:
+    model = build_scripted("non-persistent buffer child", "script_method", "later", "cpu")
+    model.scaling._non_persistent_buffers_set.add("scale")
+    return f"state_dict: {sorted(model.state_dict())}; its deep copy's: {sorted(copy.deepcopy(model).state_dict())}"
+
+
 # Each line of a bug's `tried` (named by how it starts), done on a model of its scope: (bug, the
 # alternative, what it shows on this torch).
 TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
@@ -316,6 +343,17 @@ TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
         _copy_of_the_compiled_module,
         "the original holds the copy's new weight: False",
     ),
+    "replacing each parameter of the copy": (
+        "deepcopy-parameters-not-leaves",
+        _leaves_by_setattr,
+        "leaves: True; still shared: False",
+    ),
+    "naming the buffer again on the compiled child": (
+        "nonpersistent-buffers-in-state-dict",
+        _named_again_then_copied,
+        "state_dict: ['linear.bias', 'linear.weight', 'steps']; its deep copy's: ['linear.bias', "
+        "'linear.weight', 'scaling.scale', 'steps']",
+    ),
     "copy.deepcopy: keeps its own training mode": (
         "copy-shares-training",
         _deepcopy_for_training,
@@ -376,6 +414,30 @@ def test_deepcopy_keeps_the_class_hooks_and_an_independent_copy():
     assert clone.weight is not model.weight and torch.equal(clone.weight, model.weight)  # type: ignore[arg-type]
     eager = torch.nn.Linear(2, 2)
     assert type(workaround.deepcopy(eager)) is torch.nn.Linear
+
+
+def test_deepcopy_keeps_a_subclass_child_with_its_hooks():
+    model, calls = build_scripted("subclass child", "plain_forward", "later", "cpu"), []
+    inner: Any = model.inner
+    inner.register_forward_hook(lambda module, args, output: calls.append(module))
+    clone = workaround.deepcopy(model)
+    clone(torch.ones(1, 2)).sum().backward()
+    assert type(clone.inner) is type(model.inner) and calls == [clone.inner]
+    assert all(p.is_leaf and p.grad is not None for p in clone.parameters())
+    assert all(p.grad is None for p in model.parameters())
+
+
+@pytest.mark.parametrize("route", [False, True], ids=["called", "routed"])
+def test_deepcopy_of_a_scripted_module_has_leaves_and_keeps_shared_parameters_shared(route):
+    model, standard = torch.jit.script(Tied()), copy.deepcopy
+    with workaround.routed("copy.deepcopy") if route else contextlib.nullcontext():
+        clone = copy.deepcopy(model) if route else workaround.deepcopy(model)
+        assert copy.deepcopy({"a": 1}) == {"a": 1}  # what is not a module is copied as ever
+    assert type(clone) is type(model) and clone.a.weight is clone.b.weight
+    clone(torch.ones(1, 2)).sum().backward()
+    assert all(p.is_leaf and p.grad is not None for p in clone.parameters())
+    assert all(p.grad is None for p in model.parameters())
+    assert copy.deepcopy is standard  # the route is undone
 
 
 @pytest.mark.parametrize("bug_id", WITH)

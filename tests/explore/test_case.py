@@ -251,6 +251,36 @@ ATTRIBUTED = [  # (id, model, steps, the cause, or the explanation where no bug 
         "deepcopy-drops-subclass",
     ),
     (
+        "a torch.jit.script-ed root deep-copied, then backward through the copy",
+        _level(Base.SCRIPTED_EAGER, [None]),
+        (Hand(Handing.DEEPCOPY), Call(Mode.PLAIN, False, True)),
+        "deepcopy-parameters-not-leaves",
+    ),
+    (
+        "an eager parent of a script_method subclass deep-copied, then backward through the copy",
+        _level(Base.EAGER, [_level(Base.SCRIPT_METHOD, [None])]),
+        (Hand(Handing.DEEPCOPY), Call(Mode.PLAIN, False, True)),
+        "deepcopy-drops-subclass",
+    ),
+    (
+        "a state_dict round trip of a torch.jit.script-ed root with a non-persistent buffer",
+        _level(Base.SCRIPTED_EAGER, buffers=(True, False)),
+        (Hand(Handing.STATE_DICT),),
+        "nonpersistent-buffers-in-state-dict",
+    ),
+    (
+        "a state_dict round trip of a subclass holding an eager child with a non-persistent buffer",
+        _level(Base.PLAIN_FORWARD, [_level(Base.EAGER, buffers=(False,))]),
+        (Hand(Handing.STATE_DICT),),
+        "nonpersistent-buffers-in-state-dict",
+    ),
+    (
+        "non-reentrant checkpoint where a compiled grandchild runs before an eager layer",
+        _level(Base.EAGER, [_level(Base.PLAIN_FORWARD, [_level(Base.SCRIPTED_EAGER, [None], [Op.TANH])]), None]),
+        (Call(Mode.CHECKPOINT, True, False),),
+        "checkpoint-early-stop",
+    ),
+    (
         "export of a subclass whose eager twin fails to export too",
         _level(Base.SCRIPT_METHOD, ops=[Op.RAISE]),
         (Hand(Handing.EXPORT),),

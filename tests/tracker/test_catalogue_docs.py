@@ -112,8 +112,10 @@ def test_the_workaround_figures_are_the_ledgers(pages):
     path = pages / "repro" / "ledger.json"
     ledger = json.loads(path.read_text())
     bug_id = next(iter(BUGS))
-    proof = ledger["releases"]["2.13.0"]["bugs"][bug_id]["workaround"]
-    proof["summary"] = proof["summary"].replace(f"{proof['matched']} of", "4321 of", 1)
+    for entry in ledger["releases"].values():  # whichever release the page reads
+        proof = entry.get("bugs", {}).get(bug_id, {}).get("workaround")
+        if proof:
+            proof["summary"] = proof["summary"].replace(f"{proof['matched']} of", "4321 of", 1)
     path.write_text(json.dumps(ledger))
     section = generated(pages)["docs/downstream.md"].split(f"### `{bug_id}`")[1].split("### ")[0]
     assert "4321 of" in " ".join(section.split())

@@ -12,7 +12,11 @@ compiled script_method forward with eager ops around its child (``child first``,
 ``several children``) or with buffers only, and works once that class's forward has run before
 (measured: a second call on the same class matches; the profiling executor's first run differs from
 its recomputation, a likely cause not proven). That order dependence is why the case without early
-stop is not in its scope: the oracle's later instances reuse warmed classes. With a plain forward,
+stop is not in its scope: the oracle's later instances reuse warmed classes. With early stop, where
+the compiled code has finished before the recomputation stops (a compiled child, then an eager
+layer), that first call fails instead with torch's own CheckpointError (recomputed tensors of other
+metadata, or more of them): generated models found it (``python -m repro --explore``), and this bug
+takes it, in the same reach. With a plain forward,
 the shape ``child between`` (tanh around the child call) works. No upstream report was found
 (related: pytorch/pytorch#54612, exceptions in the interpreter become RuntimeError).
 It lives in ``torch/utils/checkpoint.py``, which the tracker's wheel probe does not read: there is no
@@ -27,7 +31,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import NESTED, ROOTS, raised, scope
+from repro.catalogue.bug import IN_EAGER_PARENT, NESTED, ROOTS, raised, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import find
@@ -37,6 +41,11 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures with
     from repro.engine.oracle import ScenarioResult
 
 SIGNATURE = "The following operation failed in the TorchScript interpreter"
+# torch's own checks, where the compiled code's first run saved other tensors than its recomputation
+PROFILED = (
+    "Recomputed values for the following tensors have different metadata",
+    "trying to save more tensors during recomputation",
+)
 EARLY_STOP = "non-reentrant, with early stop: same gradients"
 
 
@@ -76,7 +85,7 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 
 def recognise(result: ScenarioResult) -> bool:
-    return "torch.utils.checkpoint.checkpoint" in result.scenario.apis and raised(result, SIGNATURE)
+    return "torch.utils.checkpoint.checkpoint" in result.scenario.apis and raised(result, SIGNATURE, *PROFILED)
 
 
 # --- fixing it: checkpoint takes an exception that reaches it once every tensor was recomputed under
@@ -118,7 +127,7 @@ recompute_when_the_stop_was_translated = edits.Insertion(  # a handler after the
 
 CASES = (EARLY_STOP,)
 SCOPE = (
-    scope(ROOTS + ("in eager parent", "in eager parent, with child"), ("script_method",), EARLY_STOP)
+    scope(ROOTS + IN_EAGER_PARENT, ("script_method",), EARLY_STOP)
     + scope(
         ("child", "child first", "child last", "several children", "in eager parent, with child", *NESTED),
         ("plain_forward",),

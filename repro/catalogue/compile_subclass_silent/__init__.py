@@ -16,7 +16,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from repro.catalogue import edits
-from repro.catalogue.bug import ROOTS, scope
+from repro.catalogue.bug import IN_EAGER_PARENT, ROOTS, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import find
@@ -89,11 +89,7 @@ refuse_script_modules = edits.Insertion(  # where _TorchDynamoContext.__call__ w
     already="already refuses TorchScript",
 )
 
-SCOPE = (
-    scope(ROOTS)
-    + scope(("in eager parent", "in eager parent, with child"))
-    + scope(("scripted child",), ("torch.jit.script",))
-)
+SCOPE = scope(ROOTS) + scope(IN_EAGER_PARENT) + scope(("scripted child",), ("torch.jit.script",))
 
 
 def reach(t: Traits) -> bool:

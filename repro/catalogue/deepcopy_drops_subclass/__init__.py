@@ -16,7 +16,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import ROOTS, raised_instead, routed, scope
+from repro.catalogue.bug import IN_EAGER_PARENT, ROOTS, raised_instead, routed, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import Candidate
 from repro.catalogue.texts import inserted
@@ -29,16 +29,19 @@ if TYPE_CHECKING:  # the engine imports torch; the tracker reads signatures with
 
 APIS = ("copy.deepcopy",)
 CLASS = "the copy's class"
+CHILDREN = "the copy's children of another class"  # a subclass child's copy (in an eager parent)
 
 
 def recognise(result: ScenarioResult) -> bool:
-    """The copy is another class (a RecursiveScriptModule), or has no Python ``forward`` to run."""
+    """The copy, or a child of it, is another class (a RecursiveScriptModule), or has no Python
+    ``forward`` to run."""
     if not result.scenario.apis & set(APIS):
         return False
     if raised_instead(result, "'RecursiveScriptModule' object has no attribute"):
         return True
-    scripted, eager = (side.observation.get(CLASS) if side else None for side in (result.scripted, result.eager))
-    return result.verdict == Verdict.DIFFERS and scripted != eager
+    sides = [side.observation if side else {} for side in (result.scripted, result.eager)]
+    changed = any(sides[0].get(fact) != sides[1].get(fact) for fact in (CLASS, CHILDREN))
+    return result.verdict == Verdict.DIFFERS and changed
 
 
 def _no_copy_of_its_own(trees: Trees) -> tuple[bool, str]:
@@ -86,7 +89,8 @@ add_deepcopy = edits.MethodAddition(
     SCRIPT_PY, "ScriptModule", "__setattr__", inserted(__name__, "ScriptModule.__deepcopy__")
 )
 
-SCOPE = scope(ROOTS)
+# an eager parent's deep copy copies its subclass child so (measured where the scenario runs on one)
+SCOPE = scope(ROOTS) + scope(IN_EAGER_PARENT, case="backward through the copy fills the copy's gradients")
 
 
 def reach(t: Traits) -> bool:

@@ -16,11 +16,17 @@ class ScriptModule(torch.nn.Module):
         memo[id(self)] = clone
         for name, value in self.__dict__.items():
             clone.__dict__[name] = copy.deepcopy(value, memo)
+        # the compiled module's copy holds bare copies of its children: a subclass child
+        # is copied as itself, around the compiled copy of it
+        compiled = clone.__dict__["_actual_script_module"]
+        for name, child in self.named_children():
+            if "_actual_script_module" in child.__dict__:
+                memo[id(child.__dict__["_actual_script_module"])] = getattr(compiled, name)
+                compiled._modules[name] = copy.deepcopy(child, memo)
         # the compiled module's copy clones its tensors with their history: its parameters
-        # must be leaves again, or backward through the copy leaves them without gradients
-        for name, param in list(clone.named_parameters()):
+        # must be leaves again (in place: one two names share stays shared), or backward
+        # through the copy leaves them without gradients
+        for _, param in clone.named_parameters(remove_duplicate=False):
             if not param.is_leaf:
-                owner, _, leaf = name.rpartition(".")
-                parameter = torch.nn.Parameter(param.detach(), param.requires_grad)
-                setattr(clone.get_submodule(owner), leaf, parameter)
+                param.detach_().requires_grad_(True)
         return clone

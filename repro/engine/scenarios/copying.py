@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.engine.recorder import Recorder
+from repro.engine.recorder import Recorder, changed_classes
 from repro.engine.scenarios.table import scenario
 from repro.vocabulary import Tier
 
@@ -55,11 +55,15 @@ def _(m: Any, rec: Recorder) -> None:
     "copy.deepcopy",
     "backward through the copy fills the copy's gradients",
     tier=Tier.VARIANT,
-    requires=("root", "params"),
+    requires=("params",),  # on an eager parent too: its copy copies the child under test
 )
 def _(m: Any, rec: Recorder) -> None:
     duplicate = copy.deepcopy(m)
     rec.facts["the copy's class"] = type(duplicate).__name__
+    rec.facts["copy's parameters that are not leaves"] = sorted(
+        name for name, p in duplicate.named_parameters() if not p.is_leaf
+    )
+    rec.facts["the copy's children of another class"] = changed_classes(m, duplicate)
     duplicate(rec.input(), *rec.extra(rec.device)).sum().backward()
     rec.facts["copy's grads set"] = sorted(name for name, p in duplicate.named_parameters() if p.grad is not None)
     rec.facts["original's grads set"] = sorted(name for name, p in m.named_parameters() if p.grad is not None)

@@ -145,6 +145,20 @@ def _(m: Any, rec: Recorder) -> None:
 
 
 @scenario(
+    "state_dict",
+    "leaves out a buffer registered with persistent=False",
+    "load_state_dict",
+    model="non-persistent buffer child",
+    requires=("non-persistent buffer",),
+)
+def _(m: Any, rec: Recorder) -> None:
+    rec.facts["buffers"] = sorted(name for name, _ in m.named_buffers())
+    rec.facts["state_dict keys"] = sorted(m.state_dict())
+    m.load_state_dict(m.state_dict())
+    rec.note("output after a state_dict round trip", m(rec.input()))
+
+
+@scenario(
     "load_state_dict", "loads new values; the model computes with them", tier=Tier.VARIANT, requires=("root", "params")
 )
 def _(m: Any, rec: Recorder) -> None:
