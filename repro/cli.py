@@ -8,6 +8,7 @@ error, or TorchScript cannot be exercised here.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -27,7 +28,7 @@ from repro.ledger import Expectation, LedgerError, expectation_for, ledger_path,
 from repro.output import answered, emit, native_output_to_stderr, parsed
 from repro.requirements import unmet
 from repro.sanitise import for_terminal
-from repro.vocabulary import Outcome, ProofStatus
+from repro.vocabulary import Outcome, ProofStatus, WorkaroundVerdict
 
 if TYPE_CHECKING:  # the filing kit is imported only when asked for
     from repro.filing.material import Filing, HeadStart
@@ -186,9 +187,11 @@ def _main(argv: list[str] | None, prog: str) -> int:
     if (
         args.explore
         and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.slow)
-        or (args.explore and (args.workarounds or args.support_table or len(asked) > 1))
+        or (args.explore and (args.support_table or len(asked) > 1))
     ):
-        return fail("--explore takes only --budget, --seed, one --bug, --json and --device")
+        return fail("--explore takes only --budget, --seed, one --bug, --workarounds, --json and --device")
+    if args.explore and args.workarounds and not asked:
+        return fail("--explore --workarounds tries one bug's workaround: name the bug with --bug ID")
     if args.explore:
         missing = unmet(("hypothesis",), "pip install -e '.[explore]'")
         if missing:
@@ -439,9 +442,16 @@ def _explore(context: _Context) -> int:
         return context.fail("--explore runs on CPU only (its cases run in forked workers): add --device cpu")
     progress = _progress() if sys.stderr.isatty() else lambda exploration: None
     budget, seed = args.budget or BUDGET, args.seed or 0
-    if args.bug:  # models in the bug's reach only
+    if args.bug:  # models in the bug's reach only; with --workarounds, its workaround in force
         bug = get(args.bug[0])
-        exploration = explore(budget, seed, explain, progress, within=(bug.id, bug.reach))
+        in_force: tuple[str, Callable[[], Any]] = ("", contextlib.nullcontext)
+        if args.workarounds:
+            workaround = bug.workaround
+            if workaround is None or workaround.apply is None or workaround.style:
+                why = "changes the model's forward" if workaround and workaround.apply else "is none"
+                return context.fail(f"{bug.id}'s workaround {why}: nothing to put in force on generated models")
+            in_force = (workaround.name, workaround.apply)
+        exploration = explore(budget, seed, explain, progress, within=(bug.id, bug.reach), workaround=in_force)
     else:
         exploration = explore(budget, seed, explain, progress)
     if sys.stderr.isatty():
@@ -453,6 +463,8 @@ def _explore(context: _Context) -> int:
         if args.json
         else shown(text.render_exploration(environment.torch_version, exploration))
     )
+    if exploration.workaround:  # the workaround's verdict decides, as --workarounds' does
+        return EXIT_OK if exploration.workaround_verdict() is WorkaroundVerdict.HOLDS else EXIT_DRIFT
     return EXIT_DRIFT if exploration.unexplained() else EXIT_OK
 
 
@@ -478,8 +490,8 @@ MODES: dict[str, Callable[[_Context], int]] = {
     "list_bugs": _list_bugs,
     "support_table": _support_table,
     "explain": _explain,
+    "explore": _explore,  # before workarounds: --explore --workarounds tries a workaround on generated models
     "workarounds": _workarounds,
     "candidates": _candidates,
-    "explore": _explore,
 }
 OBSERVING = ("explain", "workarounds", "candidates", "explore")

@@ -10,6 +10,7 @@ means the same run with the same pinned Hypothesis (``hypothesis==6.170.27``).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import shutil
@@ -17,6 +18,7 @@ import signal
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -31,12 +33,14 @@ from hypothesis.errors import NoSuchExample
 from repro.engine.oracle import Explains
 from repro.explore import loading
 from repro.explore.case import Case, Twin, run_twin
-from repro.explore.classify import Explanation, Finding, compare
+from repro.explore.classify import Explanation, Finding, Kind, compare
 from repro.explore.generate import Level, ModelSpec, Op, consistent, specs
 from repro.explore.steps import Assign, Hook, Step, steps
 from repro.traits import Traits
+from repro.vocabulary import WorkaroundVerdict
 
 T = TypeVar("T")
+Apply = Callable[[], AbstractContextManager[Any]]  # puts a workaround in force around a twin's run
 REPLACE_EVERY = 40  # cases per worker before a fresh fork replaces it
 PATIENCE_S = 30.0  # a worker silent this long on one case is stuck: the case runs here instead
 SHRINK_EXAMPLES = 60  # reductions tried per unexplained departure
@@ -76,13 +80,34 @@ class Exploration:
     drawn: dict[str, int] = field(default_factory=dict)  # how often each kind of step was drawn
     fallbacks: int = 0  # cases run in this process because a worker hung or died
     within: str = ""  # what the models were kept to (a bug's reach, by its id), or "" for every model
+    workaround: str = ""  # the workaround of that bug in force around every twin's run, or ""
 
     def unexplained(self) -> list[Found]:
         return [f for f in self.found.values() if f.unexplained]
 
+    def workaround_verdict(self) -> WorkaroundVerdict:
+        """The workaround's verdict, judged as a proof judges one: a departure its bug still explains,
+        or one nothing explains, is the workaround's (silent ones first); what another bug explains,
+        or TorchScript refuses, is not."""
+        failing = [f.finding for f in self.found.values() if f.unexplained or f.finding.cause == self.within]
+        if any(finding.kind is Kind.SILENT for finding in failing):
+            return WorkaroundVerdict.SILENTLY_WRONG
+        return WorkaroundVerdict.LOUD if failing else WorkaroundVerdict.HOLDS
 
-def _both(case: Case) -> tuple[Twin, Twin]:
-    return run_twin(case, True), run_twin(case, False)
+    def space(self) -> str:
+        """What the verdict held on, in the words the ledger's proofs use."""
+        return (
+            f"{self.cases} generated models of depth <=3 in the reach of {self.within}, seed {self.seed}, "
+            f"budget {self.budget:.0f} s"
+        )
+
+
+def _both(case: Case, apply: Apply = contextlib.nullcontext) -> tuple[Twin, Twin]:
+    """Both twins, each run with ``apply``'s workaround in force (as a proof runs each side)."""
+    with apply():
+        scripted = run_twin(case, True)
+    with apply():
+        return scripted, run_twin(case, False)
 
 
 class Workers:
@@ -91,8 +116,9 @@ class Workers:
     (seen under pytest-xdist). A copy that does not answer within ``PATIENCE_S``, or dies, is killed
     and the case runs in this process instead: a worker only ever saves memory, it never loses a case."""
 
-    def __init__(self, patience: float = PATIENCE_S) -> None:
+    def __init__(self, patience: float = PATIENCE_S, apply: Apply = contextlib.nullcontext) -> None:
         self.patience = patience
+        self.apply = apply
         self.process: Any = None
         self.connection: Any = None
         self.done = 0
@@ -111,13 +137,13 @@ class Workers:
             pass
         self.close()
         self.fallbacks += 1
-        return _both(case)
+        return _both(case, self.apply)
 
     def _replace(self) -> None:
         self.close()
         context = multiprocessing.get_context("fork")
         mine, theirs = context.Pipe()
-        self.process = context.Process(target=_serve, args=(theirs,), daemon=True)
+        self.process = context.Process(target=_serve, args=(theirs, self.apply), daemon=True)
         self.process.start()
         theirs.close()
         self.connection, self.done = mine, 0
@@ -130,7 +156,7 @@ class Workers:
         self.process = None
 
 
-def _serve(connection: Any) -> None:
+def _serve(connection: Any, apply: Apply = contextlib.nullcontext) -> None:
     """The worker: a case in, both twins out, until the pipe closes. Ctrl-C is the parent's to answer
     (it kills this process): a traceback from here would be a second answer. What torch prints or
     logs while a case runs (export logs whole graphs when a guard is data-dependent) is not the
@@ -149,7 +175,7 @@ def _serve(connection: Any) -> None:
             case = connection.recv()
         except EOFError:
             return
-        connection.send(_both(case))
+        connection.send(_both(case, apply))
 
 
 class _Spent(Exception):
@@ -163,14 +189,16 @@ def explore(
     progress: Callable[[Exploration], None] = lambda exploration: None,
     shrink: bool = True,
     within: tuple[str, Callable[[Traits], bool]] = ("", lambda traits: True),
+    workaround: tuple[str, Apply] = ("", contextlib.nullcontext),
 ) -> Exploration:
     """Cases drawn from ``seed`` for ``budget`` seconds, each compared twin by twin; each unexplained
     departure then shrunk (within ``SHRINK_EXAMPLES`` reductions). ``within`` names a predicate over
-    a model's traits (a bug's reach, handed in) that every case's model, shrunk ones too, holds."""
-    exploration = Exploration(seed, budget, within=within[0])
+    a model's traits (a bug's reach, handed in) that every case's model, shrunk ones too, holds;
+    ``workaround`` names the workaround put in force around every twin's run (its bug's)."""
+    exploration = Exploration(seed, budget, within=within[0], workaround=workaround[0])
     kept = within[1]
     loading.use(Path(tempfile.mkdtemp(prefix="repro-explore-")))  # the workers inherit it
-    workers = Workers()
+    workers = Workers(apply=workaround[1])
     started = time.monotonic()
     searching = budget * (SEARCH_SHARE if shrink else 1.0)
     try:

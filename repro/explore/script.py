@@ -155,6 +155,12 @@ def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
             if last:
                 lines.append('same = "the same class" if type(m) is type(original) else type(m).__name__')
                 lines.append('observed["the copy\'s class"] = same')
+                lines.append("copied = dict(m.named_modules())")
+                lines.append('observed["the copy\'s children of another class"] = [')
+                lines.append("    n for n, s in original.named_modules() if n and type(copied.get(n)) is not type(s)")
+                lines.append("]")
+                lines.append("leaves = [n for n, p in m.named_parameters() if not p.is_leaf]")
+                lines.append('observed["copy\'s parameters that are not leaves"] = leaves')
         elif step.to is Handing.STATE_DICT:
             lines = ['observed["state_dict keys"] = sorted(m.state_dict())' if last else "", step.to.value]
         elif step.to in RUN_AS_WRITTEN:

@@ -119,6 +119,15 @@ def render_exploration(environment: Environment, exploration: Exploration) -> st
             "seed": exploration.seed,
             "budget_s": exploration.budget,
             "within": exploration.within or None,
+            "workaround": (
+                {
+                    "name": exploration.workaround,
+                    "verdict": exploration.workaround_verdict().value,
+                    "space": exploration.space(),
+                }
+                if exploration.workaround
+                else None
+            ),
             "cases": exploration.cases,
             "seconds": round(exploration.seconds, 3),
             "steps_drawn": exploration.drawn,

@@ -367,6 +367,13 @@ def render_exploration(torch_version: str, exploration: Exploration) -> str:
         + (f"; models in the reach of {exploration.within}" if exploration.within else "")
         + f"): {len(found)} distinct departures, {len(unexplained)} unexplained.",
     ]
+    if exploration.workaround:
+        prose += [
+            "",
+            f"With the workaround {exploration.workaround} in force around every twin's run: "
+            f"{exploration.workaround_verdict().value} on {exploration.space()} (a departure the bug "
+            "still explains, or nothing explains, is the workaround's).",
+        ]
     for explanation in (Explanation.BUG, Explanation.DESIGN, Explanation.UNDOCUMENTED):
         group = [f for f in found if f.finding.explanation is explanation]
         if group:

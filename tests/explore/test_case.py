@@ -137,6 +137,29 @@ def test_a_torch_func_call_or_dtype_move_runs_on_eager_and_its_script_agrees(tmp
     assert shown.returncode == (0 if finding is None else 1), shown.stdout + shown.stderr
 
 
+SCRIPTED_HOLDING_SUBCLASS = ModelSpec(
+    Level(Base.SCRIPTED_EAGER, 0, (), (Level(Base.SCRIPT_METHOD, 0, (), (), (), ()),), (), (0,)), 2, 2
+)
+SCRIPTED_WITH_LINEAR = ModelSpec(Level(Base.SCRIPTED_EAGER, 0, (), (None,), (), (0,)), 2, 2)
+
+
+@pytest.mark.parametrize(
+    ("handing", "spec"),
+    [(Handing.COPY, SCRIPTED_HOLDING_SUBCLASS), (Handing.DEEPCOPY, SCRIPTED_WITH_LINEAR)],
+    ids=["copy.copy of a scripted module holding a subclass", "copy.deepcopy of a scripted module"],
+)
+def test_the_script_of_a_copy_notes_what_the_explorer_compares(tmp_path, handing, spec):
+    """The copy's children's classes and its parameters that are not leaves: a script that noted
+    only the copy's class exited 0 where the explorer found these twins apart."""
+    case = _case(Hand(handing), spec=spec)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    assert finding is not None
+    path = tmp_path / "copy.py"
+    path.write_text(script(case, finding.step, finding.what))
+    shown = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 1, shown.stdout + shown.stderr
+
+
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(cases(), st.integers(0, 8))
 def test_every_script_parses_and_fits_100_columns(case, step):

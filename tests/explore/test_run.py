@@ -3,15 +3,18 @@ reduction keeps the modules its steps act on, and a bounded exploration ends as 
 
 from __future__ import annotations
 
+import contextlib
 import json
 
+import pytest
 from hypothesis import HealthCheck, find, settings
 
 from helpers import run
 from repro.catalogue import BUGS, explain
 from repro.explore.case import Case
+from repro.explore.classify import Explanation, Finding, Kind
 from repro.explore.generate import Base, Level, ModelSpec
-from repro.explore.run import _reduced, explore, reductions
+from repro.explore.run import Exploration, Found, _reduced, explore, reductions
 from repro.explore.steps import Call, Hook, HookKind, Mode
 
 LEAF = Level(Base.EAGER, 0, (), (), (), ())
@@ -91,6 +94,56 @@ def test_explore_options_are_one_sentence_and_exit_2():
         (["--explore", "--slow"], "--explore takes only"),
         (["--explore", "--budget", "0"], "a number of seconds from 1 to 86400"),
         (["--explore", "--seed", "-1"], "a whole number from 0"),
+        (["--explore", "--workarounds"], "name the bug with --bug ID"),
+        (["--explore", "--workarounds", "--bug", "nonpersistent-buffers-in-state-dict"], "workaround is none"),
+        (["--explore", "--workarounds", "--bug", "child-hooks-bypassed"], "changes the model's forward"),
     ):
         proc = run(["-m", "repro", *argv])
         assert proc.returncode == 2 and said in proc.stderr and proc.stdout == "", (argv, proc.stderr)
+
+
+def _found(kind: Kind, explanation: Explanation, cause: str | None) -> Found:
+    return Found(Finding(1, "m = copy.deepcopy(m)", kind, "detail", explanation, cause), CASE, 1)
+
+
+@pytest.mark.parametrize(
+    ("found", "verdict"),
+    [
+        ([], "holds"),
+        ([_found(Kind.SILENT, Explanation.BUG, "copy-shares-training")], "holds"),  # another bug's
+        ([_found(Kind.LOUD, Explanation.UNDOCUMENTED, None)], "holds"),  # a refusal TorchScript makes
+        ([_found(Kind.LOUD, Explanation.BUG, "deepcopy-drops-subclass")], "loud"),
+        ([_found(Kind.LOUD, Explanation.UNEXPLAINED, None)], "loud"),
+        (
+            [
+                _found(Kind.LOUD, Explanation.BUG, "deepcopy-drops-subclass"),
+                _found(Kind.SILENT, Explanation.UNEXPLAINED, None),
+            ],
+            "silently wrong",
+        ),
+    ],
+    ids=["nothing", "another bug", "a refusal", "its bug, loud", "unexplained, loud", "silent wins"],
+)
+def test_a_workaround_under_the_explorer_is_judged_by_what_still_departs(found, verdict):
+    exploration = Exploration(7, 30.0, cases=12, within="deepcopy-drops-subclass", workaround="w")
+    exploration.found = {str(n): f for n, f in enumerate(found)}
+    assert exploration.workaround_verdict().value == verdict
+    assert exploration.space() == (
+        "12 generated models of depth <=3 in the reach of deepcopy-drops-subclass, seed 7, budget 30 s"
+    )
+
+
+@pytest.mark.slow
+def test_a_workaround_that_does_nothing_reads_silently_wrong_and_the_real_one_holds():
+    """The same seed and budget: with nothing in force the bug departs silently on generated models
+    (a deep copy's parameters that are not leaves), with its workaround no case departs through it."""
+    bug = BUGS["deepcopy-parameters-not-leaves"]
+    assert bug.workaround and bug.workaround.apply
+    nothing = explore(
+        40, 0, explain, shrink=False, within=(bug.id, bug.reach), workaround=("none", contextlib.nullcontext)
+    )
+    real = explore(
+        40, 0, explain, shrink=False, within=(bug.id, bug.reach), workaround=(bug.workaround.name, bug.workaround.apply)
+    )
+    assert nothing.workaround_verdict().value == "silently wrong"
+    assert real.workaround_verdict().value == "holds" and real.cases > 100
