@@ -134,18 +134,22 @@ def shapes_section() -> list[str]:
     return [*lines, ""]
 
 
-def newest_lists(version: str, support: dict[str, Any], touched: dict[str, list[str]]) -> list[str]:
+def newest_lists(
+    version: str, support: dict[str, Any], touched: dict[str, list[str]], named: dict[str, list[str]] | None = None
+) -> list[str]:
     """The newest release as a backend's documentation lists it: what works on every device measured,
     and what departs on any of them, each device's codes in its row ("not measured" where no device
     report was merged). A heading names the devices it covers. An API an open finding of the explorer
-    departs in (``touched``) is never listed as working, whatever its cells say."""
+    departs in (``touched``), or a catalogued bug present in the release names (``named``), is never
+    listed as working, whatever its cells say."""
+    named = named or {}
     measured = [d for d in DEVICES if d in support] + sorted(d for d in support if d not in DEVICES)
     apis = sorted({api for d in measured for api in support[d]["rows"]})
     works = [api for api in apis if all(codes_of(support[d], api) == "ok" for d in measured)]
     devices = ", ".join(measured)
     shown = [*DEVICES, *(d for d in measured if d not in DEVICES)]
     lines = [f"## torch {version}: works as on `nn.Module` (measured on {devices})", ""]
-    lines += wrapped(", ".join(_api(api) for api in works if api not in touched))
+    lines += wrapped(", ".join(_api(api) for api in works if api not in touched and api not in named))
     found = [f"{_api(api)} ({', '.join(touched[api])})" for api in works if api in touched]
     if found:
         lines += [
@@ -155,6 +159,15 @@ def newest_lists(version: str, support: dict[str, Any], touched: dict[str, list[
                 "(at the end; found on torch 2.13.0) departs on models the table does not build: "
                 + ", ".join(found)
                 + "."
+            ),
+        ]
+    by_bugs = [f"{_api(api)} ({', '.join(named[api])})" for api in works if api in named and api not in touched]
+    if by_bugs:
+        lines += [
+            "",
+            *wrapped(
+                "Not listed as working, though every measured cell matches: a catalogued bug present in this "
+                "release names it (it departs in a use the table's scenarios do not make): " + ", ".join(by_bugs) + "."
             ),
         ]
     lines += [
@@ -302,6 +315,16 @@ def findings(folder: Path = FINDINGS) -> list[tuple[str, str, list[str]]]:
     return found
 
 
+def named_by_present_bugs(entry: dict[str, Any]) -> dict[str, list[str]]:
+    """API -> the catalogued bugs the ledger records present in a release (``entry``) that name it."""
+    named: dict[str, list[str]] = defaultdict(list)
+    for bug in BUGS.values():
+        if (entry.get("bugs", {}).get(bug.id, {}).get("dynamic") or {}).get("verdict") == "present":
+            for api in bug.apis:
+                named[api].append(bug.id)
+    return dict(named)
+
+
 def touched_by_findings(folder: Path = FINDINGS) -> dict[str, list[str]]:
     """API -> the open findings (file names) that name it."""
     touched: dict[str, list[str]] = defaultdict(list)
@@ -354,7 +377,12 @@ def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today:
                 "",
                 *measured_section(ledger, measured),
                 *shapes_section(),
-                *newest_lists(newest, ledger["releases"][newest]["support"], touched_by_findings()),
+                *newest_lists(
+                    newest,
+                    ledger["releases"][newest]["support"],
+                    touched_by_findings(),
+                    named_by_present_bugs(ledger["releases"][newest]),
+                ),
                 *workarounds_section(ledger, measured),
                 *older_section(newest, measured),
                 *overview(measured),

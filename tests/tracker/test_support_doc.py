@@ -48,6 +48,19 @@ def test_the_newest_release_is_two_lists_a_backend_pastes():
     assert "`torch.nn.utils.parametrizations.spectral_norm`" in departs  # full names, never cut
 
 
+def test_an_api_a_present_bug_names_is_never_listed_as_working():
+    """An API whose cells all read ok, but that a catalogued bug recorded present in the release names:
+    it departs in a use the scenarios do not make. Where the bug is recorded fixed, it works again."""
+    bug = next(b for b in BUGS.values() if "load_state_dict" in b.apis)
+    rows = {**NEWEST, "load_state_dict": row(["ok"], "works")}
+    for verdict, listed in (("present", False), ("fixed", True)):
+        text = page({"2.14.0": {"support": column(rows), "bugs": {bug.id: {"dynamic": {"verdict": verdict}}}}})
+        works = text.split("## torch 2.14.0: works as on `nn.Module`", 1)[1].split("##", 1)[0]
+        heading, listing, *notes = works.strip().split("\n\n")  # the heading's "(measured on cpu)" first
+        assert ("`load_state_dict`" in listing) is listed, works
+        assert (f"`load_state_dict` ({bug.id})" in " ".join(" ".join(notes).split())) is not listed, works
+
+
 def test_an_older_release_lists_only_what_differs_from_the_newest():
     text = page({"2.14.0": {"support": column(NEWEST)}, "2.13.0": {"support": column(OLDER)}})
     older = text.split("## Older releases", 1)[1].split("##", 1)[0]
