@@ -31,3 +31,12 @@ class Parent(torch.nn.Module):  # an eager model holding a ScriptModule as its c
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.inner(x) * 2
+
+
+class Scaling(torch.nn.Module):  # an eager layer with a buffer registered with persistent=False
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("scale", torch.ones(2), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.scale

@@ -12,13 +12,13 @@ with parameters). Related upstream: pytorch/pytorch#18106 (``copy.copy`` of a Sc
 
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
 from repro.catalogue.bug import IN_EAGER_PARENT, ROOTS, raised_instead, routed, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.fixes import Candidate
+from repro.catalogue.shared import deepcopy_wraps_cpp_copy
 from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY, Trees, method
 from repro.traits import Traits
@@ -51,16 +51,6 @@ def _no_copy_of_its_own(trees: Trees) -> tuple[bool, str]:
     getattr_ = method(trees[SCRIPT_PY], "ScriptModule", "__getattr__")
     where = f"{SCRIPT_PY}:{getattr_.lineno}" if getattr_ else SCRIPT_PY
     return True, f"{where}: ScriptModule has no __deepcopy__; __getattr__ forwards it to the inner module"
-
-
-def _inner_copy_wraps_cpp(trees: Trees) -> tuple[bool, str]:
-    deepcopy = method(trees[SCRIPT_PY], "RecursiveScriptModule", "__deepcopy__")
-    if deepcopy is None:
-        return False, f"{SCRIPT_PY}: RecursiveScriptModule.__deepcopy__ not found"
-    wraps = any(isinstance(n, ast.Attribute) and n.attr == "wrap_cpp_module" for n in ast.walk(deepcopy))
-    if not wraps:
-        return False, f"{SCRIPT_PY}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ no longer wraps the C++ copy"
-    return True, f"{SCRIPT_PY}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ wraps a copy of the C++ module"
 
 
 def root_cause(evidence: list[str]) -> list[str]:
@@ -98,7 +88,7 @@ def reach(t: Traits) -> bool:
     return t.subclass
 
 
-PIECES = (_no_copy_of_its_own, _inner_copy_wraps_cpp)
+PIECES = (_no_copy_of_its_own, deepcopy_wraps_cpp_copy)
 FINGERPRINTED = ((SCRIPT_PY, "ScriptModule.__getattr__"), (SCRIPT_PY, "RecursiveScriptModule.__deepcopy__"))
 apply_workaround = routed("__deepcopy__")
 CANDIDATES = (

@@ -21,6 +21,7 @@ from repro.catalogue.bug import routed, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.edits import Sources
 from repro.catalogue.fixes import Candidate
+from repro.catalogue.shared import deepcopy_wraps_cpp_copy
 from repro.catalogue.texts import inserted
 from repro.source_checks import SCRIPT_PY, Trees, method
 from repro.traits import SCRIPTED, Traits
@@ -43,16 +44,6 @@ def recognise(result: ScenarioResult) -> bool:
         return False
     scripted, eager = (side.observation.get(NOT_LEAVES) if side else None for side in (result.scripted, result.eager))
     return bool(scripted) and not eager
-
-
-def _copy_wraps_a_cpp_copy(trees: Trees) -> tuple[bool, str]:
-    deepcopy = method(trees[SCRIPT_PY], "RecursiveScriptModule", "__deepcopy__")
-    if deepcopy is None:
-        return False, f"{SCRIPT_PY}: RecursiveScriptModule.__deepcopy__ not found"
-    wraps = any(isinstance(n, ast.Attribute) and n.attr == "wrap_cpp_module" for n in ast.walk(deepcopy))
-    if not wraps:
-        return False, f"{SCRIPT_PY}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ no longer wraps a C++ copy"
-    return True, f"{SCRIPT_PY}:{deepcopy.lineno}: RecursiveScriptModule.__deepcopy__ wraps a copy of the C++ module"
 
 
 def _no_leaves_made(trees: Trees) -> tuple[bool, str]:
@@ -108,7 +99,7 @@ def reach(t: Traits) -> bool:
     return SCRIPTED in t.styles
 
 
-PIECES = (_copy_wraps_a_cpp_copy, _no_leaves_made)
+PIECES = (deepcopy_wraps_cpp_copy, _no_leaves_made)
 FINGERPRINTED = ((SCRIPT_PY, "RecursiveScriptModule.__deepcopy__"),)
 CANDIDATES = (
     Candidate(

@@ -3,14 +3,7 @@
 import torch
 from torch.testing._internal.common_utils import TestCase, run_tests
 
-
-class Scaling(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.register_buffer("scale", torch.ones(2), persistent=False)
-
-    def forward(self, x):
-        return x * self.scale
+from repro.catalogue.pieces import Scaling
 
 
 class Net(torch.jit.ScriptModule):
