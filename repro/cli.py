@@ -8,7 +8,6 @@ error, or TorchScript cannot be exercised here.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 import sys
@@ -90,6 +89,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--seed", type=_seed, metavar="N", help="with --explore: the same seed is the same run (default 0)"
+    )
+    parser.add_argument(
+        "--database",
+        type=Path,
+        metavar="DIR",
+        help="with --explore: replay the departing cases this folder keeps first, then keep this run's "
+        "(a Hypothesis example database)",
     )
     parser.add_argument(
         "--against",
@@ -182,16 +188,16 @@ def _main(argv: list[str] | None, prog: str) -> int:
         return fail("--support-table runs every scenario: it takes only --json and --device")
     if args.workarounds and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs):
         return fail("--workarounds takes only --json, --bug and --device")
-    if not args.explore and (args.budget is not None or args.seed is not None):
-        return fail("--budget and --seed are for --explore")
+    if not args.explore and (args.budget is not None or args.seed is not None or args.database is not None):
+        return fail("--budget, --seed and --database are for --explore")
     if (
         args.explore
         and (args.markdown or args.explain or args.candidates or args.patch or args.list_bugs or args.slow)
         or (args.explore and (args.support_table or len(asked) > 1))
     ):
-        return fail("--explore takes only --budget, --seed, one --bug, --workarounds, --json and --device")
-    if args.explore and args.workarounds and not asked:
-        return fail("--explore --workarounds tries one bug's workaround: name the bug with --bug ID")
+        return fail("--explore takes only --budget, --seed, --database, one --bug, --workarounds, --json and --device")
+    if args.database is not None and not _writable_folder(args.database):
+        return fail(f"--database {for_terminal(str(args.database))} is not a folder this user can write")
     if args.explore:
         missing = unmet(("hypothesis",), "pip install -e '.[explore]'")
         if missing:
@@ -209,6 +215,13 @@ def _main(argv: list[str] | None, prog: str) -> int:
     finally:
         if started:
             started.stop()
+
+
+def _writable_folder(path: Path) -> bool:
+    """A folder this user can write in, or one it can make (its parent is such a folder)."""
+    if path.exists():
+        return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+    return path.parent.is_dir() and os.access(path.parent, os.W_OK | os.X_OK)
 
 
 def _head_start(args: argparse.Namespace) -> HeadStart | None:
@@ -431,8 +444,9 @@ def _patch(bug: Bug, fail: Callable[[object], int], against: Path | None) -> int
 
 def _explore(context: _Context) -> int:
     """Generated models against their eager twins (``repro.explore``), the catalogue's recognisers
-    explaining what they can; exit 1 while a departure stays unexplained."""
-    from repro.catalogue import explain
+    explaining what they can; exit 1 while a departure stays unexplained. With --workarounds, each
+    bug's workaround (one bug's with --bug) in force on models in its reach: exit 1 unless each holds."""
+    from repro.catalogue import BUGS, explain
     from repro.explore.run import explore
     from repro.formats import json as json_format
     from repro.formats import text
@@ -440,22 +454,35 @@ def _explore(context: _Context) -> int:
     args, environment = context.args, context.environment
     if environment.device != "cpu":
         return context.fail("--explore runs on CPU only (its cases run in forked workers): add --device cpu")
-    progress = _progress() if sys.stderr.isatty() else lambda exploration: None
     budget, seed = args.budget or BUDGET, args.seed or 0
-    if args.bug:  # models in the bug's reach only; with --workarounds, its workaround in force
+    run = partial(explore, budget, seed, explain, _progress(), database=args.database)
+    if args.workarounds:
+        bugs = [get(args.bug[0])] if args.bug else list(BUGS.values())
+        tried = [(bug, _in_force(bug)) for bug in bugs]
+        if args.bug and isinstance(tried[0][1], str):
+            why = tried[0][1]
+            return context.fail(f"{bugs[0].id}'s workaround {why}: nothing to put in force on generated models")
+        explorations = [
+            run(within=(bug.id, bug.reach), workaround=how) for bug, how in tried if not isinstance(how, str)
+        ]
+        _progress_ends()
+        ran = [e for e in explorations if e.cases]
+        if not ran:  # "holds" would claim what no case showed
+            return context.fail(f"--explore ran no case within {budget:.0f} s: give it a longer --budget")
+        skipped = {bug.id: how for bug, how in tried if isinstance(how, str)}
+        skipped |= {e.within: f"met no model in its reach within {budget:.0f} s" for e in explorations if not e.cases}
+        emit(
+            json_format.render_workaround_explorations(environment, ran, skipped)
+            if args.json
+            else shown(text.render_workaround_explorations(environment.torch_version, ran, skipped))
+        )
+        return EXIT_OK if all(e.workaround_verdict() is WorkaroundVerdict.HOLDS for e in ran) else EXIT_DRIFT
+    if args.bug:  # models in the bug's reach only
         bug = get(args.bug[0])
-        in_force: tuple[str, Callable[[], Any]] = ("", contextlib.nullcontext)
-        if args.workarounds:
-            workaround = bug.workaround
-            if workaround is None or workaround.apply is None or workaround.style:
-                why = "changes the model's forward" if workaround and workaround.apply else "is none"
-                return context.fail(f"{bug.id}'s workaround {why}: nothing to put in force on generated models")
-            in_force = (workaround.name, workaround.apply)
-        exploration = explore(budget, seed, explain, progress, within=(bug.id, bug.reach), workaround=in_force)
+        exploration = run(within=(bug.id, bug.reach))
     else:
-        exploration = explore(budget, seed, explain, progress)
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
+        exploration = run()
+    _progress_ends()
     if exploration.cases == 0:  # "nothing unexplained" would claim what no case showed
         return context.fail(f"--explore ran no case within {exploration.budget:.0f} s: give it a longer --budget")
     emit(
@@ -463,23 +490,41 @@ def _explore(context: _Context) -> int:
         if args.json
         else shown(text.render_exploration(environment.torch_version, exploration))
     )
-    if exploration.workaround:  # the workaround's verdict decides, as --workarounds' does
-        return EXIT_OK if exploration.workaround_verdict() is WorkaroundVerdict.HOLDS else EXIT_DRIFT
     return EXIT_DRIFT if exploration.unexplained() else EXIT_OK
 
 
+def _in_force(bug: Bug) -> tuple[str, Callable[[], Any]] | str:
+    """The bug's workaround as the explorer puts it in force around a twin's run, or why it cannot."""
+    workaround = bug.workaround
+    if workaround is None or workaround.apply is None:
+        return "is none"
+    if workaround.style:
+        return "changes the model's forward"
+    return (workaround.name, workaround.apply)
+
+
+def _progress_ends() -> None:
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+
+
 def _progress() -> Callable[[Any], None]:
-    """One line on stderr, rewritten at most twice a second while the exploration runs."""
+    """One line on stderr (where it is a terminal), rewritten at most twice a second while the
+    exploration runs."""
     last = [0.0]
+    if not sys.stderr.isatty():
+        return lambda exploration: None
 
     def show(exploration: Any) -> None:
         now = time.monotonic()
         if now - last[0] >= 0.5:
             last[0] = now
+            within = f"{exploration.within}: " if exploration.within else ""
             line = (
-                f"explored {exploration.cases} cases, {len(exploration.found)} departures, {exploration.seconds:.0f} s"
+                f"{within}explored {exploration.cases} cases, {len(exploration.found)} departures, "
+                f"{exploration.seconds:.0f} s"
             )
-            print(f"\r{line[:99]}", end="", file=sys.stderr, flush=True)
+            print(f"\r{line[:99]:<99}", end="", file=sys.stderr, flush=True)
 
     return show
 

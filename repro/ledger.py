@@ -57,6 +57,7 @@ CUT = "…[cut]"
 ORIGINAL = "full-backward-hook-flag"  # the one bug a schema-1 ledger knows
 MAX_BYTES = 16 * 1024 * 1024  # read and write: the committed ledger is ~1.3 MB; a runaway one is refused
 BUG_ID = re.compile(r"(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*")  # a catalogue id: no markup, no control
+MAX_UNEXPLAINED = 20  # unexplained departures an explorer record lists (one line each); the rest are counted
 MAX_CELL = 2000  # characters of one support-table cell read (written ones are cut to TEXT_CAP, 500)
 PROBE_KEYS = ("wheel", "wheel_size", "bytes_fetched", "requests")  # what reading a wheel cost, per release
 
@@ -261,6 +262,14 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
                     )
             if "workaround" in verdicts and not valid_proof(verdicts["workaround"]):
                 raise bad(f"a workaround proof for {bug_id} in {version} that is not {', '.join(PROOF_KEYS)}")
+            if "explored" in verdicts and not valid_explored(verdicts["explored"]):
+                raise bad(f"a workaround's record on generated models for {bug_id} in {version} that is not one")
+        explored = entry.get("explore", {})
+        if not isinstance(explored, dict) or not all(
+            isinstance(device, str) and DEVICE.fullmatch(device) and valid_exploration(record)
+            for device, record in explored.items()
+        ):
+            raise bad(f"an explorer record in {version} that is not one per device of what it ran and found")
     if not isinstance(data.get("upstream_issues", {}), dict):
         raise bad("'upstream_issues' that is not an object")
     return data
@@ -318,6 +327,66 @@ def valid_proof(proof: Any) -> bool:
         and len(proof.get("table", "")) <= 16
         and bool(DEVICE.fullmatch(proof.get("device", "cpu")))
     )
+
+
+EXPLORATION_KEYS = ("seed", "budget_s", "cases", "replayed", "seconds", "departures", "bugs", "unexplained", "apis")
+EXPLORED_KEYS = ("workaround", "verdict", "space", "cases")
+
+
+def valid_exploration(record: Any) -> bool:
+    """What the explorer ran on a release (``python -m repro --explore``, run by the tracker): its seed,
+    budget, cases (those replayed from its database among them), seconds; its departures counted by
+    what explains them, the catalogued bugs it found, each unexplained one in a line, and per API
+    how many cases exercised it."""
+
+    def counts(value: Any, most: int) -> bool:
+        return (
+            isinstance(value, dict)
+            and len(value) <= most
+            and all(isinstance(k, str) and len(k) <= TEXT_CAP and _count(n) for k, n in value.items())
+        )
+
+    return (
+        isinstance(record, dict)
+        and set(EXPLORATION_KEYS) <= set(record) <= {*EXPLORATION_KEYS, "checked_at"}
+        and all(_count(record[k]) for k in ("seed", "cases", "replayed"))
+        and record["replayed"] <= record["cases"]
+        and all(_seconds(record[k]) for k in ("budget_s", "seconds"))
+        and counts(record["departures"], 8)
+        and counts(record["apis"], 200)
+        and isinstance(record["bugs"], list)
+        and len(record["bugs"]) <= 200
+        and all(isinstance(b, str) and BUG_ID.fullmatch(b) for b in record["bugs"])
+        and isinstance(record["unexplained"], list)
+        and len(record["unexplained"]) <= MAX_UNEXPLAINED
+        and all(isinstance(u, str) and len(u) <= TEXT_CAP for u in record["unexplained"])
+        and isinstance(record.get("checked_at", ""), str)
+        and len(record.get("checked_at", "")) <= 64
+    )
+
+
+def valid_explored(record: Any) -> bool:
+    """A workaround's verdict on generated models in its bug's reach (``python -m repro --explore
+    --workarounds``, run by the tracker): which workaround, holds, loud or silently wrong, what it
+    held on, on how many cases (one at least: no verdict is recorded on none)."""
+    return (
+        isinstance(record, dict)
+        and set(EXPLORED_KEYS) <= set(record) <= {*EXPLORED_KEYS, "checked_at"}
+        and record["verdict"] in WORKAROUND_VERDICTS[1:]
+        and all(isinstance(record[k], str) and len(record[k]) <= TEXT_CAP for k in ("workaround", "space"))
+        and _count(record["cases"])
+        and record["cases"] > 0
+        and isinstance(record.get("checked_at", ""), str)
+        and len(record.get("checked_at", "")) <= 64
+    )
+
+
+def _count(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= 10**9
+
+
+def _seconds(value: Any) -> bool:
+    return type(value) in (int, float) and 0 <= value <= 10**6
 
 
 def _version_or_none(value: Any, problem: LedgerError) -> None:

@@ -8,6 +8,7 @@ import sys
 
 # what python -m repro imports (requests and urllib3: the tracker's); tomli reads bug.toml before 3.11
 NEEDED = ("torch", "packaging", *(("tomli",) if sys.version_info < (3, 11) else ()))
+EXPLORING = ("hypothesis==6.170.27",)  # what --explore needs too; pinned (pyproject's explore extra): a seed is one run
 
 
 def unmet(needed: tuple[str, ...] = NEEDED, how: str = "pip install -e .") -> str:

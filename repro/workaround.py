@@ -119,35 +119,39 @@ def _release() -> None:
 
 
 def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> torch.nn.Module:
-    """``copy.deepcopy(module)`` whose parameters are the copy's own leaves, and that keeps a ScriptModule
-    subclass's class, hooks and Python ``forward``: a subclass's wrapper attributes are deep-copied as
-    ``nn.Module``'s are, the compiled module by its own ``__deepcopy__``. Call it in place of
-    ``copy.deepcopy`` on any module; as a class attribute it is the class's ``__deepcopy__``:
-    ``__deepcopy__ = repro.workaround.deepcopy``."""
+    """``copy.deepcopy(module)`` whose parameters are the copy's own leaves, and that keeps every
+    ScriptModule subclass in it, the root or a child of a compiled module (its class, hooks and Python
+    ``forward``): a subclass's wrapper attributes are deep-copied as ``nn.Module``'s are, the compiled
+    module by its own ``__deepcopy__``. Call it in place of ``copy.deepcopy`` on any module; as a class
+    attribute it is the class's ``__deepcopy__``: ``__deepcopy__ = repro.workaround.deepcopy``."""
     memo = {} if memo is None else memo
     if _is_scripted_subclass(module):
         clone = type(module).__new__(type(module))
         memo[id(module)] = clone
         for name, value in module.__dict__.items():
             clone.__dict__[name] = copy.deepcopy(value, memo)
-        _kept_subclass_children(module, clone, memo)
+        _kept_subclass_children(module, clone.__dict__["_actual_script_module"], memo)
     elif getattr(type(module), "__deepcopy__", None) is deepcopy:  # copy.deepcopy would come back here
         clone = _as_any_object(module, lambda state: copy.deepcopy(state, memo), memo)
     else:
         clone = copy.deepcopy(module, memo)
+        if isinstance(clone, torch.jit.RecursiveScriptModule):  # torch.jit.script's: its children too
+            _kept_subclass_children(module, clone, memo)
     _made_leaves(clone)
     return clone
 
 
-def _kept_subclass_children(module: torch.nn.Module, clone: torch.nn.Module, memo: dict[int, Any]) -> None:
-    """The compiled module's copy holds a bare compiled copy of each child: a child that is a ScriptModule
-    subclass becomes a copy of that subclass (its class, hooks and Python methods), around the compiled
-    copy (``memo`` maps the child's compiled module to it), as ``nn.Module``'s copy keeps its children."""
-    compiled = clone.__dict__["_actual_script_module"]
+def _kept_subclass_children(module: torch.nn.Module, compiled: torch.nn.Module, memo: dict[int, Any]) -> None:
+    """A compiled module's copy (``compiled``) holds a bare compiled copy of each child: a child that is a
+    ScriptModule subclass becomes a copy of that subclass (its class, hooks and Python methods), around
+    the compiled copy (``memo`` maps the child's compiled module to it), as ``nn.Module``'s copy keeps
+    its children; the children of a compiled child are looked at in turn."""
     for name, child in module.named_children():
         if _is_scripted_subclass(child):
             memo[id(child.__dict__["_actual_script_module"])] = getattr(compiled, name)
             compiled._modules[name] = deepcopy(child, memo)
+        elif isinstance(child, torch.jit.RecursiveScriptModule):
+            _kept_subclass_children(child, getattr(compiled, name), memo)
 
 
 def _made_leaves(module: torch.nn.Module) -> None:
@@ -166,7 +170,15 @@ def shallow_copy(module: torch.nn.Module) -> torch.nn.Module:
     of the original's, of the same name, made once per class: it keeps ``training`` on the copy and
     puts it on the compiled module for the length of each call of the copy. As a class attribute it is
     the class's ``__copy__``: ``__copy__ = repro.workaround.shallow_copy``. Call the copy, not its
-    ``forward``; and not while the original runs in another thread."""
+    ``forward``; and not while the original runs in another thread. A ``torch.jit.script``-ed module's
+    copy is its own ``copy.copy`` (a compiled copy with its own ``training``) holding the original's
+    children, as ``nn.Module``'s copy does (``copy.copy`` alone makes a ScriptModule subclass child a bare
+    compiled module; sharing the compiled module would share ``training``)."""
+    if isinstance(module, torch.jit.RecursiveScriptModule):
+        compiled = copy.copy(module)
+        for name, child in module.named_children():
+            compiled._modules[name] = child
+        return compiled
     if not _is_scripted_subclass(module):
         return _as_any_object(module, dict)
     own = _own_training_class(type(module))

@@ -140,6 +140,68 @@ def test_a_support_column_that_is_not_codes_and_cells_is_refused_in_one_sentence
         load(path)
 
 
+EXPLORED = {
+    "seed": 0,
+    "budget_s": 60.0,
+    "cases": 700,
+    "replayed": 3,
+    "seconds": 36.2,
+    "departures": {"a catalogued bug": 40, "unexplained": 1},
+    "bugs": ["copy-shares-training"],
+    "unexplained": ["silent at m = copy.copy(m): the copy's children of another class"],
+    "apis": {"forward": 700, "copy.copy": 80},
+    "checked_at": "2026-12-06T04:00:00+00:00",
+}
+TRIED = {"workaround": "repro.workaround.deepcopy", "verdict": "holds", "space": "9 generated models", "cases": 9}
+
+
+def _with(record, **changed):
+    return {**record, **changed}
+
+
+def test_an_explorer_record_and_a_workaround_on_generated_models_are_kept(tmp_path):
+    path = tmp_path / "ledger.json"
+    release = {"explore": {"cpu": EXPLORED}, "bugs": {"copy-shares-training": {"explored": TRIED}}}
+    path.write_text(json.dumps({"schema": 3, "bugs": {}, "releases": {"2.13.0": release}}))
+    assert load(path)["releases"]["2.13.0"] == release
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        _with(EXPLORED, replayed=701),  # more replayed than ran
+        _with(EXPLORED, cases=-1),
+        _with(EXPLORED, cases=True),
+        _with(EXPLORED, seconds=-1.5),
+        _with(EXPLORED, bugs=["Not An Id"]),
+        _with(EXPLORED, unexplained=["x" * 501]),
+        _with(EXPLORED, unexplained=["x"] * 21),
+        _with(EXPLORED, apis={"forward": "many"}),
+        _with(EXPLORED, extra=1),
+        {k: v for k, v in EXPLORED.items() if k != "apis"},
+    ],
+    ids=["replayed", "negative", "flag", "seconds", "bug-id", "long", "too-many", "count-text", "extra", "no-apis"],
+)
+def test_an_explorer_record_that_is_not_one_is_refused_in_one_sentence(tmp_path, record):
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps({"schema": 3, "bugs": {}, "releases": {"2.13.0": {"explore": {"cpu": record}}}}))
+    with pytest.raises(LedgerError, match="an explorer record in 2.13.0 that is not one per device"):
+        load(path)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [_with(TRIED, verdict=""), _with(TRIED, verdict="works"), _with(TRIED, cases=0), _with(TRIED, space=3)],
+    ids=["no-verdict", "unknown-verdict", "no-case", "space-not-text"],
+)
+def test_a_workaround_record_on_generated_models_that_is_not_one_is_refused(tmp_path, record):
+    path = tmp_path / "ledger.json"
+    release = {"bugs": {"copy-shares-training": {"explored": record}}}
+    path.write_text(json.dumps({"schema": 3, "bugs": {}, "releases": {"2.13.0": release}}))
+    with pytest.raises(LedgerError, match="on generated models for copy-shares-training in 2.13.0"):
+        load(path)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -84,12 +84,19 @@ def packaging_wheel() -> tuple[str, bytes]:
 
 
 def spy_torch(
-    version: str, report: dict | list, env_file: Path | None = None, tag: str = "py3-none-any"
+    version: str,
+    report: dict | list,
+    env_file: Path | None = None,
+    tag: str = "py3-none-any",
+    argv_file: Path | None = None,
 ) -> tuple[str, bytes]:
-    """A torch whose import writes its environment to ``env_file`` and prints ``report`` as the reproducer's."""
+    """A torch whose import writes its environment to ``env_file``, appends the command line it was
+    run with to ``argv_file`` (a JSON list a line), and prints ``report`` as the reproducer's."""
     code = "import json, os, sys\n"
     if env_file:
         code += f"json.dump(dict(os.environ), open({str(env_file)!r}, 'w'))\n"
+    if argv_file:
+        code += f"open({str(argv_file)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
     code += f"sys.stdout.write({json.dumps(report)!r})\nsys.stdout.flush()\nos._exit(0)\n"
     return build_pure_wheel("torch", version, {"torch/__init__.py": code.encode()}, tag)
 

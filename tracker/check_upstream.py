@@ -45,7 +45,7 @@ from repro.output import answered, emit, leave, parsed
 from repro.sanitise import for_terminal, one_line
 from repro.versions import parse as parse_version
 from tracker import history, sweep
-from tracker.confirm import Installer
+from tracker.confirm import Exploring, Installer
 from tracker.index import INDEX_KINDS, discover
 from tracker.remote import FetchError, Traffic, check_url, make_session
 from tracker.summary import markdown, text, wrap
@@ -108,6 +108,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=_seconds, default=900, help="seconds per release for dynamic runs (default: %(default)s)"
     )
     parser.add_argument(
+        "--explore",
+        type=_seconds,
+        metavar="SECONDS",
+        help="with --install, --confirm or --versions: also run the explorer on each release confirmed, "
+        "SECONDS of open search and SECONDS per workaround on generated models (recorded per release)",
+    )
+    parser.add_argument(
+        "--explore-database",
+        type=Path,
+        metavar="DIR",
+        help="with --explore: the folder of departing cases replayed first and kept (python -m repro "
+        "--explore --database; the scheduled workflow keeps it as an artifact)",
+    )
+    parser.add_argument(
         "--bug",
         action="append",
         default=[],
@@ -159,6 +173,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ]
     if args.versions and ignored:
         parser.error(f"--versions names the releases to install; {', '.join(ignored)} would be ignored")
+    if args.explore and not (args.install or args.confirm or args.versions):
+        parser.error("--explore runs where a release is installed: add --install, --confirm or --versions")
+    if args.explore_database and not args.explore:
+        parser.error("--explore-database is for --explore")
+    if args.explore_database:
+        args.explore_database = args.explore_database.resolve()  # the explorer runs in another folder
     args.install_index_url = args.install_index_url or args.index_url.rstrip("/").removesuffix("/simple") + "/simple/"
     return args
 
@@ -281,6 +301,7 @@ def check(args: argparse.Namespace, path: Path, before: dict) -> int:
         installer=Installer(args.install_index_url, args.install_extra_index_url, args.use_pip_config),
         jobs=args.jobs,
         timeout=args.timeout,
+        exploring=Exploring(args.explore, database=args.explore_database) if args.explore else None,
         bugs=tuple(args.bug),
     )
 

@@ -23,15 +23,18 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from repro import ledger as ledger_io
+from repro.catalogue import BUGS
 from repro.ledger import OUTCOMES, PROOF_KEYS, STATUSES  # a report's outcome; a bug's status (not "skipped")
-from repro.requirements import NEEDED
+from repro.requirements import EXPLORING, NEEDED
 
 PROJECT = Path(__file__).resolve().parents[1]
+EXPLORE_SLACK = 120.0  # seconds an exploration may take past its budget: its workers start, its last case ends
 RUN_ENV = ("PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE")  # and LC_*: what the reproducer is given
 INSTALL_ENV = RUN_ENV + (  # and what an installer needs to reach an index (proxies in either case)
     "PIP_CERT",
@@ -56,11 +59,26 @@ class Dynamic:
 class Measurement:
     """What one dynamic run measured: a verdict per bug, the support table's column for its device
     (``{device: {"python", "platform", "rows": {api: {"codes", "cell", "left_out"}}}}``; empty where the
-    reproducer made none), and what proving each bug's workaround there found."""
+    reproducer made none), what proving each bug's workaround there found, and where the explorer ran
+    (``Exploring``), its record and each workaround's verdict on generated models."""
 
     verdicts: dict[str, Dynamic]
     support: dict[str, Any]
     workarounds: dict[str, dict[str, Any]]  # per bug, its workaround's proof (``read_workarounds``)
+    explored: dict[str, Any] | None = None  # ``read_exploration``: what the open search ran and found
+    explored_workarounds: dict[str, dict[str, Any]] | None = None  # per bug (``read_explored_workarounds``)
+    explore_error: str = ""  # why the explorer gave no report, where it gave none (the verdicts stand)
+
+
+@dataclass(frozen=True)
+class Exploring:
+    """The explorer's part of a confirmation: ``budget`` seconds of open search from ``seed``, then
+    ``budget`` seconds for each workaround that can be put in force; ``database``: the folder of
+    departing cases replayed first and kept (``python -m repro --explore --database``), if any."""
+
+    budget: float
+    seed: int = 0
+    database: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -82,13 +100,14 @@ class TimedOut(ReportError):
     """The install or the run took longer than ``--timeout``."""
 
 
-def confirm(version: str, installer: Installer, timeout: float) -> Measurement:
+def confirm(version: str, installer: Installer, timeout: float, exploring: Exploring | None = None) -> Measurement:
     """Install ``torch==version`` as ``installer`` says, run ``python -m repro --json --slow`` and
-    prove every workaround (``--workarounds --json``): a verdict per catalogued bug, or ``ReportError``."""
+    prove every workaround (``--workarounds --json``): a verdict per catalogued bug, or ``ReportError``.
+    With ``exploring``, the explorer runs there too (``_explore``)."""
     with tempfile.TemporaryDirectory(prefix=f"torch-{version}-") as tmp:
         env_dir = Path(tmp) / "venv"
         try:
-            python = _create(env_dir, version, installer, timeout)
+            python = _create(env_dir, version, installer, timeout, EXPLORING if exploring else ())
             report = _repro(python, tmp, timeout, "--slow")
             verdicts = read_report(report.stdout, report.stderr, report.returncode)  # none: no proofs either
             proofs = _repro(python, tmp, timeout, "--workarounds")
@@ -97,14 +116,37 @@ def confirm(version: str, installer: Installer, timeout: float) -> Measurement:
         except subprocess.CalledProcessError as err:
             tail = (err.stderr or err.stdout or "").strip().splitlines()[-1:] or ["no output"]
             raise ReportError(f"installing torch {version} failed: {tail[0]}") from None
-        workarounds = read_workarounds(proofs.stdout, proofs.stderr, proofs.returncode)
-        return Measurement(verdicts, read_support(report.stdout), workarounds)
+        measured = Measurement(
+            verdicts, read_support(report.stdout), read_workarounds(proofs.stdout, proofs.stderr, proofs.returncode)
+        )
+        return _explore(python, tmp, exploring, measured) if exploring else measured
 
 
-def _repro(python: Path, cwd: str, timeout: float, mode: str) -> subprocess.CompletedProcess[str]:
+def _explore(python: Path, cwd: str, exploring: Exploring, measured: Measurement) -> Measurement:
+    """The open search (``--explore``) and each workaround on generated models (``--explore
+    --workarounds``), each given its budget and ``EXPLORE_SLACK`` seconds more per exploration to end
+    (its workers start, its last case ends): what they gave added to ``measured``; where one gave no
+    report, the reason (``explore_error``), the verdicts standing."""
+    options = ["--budget", f"{exploring.budget:g}", "--seed", str(exploring.seed)]
+    if exploring.database:
+        options += ["--database", str(exploring.database)]
+    try:
+        search = _repro(python, cwd, exploring.budget + EXPLORE_SLACK, "--explore", *options)
+        explored = read_exploration(search.stdout, search.stderr, search.returncode)
+        per_bug = (exploring.budget + EXPLORE_SLACK) * len(BUGS)  # at most, every bug has a workaround to try
+        tried = _repro(python, cwd, per_bug, "--explore", "--workarounds", *options)
+        workarounds = read_explored_workarounds(tried.stdout, tried.stderr, tried.returncode)
+    except subprocess.TimeoutExpired as err:
+        return replace(measured, explore_error=f"the explorer timed out after {err.timeout:.0f} s")
+    except ReportError as err:
+        return replace(measured, explore_error=str(err))
+    return replace(measured, explored=explored, explored_workarounds=workarounds)
+
+
+def _repro(python: Path, cwd: str, timeout: float, *mode: str) -> subprocess.CompletedProcess[str]:
     """``python -m repro --json MODE --device cpu`` in the throwaway environment, with this checkout."""
     return subprocess.run(
-        [str(python), "-m", "repro", "--json", mode, "--device", "cpu"],
+        [str(python), "-m", "repro", "--json", *mode, "--device", "cpu"],
         cwd=cwd,
         timeout=timeout,
         capture_output=True,
@@ -150,6 +192,73 @@ def read_workarounds(stdout: str, stderr: str, returncode: int = 0) -> dict[str,
             if ledger_io.valid_proof(proof):
                 kept[entry["id"]] = proof
     return kept
+
+
+def read_exploration(stdout: str, stderr: str, returncode: int = 0) -> dict[str, Any]:
+    """The ledger's record of ``--explore --json`` (``ledger.valid_exploration``): what ran, departures
+    counted by what explains them, the catalogued bugs among their causes, each unexplained departure
+    in one line (``MAX_UNEXPLAINED`` at most), cases per API. Output that is not such a report is a
+    ``ReportError``."""
+    report = _explorer_report(stdout, stderr, returncode)
+    departures = report.get("departures")
+    if not isinstance(departures, list) or not all(
+        isinstance(d, dict) and all(isinstance(d.get(k), str) for k in ("explanation", "kind", "step", "detail"))
+        for d in departures
+    ):
+        raise ReportError(f"the explorer's JSON is not a report of departures: {stdout.strip()[:80]!r}")
+    unexplained = [d for d in departures if d.get("script")]  # only an unexplained one carries its script
+    record = {
+        "seed": report.get("seed"),
+        "budget_s": report.get("budget_s"),
+        "cases": report.get("cases"),
+        "replayed": report.get("replayed"),
+        "seconds": report.get("seconds"),
+        "departures": {ledger_io.capped(e, 64): n for e, n in Counter(d["explanation"] for d in departures).items()},
+        "bugs": sorted({d["cause"] for d in departures if isinstance(d.get("cause"), str)}),
+        "unexplained": [
+            ledger_io.capped(f"{d['kind']} at {d['step']}: {d['detail']}", ledger_io.TEXT_CAP)
+            for d in unexplained[: ledger_io.MAX_UNEXPLAINED]
+        ],
+        "apis": report.get("apis_covered"),
+    }
+    if not ledger_io.valid_exploration(record):
+        raise ReportError(f"the explorer's JSON is not a report of what it ran: {stdout.strip()[:80]!r}")
+    return record
+
+
+def read_explored_workarounds(stdout: str, stderr: str, returncode: int = 0) -> dict[str, dict[str, Any]]:
+    """Per bug tried, the ledger's record of its workaround on generated models (``ledger.valid_explored``)
+    from ``--explore --workarounds --json``; an entry that is not such is left out. Output that is not
+    such a report is a ``ReportError``."""
+    report = _explorer_report(stdout, stderr, returncode)
+    entries = report.get("explorations")
+    if not isinstance(entries, list):
+        raise ReportError(f"the explorer's JSON is not a report of workarounds tried: {stdout.strip()[:80]!r}")
+    kept = {}
+    for entry in entries:
+        tried = entry.get("workaround") if isinstance(entry, dict) else None
+        if isinstance(tried, dict) and isinstance(entry.get("id"), str):
+            record = {
+                "workaround": tried.get("name"),
+                "verdict": tried.get("verdict"),
+                "space": tried.get("space"),
+                "cases": entry.get("cases"),
+            }
+            if ledger_io.BUG_ID.fullmatch(entry["id"]) and ledger_io.valid_explored(record):
+                kept[entry["id"]] = record
+    return kept
+
+
+def _explorer_report(stdout: str, stderr: str, returncode: int) -> dict[str, Any]:
+    """The explorer's JSON object (exit 0: nothing unexplained or every workaround holds; 1: not so), or
+    ``ReportError``."""
+    try:
+        report = json.loads(stdout) if returncode in (0, 1) else None
+    except (ValueError, RecursionError):
+        report = None
+    if not isinstance(report, dict):
+        raise ReportError(f"the explorer printed no report: {_silent(stderr, returncode)}")
+    return report
 
 
 def read_report(stdout: str, stderr: str, returncode: int = 0) -> dict[str, Dynamic]:
@@ -218,7 +327,7 @@ def allowed_env(names: tuple[str, ...]) -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k.upper() in names or k.startswith("LC_")}
 
 
-def _create(env_dir: Path, version: str, installer: Installer, timeout: float) -> Path:
+def _create(env_dir: Path, version: str, installer: Installer, timeout: float, extra: tuple[str, ...] = ()) -> Path:
     python = env_dir / "bin" / "python"
     env = allowed_env(INSTALL_ENV)
     if installer.use_pip_config:
@@ -242,15 +351,16 @@ def _create(env_dir: Path, version: str, installer: Installer, timeout: float) -
             "--no-input",
             "--disable-pip-version-check",
         ]
-    for command in [create, *_installs(install, version, installer)]:
+    for command in [create, *_installs(install, version, installer, extra)]:
         subprocess.run(command, check=True, timeout=timeout, capture_output=True, text=True, env=env)
     return python
 
 
-def _installs(install: list[str], version: str, installer: Installer) -> list[list[str]]:
-    """``torch==version`` and the rest of what ``python -m repro`` imports (``repro.requirements``). With
-    an extra index, torch goes first, alone, from the index alone: neither pip nor uv then replaces it."""
-    requirement, index = [f"torch=={version}", *NEEDED[1:]], ["--index-url", installer.index_url]
+def _installs(install: list[str], version: str, installer: Installer, extra: tuple[str, ...] = ()) -> list[list[str]]:
+    """``torch==version`` and the rest of what ``python -m repro`` imports (``repro.requirements``), and
+    ``extra`` (what --explore needs). With an extra index, torch goes first, alone, from the index
+    alone: neither pip nor uv then replaces it."""
+    requirement, index = [f"torch=={version}", *NEEDED[1:], *extra], ["--index-url", installer.index_url]
     if not installer.extra_index_url:
         return [[*install, *index, *requirement]]
     return [

@@ -200,7 +200,9 @@ def workarounds_section(ledger: dict[str, Any], measured: dict[str, dict[str, An
             "2026-12-05), in brackets: `holds`, `loud` (a call raises) or `silently wrong`. "
             "`works-with-limits`: it holds except on the shapes it declares (docs/downstream.md says what "
             "happens there); `not-measured`: no run of the scope could show it working on that release; "
-            "`none`: the bug has no workaround."
+            "`none`: the bug has no workaround. `generated: holds (N)`: where the explorer ran (`check_upstream "
+            "--explore`), the workaround in force on N generated models in its bug's reach, judged the same way "
+            "(`python -m repro --explore --workarounds`)."
         ),
         "",
         "| bug | workaround | " + " | ".join(versions) + " |",
@@ -213,8 +215,63 @@ def workarounds_section(ledger: dict[str, Any], measured: dict[str, dict[str, An
             proof = ledger_io.verdicts_of(ledger["releases"][version], bug.id).get("workaround") or {}
             same = proof.get("table") == measured[version].get("table") and proof.get("workaround") == name
             verdict = f" ({proof['verdict']})" if proof.get("verdict") else ""
-            statuses.append(table_cell(plain(f"{proof['status']}{verdict}")) if proof and same else "not proven")
+            tried = ledger_io.verdicts_of(ledger["releases"][version], bug.id).get("explored") or {}
+            generated = f"; generated: {tried['verdict']} ({tried['cases']})" if tried.get("workaround") == name else ""
+            shown = table_cell(plain(f"{proof['status']}{verdict}{generated}")) if proof and same else "not proven"
+            statuses.append(shown)
         lines.append(f"| `{bug.id}` | {table_cell(plain(name))} | " + " | ".join(statuses) + " |")
+    return [*lines, ""]
+
+
+def explorer_section(ledger: dict[str, Any], apis: list[str]) -> list[str]:
+    """Per release the explorer ran on (``check_upstream --explore``), what it ran and found; for the
+    newest such release, how many of its cases exercised each API of the table (``apis``), and which
+    it never exercised."""
+    records = {
+        v: e["explore"]["cpu"]
+        for v, e in sorted(ledger["releases"].items(), key=lambda item: Version(item[0]))
+        if "cpu" in (e.get("explore") or {})
+    }
+    lines = [
+        "## Generated models: what the explorer ran per release",
+        "",
+        *wrapped(
+            "`python -m repro --explore` (docs/explorer.md) builds models of depth 1-3 from every base "
+            "(ScriptModule subclass with a `script_method` or a plain forward, eager, `torch.jit.script`-ed), "
+            "puts each through drawn steps and compares it with its eager twin; `check_upstream --explore "
+            "SECONDS` runs it on each release it confirms, on CPU, and records what it found here."
+        ),
+        "",
+    ]
+    if not records:
+        return [*lines, *wrapped("No release has an explorer record yet."), ""]
+    lines += [
+        "| torch | cases (replayed) | seed, budget | departures | catalogued bugs found | unexplained |",
+        "|---|---|---|---|---|---|",
+    ]
+    for version, record in records.items():
+        departures = ", ".join(f"{plain(kind)} {count}" for kind, count in record["departures"].items()) or "none"
+        lines.append(
+            f"| {version} | {record['cases']} ({record['replayed']}) | {record['seed']}, {record['budget_s']:g} s "
+            f"| {table_cell(departures)} | {len(record['bugs'])} | {len(record['unexplained'])} |"
+        )
+    newest, record = list(records.items())[-1]
+    covered = [f"{_api(api)} {record['apis'][api]}" for api in apis if record["apis"].get(api)]
+    never = [_api(api) for api in apis if not record["apis"].get(api)]
+    lines += [
+        "",
+        *wrapped(
+            f"Of the {record['cases']} cases on torch {newest}, how many exercised each API of the table: "
+            + (", ".join(covered) or "none")
+            + ". Never exercised (the explorer does not draw them; only the table's scenarios measure them): "
+            + (", ".join(never) or "none")
+            + "."
+        ),
+    ]
+    unexplained = [f"- {plain(line)}" for line in record["unexplained"]]
+    if unexplained:
+        lines += ["", f"Unexplained on torch {newest} (open findings at the end):", ""]
+        lines += [line for item in unexplained for line in wrapped(item, outside=True)]
     return [*lines, ""]
 
 
@@ -384,6 +441,7 @@ def document(ledger: dict[str, Any], measured: dict[str, dict[str, Any]], today:
                     named_by_present_bugs(ledger["releases"][newest]),
                 ),
                 *workarounds_section(ledger, measured),
+                *explorer_section(ledger, sorted(ledger["releases"][newest]["support"]["cpu"]["rows"])),
                 *older_section(newest, measured),
                 *overview(measured),
                 *notes(measured),

@@ -26,7 +26,7 @@ from packaging.version import Version
 from repro import ledger as ledger_io
 from repro.catalogue import BUGS
 from repro.source_checks import Reference
-from tracker.confirm import Installer, ReportError, TimedOut, confirm
+from tracker.confirm import Exploring, Installer, Measurement, ReportError, TimedOut, confirm
 from tracker.history import recompute
 from tracker.index import Installability, Release, installability, runner_tag
 from tracker.probe import choose_wheel, fetch_sources, judge
@@ -49,6 +49,7 @@ class Options:
     jobs: int = 4
     timeout: float = DEFAULT_TIMEOUT
     bugs: tuple[str, ...] = ()  # --bug: the catalogued bugs to check (empty: every one)
+    exploring: Exploring | None = None  # --explore: the explorer runs too, on each release confirmed
 
 
 @dataclass
@@ -251,25 +252,35 @@ def _replace_static(entry: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
 
 
 def _record_dynamic(
-    verdicts: dict[str, dict[str, Any]],
-    support: dict[str, Any] | None = None,
-    proofs: dict[str, dict[str, Any]] | None = None,
+    verdicts: dict[str, dict[str, Any]], measured: Measurement | None = None, checked_at: str = ""
 ) -> Callable[[dict[str, Any]], None]:
-    """Each bug's new dynamic verdict, from a report, the support column it measured (per device, for
-    docs/support-table.md; another device's column stays) and each bug's workaround proof, which
-    ``--support-table`` reads: the release's error and failed attempts end."""
+    """Each bug's new dynamic verdict, from a report; from ``measured``, the support column it measured
+    (per device, for docs/support-table.md; another device's column stays), each bug's workaround
+    proof, which ``--support-table`` reads, and where the explorer ran, its record and each workaround's
+    verdict on generated models (one not tried this time loses an older one): the release's error and
+    failed attempts end."""
 
     def change(existing: dict[str, Any]) -> None:
         for key in ("error", "failed_attempts", "unmeasurable", "not_installable"):
             existing.pop(key, None)
-        if support:
-            existing["support"] = {**(existing.get("support") or {}), **support}
+        if measured and measured.support:
+            existing["support"] = {**(existing.get("support") or {}), **measured.support}
+        if measured and measured.explored:
+            explored = {**measured.explored, "checked_at": checked_at}
+            existing["explore"] = {**(existing.get("explore") or {}), "cpu": explored}
         bugs = existing.setdefault("bugs", {})
         for bug_id, dynamic in verdicts.items():
             bugs.setdefault(bug_id, {})["dynamic"] = dynamic
-        for bug_id, proof in (proofs or {}).items():
-            if bug_id in verdicts:  # the bugs this run was asked about (--bug), as for verdicts
+        for bug_id in verdicts:  # the bugs this run was asked about (--bug), as for verdicts
+            proof = measured.workarounds.get(bug_id) if measured else None
+            if proof:
                 bugs[bug_id]["workaround"] = proof
+            if measured and measured.explored_workarounds is not None:
+                tried = measured.explored_workarounds.get(bug_id)
+                if tried:
+                    bugs[bug_id]["explored"] = {**tried, "checked_at": checked_at}
+                else:
+                    bugs[bug_id].pop("explored", None)
 
     return change
 
@@ -416,7 +427,7 @@ def confirm_and_record(version: str, options: Options, outcome: Outcome, progres
         return
     progress(f"confirming {version} in a throwaway environment...")
     try:
-        measured = confirm(version, options.installer, options.timeout)
+        measured = confirm(version, options.installer, options.timeout, options.exploring)
     except ReportError as err:
         if not _installable(version, key, options, outcome, entry, progress):  # asked again before it counts
             return
@@ -433,9 +444,9 @@ def confirm_and_record(version: str, options: Options, outcome: Outcome, progres
     verdicts = {
         bug_id: {"verdict": r.verdict, "detail": r.detail, "checked_at": checked_at} for bug_id, r in results.items()
     }
-    release = record(options.ledger, key, _record_dynamic(verdicts, measured.support, measured.workarounds))[
-        "releases"
-    ][key]
+    release = record(options.ledger, key, _record_dynamic(verdicts, measured, checked_at))["releases"][key]
+    if measured.explore_error:  # the verdicts stand; the explorer's record waits for the next run
+        outcome.errors.append(f"{key}: {measured.explore_error}")
     for bug_id in verdicts:
         entry.setdefault("bugs", {}).setdefault(bug_id, {})["dynamic"] = release["bugs"][bug_id]["dynamic"]
     progress(f"{key}: " + ", ".join(f"{b}: {v['verdict']}" for b, v in verdicts.items()))

@@ -41,8 +41,9 @@ def documented(ledger: dict[str, Any], bugs: Iterable[Bug]) -> tuple[str, dict[s
     return releases[-1], recorded[releases[-1]]
 
 
-def proof_paragraph(release: str, proof: dict[str, Any] | None) -> str:
-    """What the ledger records of the proof, as one paragraph within 100 columns."""
+def proof_paragraph(release: str, proof: dict[str, Any] | None, explored: dict[str, Any] | None = None) -> str:
+    """What the ledger records of the proof, and of the same workaround on generated models (the
+    explorer's ``explored`` record) where it has one, as one paragraph within 100 columns."""
     if proof is None:
         return "\n".join(
             wrapped(
@@ -57,6 +58,11 @@ def proof_paragraph(release: str, proof: dict[str, Any] | None) -> str:
         verdict = f", {plain(proof['verdict'])}" if proof.get("verdict") else ""
         status = STATUS_WORDS.get(proof["status"], plain(proof["status"]))
         text = f"Proven on torch {release}, CPU, as the ledger records it: {status}{verdict}. {said}"
+        if explored and explored["workaround"] == proof["workaround"]:
+            text += (
+                f" On generated models (`python -m repro --explore --workarounds`): {plain(explored['verdict'])} "
+                f"on {plain(explored['space'])}."
+            )
     return "\n".join(wrapped(text, outside=True))
 
 
@@ -79,5 +85,7 @@ def sections(bugs: Iterable[Bug], root: Path) -> str:
         fragment = path.read_text(encoding="utf-8").strip()
         if fragment.split("\n").count(PROOF) != 1:
             raise ValueError(f"{path.parent.name}/{FRAGMENT} lacks its one {PROOF} line")
-        parts.append(f"### `{bug.id}`\n\n{fragment.replace(PROOF, proof_paragraph(release, proofs.get(bug.id)))}")
+        explored = ledger_io.verdicts_of(ledger["releases"][release], bug.id).get("explored")
+        paragraph = proof_paragraph(release, proofs.get(bug.id), explored)
+        parts.append(f"### `{bug.id}`\n\n{fragment.replace(PROOF, paragraph)}")
     return "\n\n".join(parts)

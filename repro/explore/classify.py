@@ -11,7 +11,7 @@ refusal, and else unexplained.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -20,7 +20,7 @@ from repro.engine.oracle import Explains, Side, judged
 from repro.engine.scenarios import Scenario
 from repro.explore.case import Case, Twin
 from repro.explore.generate import STYLE
-from repro.explore.steps import Call, api_of, describe
+from repro.explore.steps import Call, Hook, api_of, describe, is_workaround
 from repro.vocabulary import Verdict
 
 
@@ -87,6 +87,10 @@ def compare(case: Case, scripted: Twin, eager: Twin, explains: Explains) -> Find
         else:  # an error of another class, or eager's alone, is a difference like any other
             pair = Side({**mine, "raised": my_error}, None), Side({**theirs, "raised": their_error}, None)
         found = _judged(case, number, describe(step, paths), api_of(step), *pair, style, instance, explains)
+        if found is not None and found.explanation is Explanation.BUG and is_workaround(step):
+            # a function of repro.workaround claims its step behaves as eager's: whatever departs
+            # there is the workaround's, even what a bug would explain without it (its own bug's, above all)
+            return replace(found, explanation=Explanation.UNEXPLAINED, cause=None)
         if found is not None:
             return found
     return None
@@ -103,10 +107,7 @@ def _judged(
     instance: str,
     explains: Explains,
 ) -> Finding | None:
-    built_with = ["register_forward_hook"] if any(level.hooked for _, level in case.spec.levels()) else []
-    done = case.steps[: max(number, 1)]
-    called = ["forward"] if any(isinstance(step, Call) for step in done) else []  # every mode calls forward
-    apis = tuple(dict.fromkeys([api, *built_with, *called, *(api_of(step) for step in done)]))
+    apis = tuple(dict.fromkeys([api, *apis_of(case, number)]))
     scenario = Scenario(api, what, _nothing, apis, model="generated", traits=case.spec.traits())
     result = judged(scenario, style, instance, mine, theirs, explains=explains)
     if result.verdict == Verdict.MATCH:
@@ -121,6 +122,19 @@ def _judged(
     if result.cause:
         return Finding(number, what, kind, result.detail, Explanation.BUG, result.cause)
     return Finding(number, what, kind, result.detail, Explanation.UNEXPLAINED, None)
+
+
+def apis_of(case: Case, steps: int | None = None) -> tuple[str, ...]:
+    """The APIs the case's first ``steps`` steps (at least one; all by default) exercise, as the
+    support table names them: the model's ``__init__`` hooks, ``forward`` once anything called it
+    (every mode does), and each step's."""
+    built_with = ["register_forward_hook"] if any(level.hooked for _, level in case.spec.levels()) else []
+    done = case.steps[: max(steps, 1)] if steps is not None else case.steps
+    called = ["forward"] if any(isinstance(step, Call) for step in done) else []
+    # a hook a workaround registered is that hook API's, for the departures of the calls after it
+    # (a compiled parent bypassing it); a copy a workaround made is not copy.copy's
+    stands_for = [step.kind.stands_for for step in done if isinstance(step, Hook) and step.kind.is_workaround]
+    return tuple(dict.fromkeys([*built_with, *called, *(api_of(step) for step in done), *stands_for]))
 
 
 def _caught(error: str | None) -> str | None:

@@ -19,6 +19,15 @@ def use(path: Path) -> None:
     _FOLDER[:] = [path]
 
 
+def release() -> None:
+    """The exploration's folder removed; later modules go to a new one (a second exploration, or a
+    case run outside one, in the same process)."""
+    import shutil
+
+    if _FOLDER:
+        shutil.rmtree(_FOLDER.pop(), ignore_errors=True)
+
+
 def folder() -> Path:
     """Where generated modules are written: the exploration's folder, else one made for this process
     (each file is deleted when its case ends; the empty folder stays in the temporary directory)."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import shutil
 import signal
 import tempfile
 import time
@@ -31,9 +30,9 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from repro.engine.oracle import Explains
-from repro.explore import loading
+from repro.explore import corpus, loading
 from repro.explore.case import Case, Twin, run_twin
-from repro.explore.classify import Explanation, Finding, Kind, compare
+from repro.explore.classify import Explanation, Finding, Kind, apis_of, compare
 from repro.explore.generate import Level, ModelSpec, Op, consistent, specs
 from repro.explore.steps import Assign, Hook, Step, steps
 from repro.traits import Traits
@@ -81,6 +80,8 @@ class Exploration:
     fallbacks: int = 0  # cases run in this process because a worker hung or died
     within: str = ""  # what the models were kept to (a bug's reach, by its id), or "" for every model
     workaround: str = ""  # the workaround of that bug in force around every twin's run, or ""
+    covered: dict[str, int] = field(default_factory=dict)  # per API (as the support table names it), cases
+    replayed: int = 0  # of the cases, those a database kept from an earlier run (run first)
 
     def unexplained(self) -> list[Found]:
         return [f for f in self.found.values() if f.unexplained]
@@ -190,17 +191,41 @@ def explore(
     shrink: bool = True,
     within: tuple[str, Callable[[Traits], bool]] = ("", lambda traits: True),
     workaround: tuple[str, Apply] = ("", contextlib.nullcontext),
+    database: Path | None = None,
 ) -> Exploration:
     """Cases drawn from ``seed`` for ``budget`` seconds, each compared twin by twin; each unexplained
     departure then shrunk (within ``SHRINK_EXAMPLES`` reductions). ``within`` names a predicate over
     a model's traits (a bug's reach, handed in) that every case's model, shrunk ones too, holds;
-    ``workaround`` names the workaround put in force around every twin's run (its bug's)."""
+    ``workaround`` names the workaround put in force around every twin's run (its bug's). With a
+    ``database`` folder, the cases it keeps (``repro.explore.corpus``) run first, and it then keeps
+    one case per departure found (the shrunk one where there is one)."""
     exploration = Exploration(seed, budget, within=within[0], workaround=workaround[0])
     kept = within[1]
     loading.use(Path(tempfile.mkdtemp(prefix="repro-explore-")))  # the workers inherit it
     workers = Workers(apply=workaround[1])
     started = time.monotonic()
     searching = budget * (SEARCH_SHARE if shrink else 1.0)
+
+    def observe(case: Case) -> None:
+        if time.monotonic() - started > searching:
+            raise _Spent
+        exploration.cases += 1
+        for step in case.steps:
+            exploration.drawn[type(step).__name__] = exploration.drawn.get(type(step).__name__, 0) + 1
+        for api in apis_of(case):
+            exploration.covered[api] = exploration.covered.get(api, 0) + 1
+        finding = compare(case, *workers.run(case), explains)
+        if finding is not None:
+            seen = exploration.found.get(finding.signature)
+            if seen:
+                seen.count += 1
+            else:
+                exploration.found[finding.signature] = Found(finding, case, exploration.cases)
+        exploration.seconds = time.monotonic() - started
+        progress(exploration)
+
+    everything = corpus.replayed(database) if database else []
+    stored = [case for case in everything if kept(case.spec.traits())]  # the rest: outside ``within``
     try:
 
         @seeded(seed)
@@ -215,22 +240,12 @@ def explore(
         )
         @given(cases().filter(lambda case: kept(case.spec.traits())))
         def search(case: Case) -> None:
-            if time.monotonic() - started > searching:
-                raise _Spent
-            exploration.cases += 1
-            for step in case.steps:
-                exploration.drawn[type(step).__name__] = exploration.drawn.get(type(step).__name__, 0) + 1
-            finding = compare(case, *workers.run(case), explains)
-            if finding is not None:
-                seen = exploration.found.get(finding.signature)
-                if seen:
-                    seen.count += 1
-                else:
-                    exploration.found[finding.signature] = Found(finding, case, exploration.cases)
-            exploration.seconds = time.monotonic() - started
-            progress(exploration)
+            observe(case)
 
         try:
+            for case in stored:
+                observe(case)
+                exploration.replayed += 1
             search()
         except _Spent:
             pass
@@ -242,7 +257,11 @@ def explore(
     finally:
         workers.close()
         exploration.fallbacks = workers.fallbacks
-        shutil.rmtree(loading.folder(), ignore_errors=True)
+        loading.release()
+    if database:  # what did not get its turn this time stays for the next
+        found_now = [found.example()[0] for found in exploration.found.values()]
+        others = [case for case in everything if not kept(case.spec.traits())]
+        corpus.keep(database, found_now + stored[exploration.replayed :] + others)
     return exploration
 
 

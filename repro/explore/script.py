@@ -1,7 +1,8 @@
 """A finding as a standalone script a maintainer can paste: the model's classes in both twins, the
 steps up to the departing one, and what that step did in each. It needs only torch and the standard
-library, prints the eager twin's result next to the subclass's, and exits 1 while the departure is
-there (0 once the twins agree)."""
+library (and this project's ``repro.workaround`` where a step is one of its functions: a departure
+there is the workaround's, ours to mend), prints the eager twin's result next to the subclass's, and
+exits 1 while the departure is there (0 once the twins agree)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,19 @@ import textwrap
 from repro.engine.models import Size, inputs
 from repro.explore.case import Case
 from repro.explore.generate import HOOK_TEXT, Base, classes
-from repro.explore.steps import RUN_AS_WRITTEN, Assign, Call, Hand, Handing, Hook, HookKind, Step, describe
+from repro.explore.steps import (
+    COPIES,
+    RUN_AS_WRITTEN,
+    Assign,
+    Call,
+    Hand,
+    Handing,
+    Hook,
+    HookKind,
+    Step,
+    describe,
+    is_workaround,
+)
 
 HELPERS = '''
 
@@ -113,11 +126,13 @@ def script(case: Case, step: int, what: str) -> str:
     )
     said = textwrap.fill(f"A generated model whose ScriptModule twin departs from its eager twin at: {what}.", 96)
     head = f'"""{said}\n"""\n\n'
+    ours = any(is_workaround(s) for s in case.steps[:step])
     return (
         head
         + "import copy\nimport io\nimport sys\n"
         + ("from typing import Tuple\n" if hooked else "")
         + "\nimport torch\nimport torch.ao.quantization\nimport torch.utils.checkpoint\n"
+        + ("\nimport repro.workaround\n" if ours else "")
         + (HOOK_TEXT if hooked else "")
         + scripted
         + "\n"
@@ -138,7 +153,8 @@ def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
         target = "" if step.kind.is_global else _at(where) + "."
         change = f", {CHANGES[step.kind]}" if step.changes and step.kind in CHANGES else ""
         label = f"{step.kind.name.lower()} on {where or 'root'}"
-        return [f'h = hook(seen, "{label}"{change})', f"handles.append({target}{step.kind.value})"]
+        registered = step.kind.value.replace("(t, h)", f"({_at(where)}, h)") if step.kind.is_workaround else None
+        return [f'h = hook(seen, "{label}"{change})', f"handles.append({registered or target + step.kind.value})"]
     if isinstance(step, Call):
         lines = [*_input(case, step.negative), *step.mode.value.splitlines()]
         lines += ['observed["output"] = y'] if last else []
@@ -150,10 +166,11 @@ def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
             lines.append("    m.zero_grad()")
         return lines
     if isinstance(step, Hand):
-        if step.to in (Handing.COPY, Handing.DEEPCOPY):
+        if step.to in COPIES:
             lines = ["original = m", step.to.value]
             if last:
-                lines.append('same = "the same class" if type(m) is type(original) else type(m).__name__')
+                lines.append("same = isinstance(m, type(original)) and type(m).__name__ == type(original).__name__")
+                lines.append('same = "the same class" if same else type(m).__name__')
                 lines.append('observed["the copy\'s class"] = same')
                 lines.append("copied = dict(m.named_modules())")
                 lines.append('observed["the copy\'s children of another class"] = [')
@@ -172,9 +189,7 @@ def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
                 lines.append('observed["its children quantized"] = any(isinstance(s, dynamic) for s in q.modules())')
         else:
             lines = [step.to.value]
-            if last and any(
-                isinstance(s, Hand) and s.to in (Handing.COPY, Handing.DEEPCOPY) for s in case.steps[:number]
-            ):
+            if last and any(isinstance(s, Hand) and s.to in COPIES for s in case.steps[:number]):
                 lines.append('observed["original training"] = original.training')
         if last:
             lines.append('observed["training"] = [s.training for s in m.modules()]')

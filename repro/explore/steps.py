@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # Hypothesis is needed to draw, not to run a case (the report
 
 
 class HookKind(Enum):
-    """A hook API, and how it is registered (the text after ``m.``)."""
+    """A hook API, and how it is registered (the text after ``m.``; for a workaround's function, the
+    call on the module ``t``)."""
 
     FORWARD_PRE = "register_forward_pre_hook(h)"
     FORWARD_PRE_PREPEND = "register_forward_pre_hook(h, prepend=True)"
@@ -35,14 +36,28 @@ class HookKind(Enum):
     GLOBAL_FORWARD_PRE = "torch.nn.modules.module.register_module_forward_pre_hook(h)"
     GLOBAL_FORWARD = "torch.nn.modules.module.register_module_forward_hook(h)"
     GLOBAL_FULL_BACKWARD = "torch.nn.modules.module.register_module_full_backward_hook(h)"
+    WORKAROUND_FULL_BACKWARD = "repro.workaround.register_full_backward_hook(t, h)"
+    WORKAROUND_BACKWARD = "repro.workaround.register_backward_hook(t, h)"
 
     @property
     def api(self) -> str:
-        return self.value.split("(")[0].rsplit(".", 1)[-1]
+        """The API's name as the support table names it; a workaround's by its whole name, so that no
+        catalogued bug (whose scenarios name torch's APIs) explains a departure of the workaround."""
+        name = self.value.split("(")[0]
+        return name if self.is_workaround else name.rsplit(".", 1)[-1]
 
     @property
     def is_global(self) -> bool:
         return self.value.startswith("torch.")
+
+    @property
+    def is_workaround(self) -> bool:
+        return self.value.startswith("repro.workaround.")
+
+    @property
+    def stands_for(self) -> str:
+        """The hook API a workaround's function registers with (its own name's last part)."""
+        return self.api.rsplit(".", 1)[-1]
 
 
 class Mode(Enum):
@@ -85,6 +100,11 @@ class Handing(Enum):
     )
     QUANTIZE = "q = torch.ao.quantization.quantize_dynamic(m, {torch.nn.Linear}, dtype=torch.qint8)\ny = q(x)"
     DOUBLE = "m.double()\ny = m(x.double())\nm.float()"
+    WORKAROUND_COPY = "m = repro.workaround.shallow_copy(m)"  # a workaround's function in place of copy.copy
+    WORKAROUND_DEEPCOPY = "m = repro.workaround.deepcopy(m)"  # and of copy.deepcopy
+
+
+COPIES = (Handing.COPY, Handing.DEEPCOPY, Handing.WORKAROUND_COPY, Handing.WORKAROUND_DEEPCOPY)
 
 
 RUN_AS_WRITTEN = (Handing.TORCH_COMPILE, Handing.EXPORT, Handing.JIT_SAVE, Handing.QUANTIZE, Handing.DOUBLE)
@@ -183,8 +203,17 @@ def api_of(step: Step) -> str:
             Handing.JIT_SAVE: "torch.jit.save",
             Handing.QUANTIZE: "torch.ao.quantization.quantize_dynamic",
             Handing.DOUBLE: "double",
+            Handing.WORKAROUND_COPY: "repro.workaround.shallow_copy",
+            Handing.WORKAROUND_DEEPCOPY: "repro.workaround.deepcopy",
         }[step.to]
     return "setattr" if step.what is not Assignment.BUFFER else "register_buffer"
+
+
+def is_workaround(step: Step) -> bool:
+    """Whether the step is a function of ``repro.workaround`` in place of torch's own."""
+    return (isinstance(step, Hook) and step.kind.is_workaround) or (
+        isinstance(step, Hand) and step.to in (Handing.WORKAROUND_COPY, Handing.WORKAROUND_DEEPCOPY)
+    )
 
 
 def describe(step: Step, paths: list[str]) -> str:
@@ -236,6 +265,7 @@ def perform(step: Step, state: State, paths: list[str]) -> None:
     the catalogue's recognisers read both alike. It may raise: the caller records the error."""
     import torch
 
+    import repro.workaround
     from repro.engine.recorder import changed_classes
 
     if isinstance(step, Hook):
@@ -249,10 +279,17 @@ def perform(step: Step, state: State, paths: list[str]) -> None:
         _call(step, state)
     elif isinstance(step, Hand):
         model = state.model
-        if step.to in (Handing.COPY, Handing.DEEPCOPY):
-            state.model = (copy.copy if step.to is Handing.COPY else copy.deepcopy)(model)
+        if step.to in COPIES:
+            copies: dict[Handing, Callable[[Any], Any]] = {
+                Handing.COPY: copy.copy,
+                Handing.DEEPCOPY: copy.deepcopy,
+                Handing.WORKAROUND_COPY: repro.workaround.shallow_copy,
+                Handing.WORKAROUND_DEEPCOPY: repro.workaround.deepcopy,
+            }
+            state.model = copies[step.to](model)
             state.original = model
-            same = type(state.model) is type(model)
+            # a class of the original's name deriving from it is the same (shallow_copy's, documented)
+            same = isinstance(state.model, type(model)) and type(state.model).__name__ == type(model).__name__
             state.rec.note("the copy's class", "the same class" if same else type(state.model).__name__)
             state.rec.note("the copy's children of another class", changed_classes(model, state.model))
             leaves = [name for name, p in state.model.named_parameters() if not p.is_leaf]
@@ -292,6 +329,11 @@ def _changing(kind: HookKind) -> Any:
 def _register(kind: HookKind, target: Any, hook: Any) -> Any:
     import torch
 
+    import repro.workaround
+
+    if kind.is_workaround:
+        register: Callable[[Any, Any], Any] = getattr(repro.workaround, kind.stands_for)
+        return register(target, hook)
     if kind.is_global:
         return getattr(torch.nn.modules.module, kind.api)(hook)
     keywords = {

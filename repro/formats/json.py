@@ -92,6 +92,36 @@ def render_proofs(environment: Environment, proofs: list[Proof]) -> str:
 
 def render_exploration(environment: Environment, exploration: Exploration) -> str:
     """``--explore --json``: what ran and every departure found, with the script of each unexplained one."""
+    return json.dumps(
+        {"schema": EXPLORATION_SCHEMA, **_environment(environment), **_exploration(exploration)}, indent=2
+    )
+
+
+def render_workaround_explorations(
+    environment: Environment, explorations: list[Exploration], skipped: Mapping[str, str]
+) -> str:
+    """``--explore --workarounds --json``: per bug tried, its exploration (``workaround`` holds the
+    verdict); per bug not tried, why."""
+    return json.dumps(
+        {
+            "schema": EXPLORATION_SCHEMA,
+            **_environment(environment),
+            "explorations": [{"id": e.within, **_exploration(e)} for e in explorations],
+            "not_tried": [{"id": bug_id, "why": why} for bug_id, why in skipped.items()],
+        },
+        indent=2,
+    )
+
+
+def _environment(environment: Environment) -> dict[str, Any]:
+    return {
+        "torch_version": environment.torch_version,
+        "python_version": environment.python_version,
+        "device": environment.device,
+    }
+
+
+def _exploration(exploration: Exploration) -> dict[str, Any]:
     from repro.explore.script import script  # --explore only: it needs Hypothesis
 
     def entry(found: Found) -> dict[str, Any]:
@@ -110,30 +140,25 @@ def render_exploration(environment: Environment, exploration: Exploration) -> st
             "script": script(case, finding.step, finding.what) if found.unexplained else None,
         }
 
-    return json.dumps(
-        {
-            "schema": EXPLORATION_SCHEMA,
-            "torch_version": environment.torch_version,
-            "python_version": environment.python_version,
-            "device": environment.device,
-            "seed": exploration.seed,
-            "budget_s": exploration.budget,
-            "within": exploration.within or None,
-            "workaround": (
-                {
-                    "name": exploration.workaround,
-                    "verdict": exploration.workaround_verdict().value,
-                    "space": exploration.space(),
-                }
-                if exploration.workaround
-                else None
-            ),
-            "cases": exploration.cases,
-            "seconds": round(exploration.seconds, 3),
-            "steps_drawn": exploration.drawn,
-            "fallbacks": exploration.fallbacks,
-            "departures": [entry(f) for f in sorted(exploration.found.values(), key=lambda f: f.first)],
-            "unexplained": len(exploration.unexplained()),
-        },
-        indent=2,
-    )
+    return {
+        "seed": exploration.seed,
+        "budget_s": exploration.budget,
+        "within": exploration.within or None,
+        "workaround": (
+            {
+                "name": exploration.workaround,
+                "verdict": exploration.workaround_verdict().value,
+                "space": exploration.space(),
+            }
+            if exploration.workaround
+            else None
+        ),
+        "cases": exploration.cases,
+        "replayed": exploration.replayed,
+        "seconds": round(exploration.seconds, 3),
+        "steps_drawn": exploration.drawn,
+        "apis_covered": exploration.covered,
+        "fallbacks": exploration.fallbacks,
+        "departures": [entry(f) for f in sorted(exploration.found.values(), key=lambda f: f.first)],
+        "unexplained": len(exploration.unexplained()),
+    }

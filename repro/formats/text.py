@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Sequence, Set
+from collections.abc import Collection, Iterable, Mapping, Sequence, Set
 from typing import TYPE_CHECKING
 
 from repro.catalogue import cause_of, refused_by_patch
@@ -365,6 +365,7 @@ def render_exploration(torch_version: str, exploration: Exploration) -> str:
         f"Explored {exploration.cases} generated cases in {exploration.seconds:.0f} s on torch {torch_version} "
         f"({rate:.1f} a second; seed {exploration.seed}, budget {exploration.budget:.0f} s"
         + (f"; models in the reach of {exploration.within}" if exploration.within else "")
+        + (f"; the first {exploration.replayed} replayed from --database" if exploration.replayed else "")
         + f"): {len(found)} distinct departures, {len(unexplained)} unexplained.",
     ]
     if exploration.workaround:
@@ -395,4 +396,29 @@ def render_exploration(torch_version: str, exploration: Exploration) -> str:
             "",
         ]
         parts += [fit("\n".join(heading)), script(case, finding.step, finding.what).rstrip("\n")]
+    return "\n".join(parts) + "\n"
+
+
+def render_workaround_explorations(
+    torch_version: str, explorations: list[Exploration], skipped: Mapping[str, str]
+) -> str:
+    """``--explore --workarounds``: each workaround's verdict on generated models in its bug's reach,
+    why the others were not tried, then the whole exploration of each that does not hold."""
+    from repro.vocabulary import WorkaroundVerdict
+
+    prose = [f"Each bug's workaround in force around both twins' runs of generated models (torch {torch_version}):"]
+    for exploration in explorations:
+        prose += [
+            f"- {exploration.within}: {exploration.workaround} {exploration.workaround_verdict().value} "
+            f"on {exploration.space()}."
+        ]
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for bug_id, why in skipped.items():
+        by_reason[why].append(bug_id)
+    for why, bug_ids in by_reason.items():
+        prose += ["", f"Not tried, as the workaround {why}: {', '.join(bug_ids)}."]
+    failing = [e for e in explorations if e.workaround_verdict() is not WorkaroundVerdict.HOLDS]
+    parts = [fit("\n".join(prose))]
+    for exploration in failing:
+        parts += ["", render_exploration(torch_version, exploration).rstrip("\n")]
     return "\n".join(parts) + "\n"

@@ -23,7 +23,7 @@ from repro.ledger import PROOF_KEYS, WORKAROUND_STATUSES, LedgerError, load
 from repro.proof import Proof, prove
 from repro.vocabulary import Verdict
 from tracker import history, sweep
-from tracker.confirm import ReportError, read_workarounds
+from tracker.confirm import Measurement, ReportError, read_workarounds
 
 
 def _broken(bug_id: str, **changes: Any) -> Proof:
@@ -132,7 +132,7 @@ def test_the_tracker_records_each_proof_with_its_scenario_table_and_device(capsy
     ledger.write_text(json.dumps(ledger_io.new_ledger()))
     verdict = {"verdict": "present", "detail": "d", "checked_at": "2026-12-03T00:00:00+00:00"}
     asked = {"jit-error-replaces-exception": verdict}  # --bug jit-error-replaces-exception: only its proof is recorded
-    sweep.record(ledger, "2.13.0", sweep._record_dynamic(asked, None, proofs))
+    sweep.record(ledger, "2.13.0", sweep._record_dynamic(asked, Measurement({}, {}, proofs)))
     bugs = load(ledger)["releases"]["2.13.0"]["bugs"]
     assert bugs["jit-error-replaces-exception"]["workaround"] == proofs["jit-error-replaces-exception"]
     assert "quantize-dynamic-skips-subclass" not in bugs

@@ -16,6 +16,7 @@ from repro.explore.classify import Explanation, Finding, Kind
 from repro.explore.generate import Base, Level, ModelSpec
 from repro.explore.run import Exploration, Found, _reduced, explore, reductions
 from repro.explore.steps import Call, Hook, HookKind, Mode
+from tracker.confirm import read_exploration, read_explored_workarounds
 
 LEAF = Level(Base.EAGER, 0, (), (), (), ())
 ROOT = Level(Base.SCRIPT_METHOD, 1, (True,), (LEAF, None, LEAF), (), (0, 1, 2))
@@ -85,21 +86,53 @@ def test_a_bounded_exploration_from_the_command_line():
     unexplained = [d for d in report["departures"] if d["explanation"] == "unexplained"]
     assert proc.returncode == (1 if unexplained else 0) and report["unexplained"] == len(unexplained)
     assert all(d["script"] and "sys.exit(1 if subclass != eager else 0)" in d["script"] for d in unexplained)
+    record = read_exploration(proc.stdout, proc.stderr, proc.returncode)  # what the tracker keeps of it
+    assert record["cases"] == report["cases"] and record["apis"]["forward"] == report["cases"]  # each case calls
+    assert len(record["unexplained"]) == report["unexplained"] and set(record["bugs"]) <= set(BUGS)
 
 
 def test_explore_options_are_one_sentence_and_exit_2():
     for argv, said in (
-        (["--budget", "5"], "--budget and --seed are for --explore"),
+        (["--budget", "5"], "--budget, --seed and --database are for --explore"),
+        (["--database", "/tmp"], "--budget, --seed and --database are for --explore"),
+        (["--explore", "--database", "/proc/version"], "is not a folder this user can write"),
+        (["--explore", "--database", "/nonexistent-parent/db"], "is not a folder this user can write"),
         (["--explore", "--bug", "deepcopy-drops-subclass", "--bug", "copy-shares-training"], "--explore takes only"),
         (["--explore", "--slow"], "--explore takes only"),
         (["--explore", "--budget", "0"], "a number of seconds from 1 to 86400"),
         (["--explore", "--seed", "-1"], "a whole number from 0"),
-        (["--explore", "--workarounds"], "name the bug with --bug ID"),
         (["--explore", "--workarounds", "--bug", "nonpersistent-buffers-in-state-dict"], "workaround is none"),
         (["--explore", "--workarounds", "--bug", "child-hooks-bypassed"], "changes the model's forward"),
     ):
         proc = run(["-m", "repro", *argv])
         assert proc.returncode == 2 and said in proc.stderr and proc.stdout == "", (argv, proc.stderr)
+
+
+@pytest.mark.slow
+def test_every_workaround_that_can_be_put_in_force_is_tried_on_generated_models():
+    """--explore --workarounds without --bug: a verdict per bug whose workaround can be put in force
+    around a run, each on the models it ran (none claimed for a bug that met none), and why each other
+    bug was not tried; the exit code is 0 only when every verdict holds."""
+    proc = run(["-m", "repro", "--explore", "--workarounds", "--budget", "2", "--json"])
+    assert proc.returncode in (0, 1) and proc.stderr == "", proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    tried = {e["id"]: e for e in report["explorations"]}
+    skipped = {entry["id"]: entry["why"] for entry in report["not_tried"]}
+    assert set(tried) | set(skipped) == set(BUGS) and not set(tried) & set(skipped)
+    for bug_id, why in skipped.items():
+        workaround = BUGS[bug_id].workaround
+        can = workaround is not None and workaround.apply is not None and not workaround.style
+        assert why.startswith("met no model") if can else why in ("is none", "changes the model's forward")
+    for bug_id, exploration in tried.items():
+        workaround = BUGS[bug_id].workaround
+        assert workaround and exploration["cases"] > 0 and exploration["workaround"]["name"] == workaround.name
+        assert exploration["workaround"]["space"].startswith(f"{exploration['cases']} generated models")
+    holds = all(e["workaround"]["verdict"] == "holds" for e in tried.values())
+    assert tried and proc.returncode == (0 if holds else 1)
+    kept = read_explored_workarounds(proc.stdout, proc.stderr, proc.returncode)  # what the tracker keeps
+    assert {bug_id: record["verdict"] for bug_id, record in kept.items()} == {
+        bug_id: e["workaround"]["verdict"] for bug_id, e in tried.items()
+    }
 
 
 def _found(kind: Kind, explanation: Explanation, cause: str | None) -> Found:
@@ -147,3 +180,30 @@ def test_a_workaround_that_does_nothing_reads_silently_wrong_and_the_real_one_ho
     )
     assert nothing.workaround_verdict().value == "silently wrong"
     assert real.workaround_verdict().value == "holds" and real.cases > 100
+
+
+def test_the_text_of_workarounds_on_generated_models_says_each_verdict_why_others_were_not_tried():
+    """One line per workaround tried, the bugs not tried grouped by why, and the whole exploration of
+    each workaround that does not hold (its departures), every line within 100 columns."""
+    from repro.formats.text import render_workaround_explorations
+
+    holds = Exploration(0, 5.0, cases=9, within="copy-shares-training", workaround="repro.workaround.shallow_copy")
+    wrong = Exploration(0, 5.0, cases=4, within="deepcopy-drops-subclass", workaround="repro.workaround.deepcopy")
+    wrong.found = {"x": _found(Kind.SILENT, Explanation.BUG, "deepcopy-drops-subclass")}
+    skipped = {"module-compile-noop": "is none", "quantize-dynamic-skips-subclass": "is none"}
+    text = render_workaround_explorations("2.13.0", [holds, wrong], skipped)
+    flat = " ".join(text.split())
+    assert "- copy-shares-training: repro.workaround.shallow_copy holds on 9 generated models" in flat
+    assert "- deepcopy-drops-subclass: repro.workaround.deepcopy silently wrong on 4 generated models" in flat
+    assert "Not tried, as the workaround is none: module-compile-noop, quantize-dynamic-skips-subclass." in flat
+    assert flat.count("Explained by a catalogued bug") == 1 and "deepcopy-drops-subclass: silent at" in flat
+    assert all(len(line) <= 100 for line in text.splitlines())
+
+
+def test_after_an_exploration_a_generated_model_still_loads_in_this_process():
+    """The exploration removes its folder when it ends: what loads a model afterwards (a second
+    exploration of --explore --workarounds, a test) writes to a new one, not the removed one."""
+    from repro.explore.loading import forget, loaded
+
+    explore(1, 0, explain, shrink=False)
+    forget(loaded("VALUE = 1\n", "after"))

@@ -186,3 +186,53 @@ def test_the_committed_pages_show_our_code_names_as_code_on_github():
         html = cmarkgfm.github_flavored_markdown_to_html(text)
         assert re.findall(r"<strong>(init|new|getstate|setattr|deepcopy|dict)</strong>", html) == [], page
         assert ZWJ not in text, page
+
+
+EXPLORED = {
+    "seed": 0,
+    "budget_s": 600.0,
+    "cases": 6423,
+    "replayed": 12,
+    "seconds": 361.0,
+    "departures": {"a catalogued bug": 151, "unexplained": 3},
+    "bugs": ["copy-shares-training"],
+    "unexplained": ["silent at m = copy.copy(m): the copy's children of another class"],
+    "apis": {"copy.copy": 800, "register_forward_hook": 2000},
+}
+
+
+def test_the_explorer_section_says_what_ran_per_release_and_how_much_of_each_api_it_covered():
+    """A release with an explorer record is a row; the newest such release's cases per API, and the
+    table's APIs it never exercised, in words; a release without one is not a row."""
+    text = page(
+        {
+            "2.14.0": {"support": column(NEWEST), "explore": {"cpu": EXPLORED}},
+            "2.13.0": {"support": column(OLDER), "explore": {"cpu": {**EXPLORED, "cases": 10}}},
+            "2.12.0": {"support": column(OLDER)},
+        }
+    )
+    section = text.split("## Generated models: what the explorer ran per release", 1)[1].split("\n## ", 1)[0]
+    flat = " ".join(section.split())
+    assert "| 2.14.0 | 6423 (12) | 0, 600 s | a catalogued bug 151, unexplained 3 | 1 | 1 |" in section
+    assert "| 2.13.0 | 10 (12) |" in section and "| 2.12.0 |" not in section
+    assert "Of the 6423 cases on torch 2.14.0, how many exercised each API of the table: `copy.copy` 800, " in flat
+    assert "`register_forward_hook` 2000. Never exercised" in flat
+    assert "`setattr`" in flat.split("Never exercised", 1)[1] and "`copy.copy`" not in flat.split("Never", 1)[1]
+    assert "- silent at m = copy.copy(m): the copy's children of another class" in section
+
+
+def test_without_an_explorer_record_the_section_says_so_and_claims_nothing():
+    section = page({"2.14.0": {"support": column(NEWEST)}}).split("## Generated models", 1)[1].split("\n## ", 1)[0]
+    assert "No release has an explorer record yet." in section and "|" not in section
+
+
+def test_a_workaround_verdict_on_generated_models_is_shown_next_to_its_proof_for_that_workaround_only():
+    bug = next(b for b in BUGS.values() if b.workaround and b.workaround.apply and not b.workaround.style)
+    assert bug.workaround
+    proof = {"status": "works", "workaround": bug.workaround.name, "runs": 2, "matched": 2, "summary": "s"}
+    for name, shown in ((bug.workaround.name, True), ("an earlier workaround", False)):
+        explored = {"workaround": name, "verdict": "holds", "space": "9 generated models", "cases": 9}
+        release = {"support": column(NEWEST), "bugs": {bug.id: {"workaround": proof, "explored": explored}}}
+        section = page({"2.14.0": release}).split("## Workarounds, proven per release", 1)[1].split("\n## ", 1)[0]
+        line = next(line for line in section.splitlines() if line.startswith(f"| `{bug.id}`"))
+        assert ("works; generated: holds (9)" in line) is shown and "works" in line, line

@@ -10,11 +10,12 @@ import json
 from typing import Any
 
 import pytest
-from index_server import IndexServer
+from index_server import IndexServer, build_pure_wheel
 from tracker_helpers import check, packaging_wheel, reproducer_report, spy_torch
 
 from helpers import A_BUG, flag
 from repro import ledger as ledger_io
+from repro.requirements import EXPLORING
 from tracker.confirm import INSTALL_ENV, RUN_ENV, Dynamic, ReportError, allowed_env, read_report, read_support
 
 TOKEN = "s3cr3t-token"
@@ -215,3 +216,104 @@ def test_allowed_env(monkeypatch):
     assert {"https_proxy", "HTTPS_PROXY", "PIP_CERT", "LC_ALL", "TMPDIR"} <= set(install)
     assert not {"GITHUB_TOKEN", "PIP_FIND_LINKS", "PIP_INDEX_URL", "UV_INDEX_URL"} & set(install)
     assert {"LC_ALL", "TMPDIR"} <= set(run) and not {"https_proxy", "PIP_CERT", "GITHUB_TOKEN"} & set(run)
+
+
+EXPLORATION = {  # what --explore --json and --explore --workarounds --json print, in one report
+    "seed": 0,
+    "budget_s": 7.0,
+    "cases": 12,
+    "replayed": 2,
+    "seconds": 4.5,
+    "apis_covered": {"forward": 12, "copy.copy": 3},
+    "departures": [
+        {"explanation": "a catalogued bug", "cause": A_BUG, "kind": "loud", "step": "s", "detail": "d"},
+        {
+            "explanation": "unexplained",
+            "cause": None,
+            "kind": "silent",
+            "step": "m = copy.copy(m)",
+            "detail": "children of another class",
+            "script": "import torch",
+        },
+    ],
+    "explorations": [
+        {"id": A_BUG, "cases": 5, "workaround": {"name": "w", "verdict": "holds", "space": "5 generated models"}},
+        {"id": "Not An Id", "cases": 5, "workaround": {"name": "w", "verdict": "holds", "space": "5"}},
+    ],
+}
+
+
+@pytest.mark.slow
+def test_the_explorer_runs_on_each_release_confirmed_and_the_ledger_keeps_what_it_found(index, tmp_path):
+    """--explore 7: hypothesis is installed next to torch, the explorer runs with the budget, seed 0
+    and the database folder, once searching and once with the workarounds; the release's record and
+    the bug's workaround verdict on generated models are in the ledger (an entry with a bad id is not)."""
+    argv_file, database = tmp_path / "argv", tmp_path / "db"
+    report = {**reproducer_report("crafted"), **EXPLORATION}
+    for name, data in (
+        packaging_wheel(),
+        build_pure_wheel("hypothesis", EXPLORING[0].split("==")[1], {"hypothesis/__init__.py": b""}),
+        spy_torch("9.9.4", report, argv_file=argv_file),
+    ):
+        index.wheels[name] = data
+    code, result, ledger, stderr = check(
+        index, tmp_path, "--versions", "9.9.4", "--install-index-url", f"{index.url}/simple/",
+        "--explore", "7", "--explore-database", str(database),
+    )  # fmt: skip
+    assert code == 0 and result["errors"] == [], stderr
+    runs = [json.loads(line) for line in argv_file.read_text().splitlines()]
+    explore = ["--explore", "--budget", "7", "--seed", "0", "--database", str(database.resolve())]
+    assert runs[2:] == [
+        ["--json", *explore, "--device", "cpu"],
+        ["--json", "--explore", "--workarounds", *explore[1:], "--device", "cpu"],
+    ]
+    release = ledger["releases"]["9.9.4"]
+    record = release["explore"]["cpu"]
+    assert {k: v for k, v in record.items() if k != "checked_at"} == {
+        "seed": 0,
+        "budget_s": 7.0,
+        "cases": 12,
+        "replayed": 2,
+        "seconds": 4.5,
+        "departures": {"a catalogued bug": 1, "unexplained": 1},
+        "bugs": [A_BUG],
+        "unexplained": ["silent at m = copy.copy(m): children of another class"],
+        "apis": {"forward": 12, "copy.copy": 3},
+    }
+    tried = release["bugs"][A_BUG]["explored"]
+    assert {k: v for k, v in tried.items() if k != "checked_at"} == {
+        "workaround": "w",
+        "verdict": "holds",
+        "space": "5 generated models",
+        "cases": 5,
+    }
+    assert set(release["bugs"]) == {A_BUG}
+
+
+@pytest.mark.slow
+def test_an_explorer_that_gives_no_report_is_an_error_and_the_verdicts_stand(index, tmp_path):
+    for name, data in (
+        packaging_wheel(),
+        build_pure_wheel("hypothesis", EXPLORING[0].split("==")[1], {"hypothesis/__init__.py": b""}),
+        spy_torch("9.9.4", reproducer_report("crafted")),  # no departures: not an explorer's report
+    ):
+        index.wheels[name] = data
+    code, result, ledger, stderr = check(
+        index, tmp_path, "--versions", "9.9.4", "--install-index-url", f"{index.url}/simple/", "--explore", "7"
+    )
+    assert code == 1 and result["errors"] == [
+        "9.9.4: the explorer's JSON is not a report of departures: "
+        + (repr(json.dumps(reproducer_report("crafted"))[:80]))
+    ]
+    release = ledger["releases"]["9.9.4"]
+    assert flag(release)["dynamic"]["detail"] == "crafted" and "explore" not in release and "error" not in release
+
+
+def test_explore_options_of_the_tracker_are_usage_errors(index, tmp_path):
+    for argv, said in (
+        (["--explore", "60"], "--explore runs where a release is installed"),
+        (["--install", "--explore-database", "db"], "--explore-database is for --explore"),
+        (["--install", "--explore", "0"], "not a positive number of seconds"),
+    ):
+        code, _, _, stderr = check(index, tmp_path, *argv)
+        assert code == 2 and said in stderr, stderr

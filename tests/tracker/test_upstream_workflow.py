@@ -482,3 +482,73 @@ def test_the_pull_request_title_and_body_stay_within_githubs_limits(count, chang
     # As many as fit, not none: each release has a row per catalogued bug, here each with a 500-character
     # detail (cut to its cap), so with 17 bugs about eight releases' rows fit in GitHub's limit.
     assert len(rows) >= min(count, 5)
+
+
+# --- the explorer's database, kept between runs as an artifact -------------------------------------
+
+STUB_RUNS = """\
+import json, os, pathlib, sys
+with open(os.environ["STUB_GH_LOG"], "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+if sys.argv[1:3] == ["run", "list"]:
+    print(os.environ["STUB_GH_LAST"])
+if sys.argv[1:3] == ["run", "download"]:
+    if os.environ.get("STUB_GH_DOWNLOAD") != "ok":
+        sys.exit("no artifact found")
+    folder = pathlib.Path(sys.argv[sys.argv.index("--dir") + 1]) / "ab12"
+    folder.mkdir(parents=True)
+    (folder / "cd34").write_text("{}")
+"""
+
+
+def _steps() -> list[dict]:
+    import yaml
+
+    return yaml.safe_load(WORKFLOW.read_text())["jobs"]["check"]["steps"]
+
+
+@pytest.mark.parametrize(
+    ("last", "download", "said", "kept"),
+    [
+        ("", "ok", "no earlier successful run: the explorer starts with an empty database", False),
+        ("42", "ok", "", True),
+        ("42", "fails", "run 42 kept no explorer database (expired or none): starting empty", False),
+    ],
+    ids=["first-run", "kept", "expired"],
+)
+def test_the_explorer_database_the_last_successful_run_kept_is_fetched_or_the_run_starts_empty(
+    tmp_path, last, download, said, kept
+):
+    step = next(s for s in _steps() if "gh run download" in s.get("run", ""))
+    (tmp_path / "bin").mkdir()
+    gh = tmp_path / "bin" / "gh"
+    gh.write_text(f"#!{sys.executable}\n{STUB_RUNS}")
+    gh.chmod(0o755)
+    log = tmp_path / "gh.log"
+    proc = subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={
+            "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin",
+            "STUB_GH_LOG": str(log),
+            "STUB_GH_LAST": last,
+            "STUB_GH_DOWNLOAD": download,
+        },
+    )
+    assert proc.returncode == 0 and said in proc.stdout, proc.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert calls[0][:4] == ["run", "list", "--workflow", WORKFLOW.name]
+    fetched = ["run", "download", last, "--name", "explore-database", "--dir", "explore-database"]
+    assert calls[1:] == ([fetched] if last else [])
+    assert (tmp_path / "explore-database" / "ab12" / "cd34").exists() is kept
+
+
+def test_the_folder_the_check_explores_with_is_the_one_fetched_and_the_one_kept():
+    command = workflow_command("tracker.check_upstream")
+    folder = command[command.index("--explore-database") + 1]
+    fetch = next(s for s in _steps() if "gh run download" in s.get("run", ""))["run"]
+    keep = next(s for s in _steps() if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert f"--name {keep['with']['name']} --dir {folder}" in fetch
+    assert keep["with"]["path"] == folder and keep["if"] == "always()"
