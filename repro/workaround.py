@@ -120,11 +120,17 @@ def _release() -> None:
 
 def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> torch.nn.Module:
     """``copy.deepcopy(module)`` whose parameters are the copy's own leaves, and that keeps every
-    ScriptModule subclass in it, the root or a child of a compiled module (its class, hooks and Python
-    ``forward``): a subclass's wrapper attributes are deep-copied as ``nn.Module``'s are, the compiled
+    ScriptModule subclass in it, the root or a child of an eager or a compiled module (its class, hooks
+    and Python ``forward``): a subclass's wrapper attributes are deep-copied as ``nn.Module``'s are, the compiled
     module by its own ``__deepcopy__``. Call it in place of ``copy.deepcopy`` on any module; as a class
     attribute it is the class's ``__deepcopy__``: ``__deepcopy__ = repro.workaround.deepcopy``."""
     memo = {} if memo is None else memo
+    if id(module) in memo:  # reached twice (a shared child): one copy, as copy.deepcopy makes
+        copied: torch.nn.Module = memo[id(module)]
+        return copied
+    if not isinstance(module, torch.jit.ScriptModule):  # an eager model: its compiled parts by this function
+        for part in _outermost_compiled(module):
+            deepcopy(part, memo)
     if _is_scripted_subclass(module):
         clone = type(module).__new__(type(module))
         memo[id(module)] = clone
@@ -139,6 +145,17 @@ def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> tor
             _kept_subclass_children(module, clone, memo)
     _made_leaves(clone)
     return clone
+
+
+def _outermost_compiled(module: torch.nn.Module) -> Iterator[torch.nn.Module]:
+    """The ScriptModules inside an eager module with no ScriptModule between them and it: copied first
+    by ``deepcopy`` (``copy.deepcopy`` then finds each copy in the memo), since their own
+    ``__deepcopy__`` makes a subclass a bare compiled module."""
+    for child in module.children():
+        if isinstance(child, torch.jit.ScriptModule):
+            yield child
+        else:
+            yield from _outermost_compiled(child)
 
 
 def _kept_subclass_children(module: torch.nn.Module, compiled: torch.nn.Module, memo: dict[int, Any]) -> None:

@@ -61,7 +61,7 @@ def _steps(case: Case, scripted: bool, module: Any) -> Twin:
         paths = case.spec.paths()
         observed, errors = [], []
         for step in case.steps:
-            state.rec.facts, state.rec.events = {}, []
+            state.rec.facts, state.rec.events, state.rec.types = {}, [], {}  # this step's alone
             error = None
             try:
                 perform(step, state, paths)

@@ -59,6 +59,7 @@ class Found:
     first: int
     count: int = 1
     shrunk: tuple[Case, Finding] | None = None  # the smallest case Hypothesis reached, and its finding
+    without: bool = False  # a workaround in force, and the case departs the same without it: not its doing
 
     @property
     def unexplained(self) -> bool:
@@ -89,8 +90,13 @@ class Exploration:
     def workaround_verdict(self) -> WorkaroundVerdict:
         """The workaround's verdict, judged as a proof judges one: a departure its bug still explains,
         or one nothing explains, is the workaround's (silent ones first); what another bug explains,
-        or TorchScript refuses, is not."""
-        failing = [f.finding for f in self.found.values() if f.unexplained or f.finding.cause == self.within]
+        or TorchScript refuses, is not, nor an unexplained one its case shows without the workaround
+        too (an open finding the workaround does not touch)."""
+        failing = [
+            f.finding
+            for f in self.found.values()
+            if (f.unexplained and not f.without) or f.finding.cause == self.within
+        ]
         if any(finding.kind is Kind.SILENT for finding in failing):
             return WorkaroundVerdict.SILENTLY_WRONG
         return WorkaroundVerdict.LOUD if failing else WorkaroundVerdict.HOLDS
@@ -203,6 +209,7 @@ def explore(
     kept = within[1]
     loading.use(Path(tempfile.mkdtemp(prefix="repro-explore-")))  # the workers inherit it
     workers = Workers(apply=workaround[1])
+    baseline = Workers()  # with a workaround: an unexplained departure's case again without it (forks when asked)
     started = time.monotonic()
     searching = budget * (SEARCH_SHARE if shrink else 1.0)
 
@@ -220,7 +227,10 @@ def explore(
             if seen:
                 seen.count += 1
             else:
-                exploration.found[finding.signature] = Found(finding, case, exploration.cases)
+                found = exploration.found[finding.signature] = Found(finding, case, exploration.cases)
+                if exploration.workaround and found.unexplained:
+                    again = compare(case, *baseline.run(case), explains)
+                    found.without = again is not None and again.signature == finding.signature
         exploration.seconds = time.monotonic() - started
         progress(exploration)
 
@@ -256,7 +266,8 @@ def explore(
                 found.shrunk = _shrunk(found, workers, explains, seed, ends, kept)
     finally:
         workers.close()
-        exploration.fallbacks = workers.fallbacks
+        baseline.close()
+        exploration.fallbacks = workers.fallbacks + baseline.fallbacks
         loading.release()
     if database:  # what did not get its turn this time stays for the next
         found_now = [found.example()[0] for found in exploration.found.values()]

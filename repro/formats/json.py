@@ -136,6 +136,7 @@ def _exploration(exploration: Exploration) -> dict[str, Any]:
             "first_case": found.first,
             "cases": found.count,
             "shrunk": found.shrunk is not None,
+            "without_workaround_too": found.without if exploration.workaround else None,
             "traits": case.spec.traits().as_dict(),
             "script": script(case, finding.step, finding.what) if found.unexplained else None,
         }

@@ -388,10 +388,11 @@ def render_exploration(torch_version: str, exploration: Exploration) -> str:
     for number, f in enumerate(unexplained, start=1):
         case, finding = f.example()
         shrunk = "shrunk by Hypothesis" if f.shrunk else "not shrunk within the budget"
+        too = "; the same without the workaround, so not its doing" if f.without else ""
         heading = [
             "",
             f"Unexplained {number} of {len(unexplained)}: {finding.kind.value} at {finding.what} "
-            f"(first at case {f.first}, x{f.count}; {shrunk}): {finding.detail}",
+            f"(first at case {f.first}, x{f.count}; {shrunk}{too}): {finding.detail}",
             "Its script (needs only torch; exits 1 while the departure is there):",
             "",
         ]

@@ -167,6 +167,18 @@ PLAIN_WITH_SUBCLASS_CHILD = ModelSpec(
     2,
 )
 
+EAGER_HOLDING_SUBCLASS = ModelSpec(
+    Level(
+        Base.EAGER,
+        0,
+        (),
+        (Level(Base.EAGER, 0, (), (Level(Base.SCRIPT_METHOD, 0, (), (), (), ()),), (), (0,)),),
+        (),
+        (0,),
+    ),
+    2,
+    2,
+)
 FULL_ON_CHILD = Hook(HookKind.WORKAROUND_FULL_BACKWARD, 1, False)
 LEGACY_ON_ROOT = Hook(HookKind.WORKAROUND_BACKWARD, 0, False)
 
@@ -177,6 +189,7 @@ LEGACY_ON_ROOT = Hook(HookKind.WORKAROUND_BACKWARD, 0, False)
         ((Hand(Handing.WORKAROUND_DEEPCOPY), PLAIN), SCRIPTED_HOLDING_SUBCLASS),
         ((Hand(Handing.WORKAROUND_COPY), Hand(Handing.EVAL), PLAIN), SCRIPTED_HOLDING_SUBCLASS),
         ((Hand(Handing.WORKAROUND_DEEPCOPY), PLAIN), PLAIN_WITH_SUBCLASS_CHILD),
+        ((Hand(Handing.WORKAROUND_DEEPCOPY), PLAIN), EAGER_HOLDING_SUBCLASS),
         (
             (Hook(HookKind.WORKAROUND_FULL_BACKWARD, 1, False), Hand(Handing.WORKAROUND_DEEPCOPY), PLAIN),
             PLAIN_WITH_SUBCLASS_CHILD,
@@ -190,14 +203,16 @@ LEGACY_ON_ROOT = Hook(HookKind.WORKAROUND_BACKWARD, 0, False)
         "deepcopy of a scripted module holding a subclass",
         "shallow_copy of it, then eval",
         "deepcopy of a subclass holding one",
+        "deepcopy of an eager model holding one, deeper",
         "a backward hook on the child, then deepcopy",
         "a legacy backward hook, then shallow_copy",
     ],
 )
 def test_a_workaround_step_behaves_as_eager_and_its_script_says_so(tmp_path, steps, spec):
     """Each function of repro.workaround as a step, on shapes its bug's scope does not list: the twins
-    agree (a copy of a torch.jit.script-ed module made its subclass child bare, and shared the
-    original's training mode, before), and the script, which imports repro.workaround, exits 0."""
+    agree (a copy of a torch.jit.script-ed module, or a deep copy of an eager one, made its subclass
+    child bare, and a shallow one shared the original's training mode, before), and the script, which
+    imports repro.workaround, exits 0."""
     case = _case(*steps, spec=spec)
     assert compare(case, run_twin(case, True), run_twin(case, False), explain) is None
     path = tmp_path / "workaround.py"
@@ -207,6 +222,28 @@ def test_a_workaround_step_behaves_as_eager_and_its_script_says_so(tmp_path, ste
         [sys.executable, str(path)], capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(PROJECT)}
     )
     assert shown.returncode == 0, shown.stdout + shown.stderr
+
+
+def test_each_step_observes_the_module_classes_its_own_hooks_saw():
+    """A step's observation holds the classes of the modules its hooks were handed, and no later
+    step's: the exported module (a GraphModule) a global hook saw at step 3 showed in step 2's
+    observation (one dict shared by all steps), a departure no script could show."""
+    spec = ModelSpec(Level(Base.EAGER, 0, (), (None,), (), (0,)), 2, 2)
+    case = _case(Hook(HookKind.GLOBAL_FORWARD_PRE, 0, False), PLAIN, Hand(Handing.EXPORT), spec=spec)
+    twin = run_twin(case, False)
+    assert "GraphModule" not in twin.steps[1].get("types", {}) and "GraphModule" in twin.steps[2]["types"]
+
+
+def test_a_copy_departing_after_a_call_under_no_grad_is_not_the_grad_mode_bugs():
+    """optimized-graph-ignores-grad-mode explains a call under a grad mode that departs; it took any
+    later departure of a case with such a call (the copy's children of another class, the open
+    finding), and so judged its workaround silently wrong on generated models."""
+    busy = Level(Base.SCRIPT_METHOD, 1, (True,), (), (Op.ADD_PARAMETER, Op.TANH), ())  # two compiled ops
+    spec = ModelSpec(Level(Base.SCRIPTED_EAGER, 0, (), (busy,), (), (0,)), 2, 2)
+    assert spec.traits().compiled_ops  # in the bug's reach
+    case = _case(Call(Mode.NO_GRAD, False, False), Hand(Handing.COPY), spec=spec)
+    found = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    assert found is not None and found.step == 2 and found.cause != "optimized-graph-ignores-grad-mode"
 
 
 def test_a_departure_at_a_workaround_step_is_the_workarounds_even_where_a_bug_explains_it():

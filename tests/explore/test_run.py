@@ -135,8 +135,9 @@ def test_every_workaround_that_can_be_put_in_force_is_tried_on_generated_models(
     }
 
 
-def _found(kind: Kind, explanation: Explanation, cause: str | None) -> Found:
-    return Found(Finding(1, "m = copy.deepcopy(m)", kind, "detail", explanation, cause), CASE, 1)
+def _found(kind: Kind, explanation: Explanation, cause: str | None, without: bool = False) -> Found:
+    finding = Finding(1, "m = copy.deepcopy(m)", kind, "detail", explanation, cause)
+    return Found(finding, CASE, 1, without=without)
 
 
 @pytest.mark.parametrize(
@@ -145,6 +146,7 @@ def _found(kind: Kind, explanation: Explanation, cause: str | None) -> Found:
         ([], "holds"),
         ([_found(Kind.SILENT, Explanation.BUG, "copy-shares-training")], "holds"),  # another bug's
         ([_found(Kind.LOUD, Explanation.UNDOCUMENTED, None)], "holds"),  # a refusal TorchScript makes
+        ([_found(Kind.SILENT, Explanation.UNEXPLAINED, None, without=True)], "holds"),  # the same without it
         ([_found(Kind.LOUD, Explanation.BUG, "deepcopy-drops-subclass")], "loud"),
         ([_found(Kind.LOUD, Explanation.UNEXPLAINED, None)], "loud"),
         (
@@ -155,7 +157,7 @@ def _found(kind: Kind, explanation: Explanation, cause: str | None) -> Found:
             "silently wrong",
         ),
     ],
-    ids=["nothing", "another bug", "a refusal", "its bug, loud", "unexplained, loud", "silent wins"],
+    ids=["nothing", "another bug", "a refusal", "not its doing", "its bug, loud", "unexplained, loud", "silent wins"],
 )
 def test_a_workaround_under_the_explorer_is_judged_by_what_still_departs(found, verdict):
     exploration = Exploration(7, 30.0, cases=12, within="deepcopy-drops-subclass", workaround="w")
@@ -179,6 +181,7 @@ def test_a_workaround_that_does_nothing_reads_silently_wrong_and_the_real_one_ho
         40, 0, explain, shrink=False, within=(bug.id, bug.reach), workaround=(bug.workaround.name, bug.workaround.apply)
     )
     assert nothing.workaround_verdict().value == "silently wrong"
+    assert all(found.without for found in nothing.unexplained())  # doing nothing, they depart without it too
     assert real.workaround_verdict().value == "holds" and real.cases > 100
 
 
