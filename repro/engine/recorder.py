@@ -22,6 +22,16 @@ INPUT = inputs(SIZE)  # [[1.0, 2.0], [-3.0, 0.5]]
 FAKE = getattr(getattr(torch, "_subclasses", None), "FakeTensor", ())  # a tensor tracing uses: no data
 
 
+def _values(tensor: torch.Tensor) -> list[float] | None:
+    """The tensor's values, rounded; None for one with no storage of its own (a batched tensor a hook
+    is handed under ``torch.func.vmap``): reading them raised inside the hook, so both twins' calls
+    raised and what the hooks saw before went unseen."""
+    try:
+        return [round(v, 4) for v in tensor.detach().cpu().flatten().tolist()]
+    except RuntimeError:
+        return None
+
+
 class Recorder:
     """Collects hook calls (in order) and named facts for one run of one scenario."""
 
@@ -132,9 +142,7 @@ class Recorder:
                 "class": type(value).__name__,
                 "dtype": str(value.dtype),  # autocast and precision changes show only here
                 "shape": list(value.shape),
-                "values": None
-                if isinstance(value, FAKE)
-                else [round(v, 4) for v in value.detach().cpu().flatten().tolist()],
+                "values": None if isinstance(value, FAKE) else _values(value),
                 "requires_grad": value.requires_grad,
             }
         if isinstance(value, dict):

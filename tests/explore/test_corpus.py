@@ -80,6 +80,7 @@ def test_the_database_holds_what_it_was_last_given_and_drops_what_is_not_a_case(
     assert corpus.replayed(tmp_path) == [other]
 
 
+@pytest.mark.slow  # two explorations: the quick suite's stay within 10 s
 def test_an_exploration_replays_what_the_last_one_found_first(tmp_path):
     """The second run of another seed starts with the first run's departures: each found again within
     the replayed cases, and the database then holds one case per departure of the second run."""

@@ -27,6 +27,7 @@ CASE = Case(
 )
 
 
+@pytest.mark.slow  # the quick suite's explorations stay within 10 s (issue 45): the CLI's and the reach's
 def test_a_seed_draws_the_same_cases():
     """Two explorations of one seed agree on every departure found within the cases both ran. No case
     ran here for want of a worker: run after tests that compiled and exported in this process, the
@@ -203,6 +204,7 @@ def test_the_text_of_workarounds_on_generated_models_says_each_verdict_why_other
     assert all(len(line) <= 100 for line in text.splitlines())
 
 
+@pytest.mark.slow
 def test_after_an_exploration_a_generated_model_still_loads_in_this_process():
     """The exploration removes its folder when it ends: what loads a model afterwards (a second
     exploration of --explore --workarounds, a test) writes to a new one, not the removed one."""

@@ -90,7 +90,10 @@ def reach(t: Traits) -> bool:
 
 PIECES = (_no_copy_of_its_own, deepcopy_wraps_cpp_copy)
 FINGERPRINTED = ((SCRIPT_PY, "ScriptModule.__getattr__"), (SCRIPT_PY, "RecursiveScriptModule.__deepcopy__"))
-apply_workaround = routed("__deepcopy__")
+# the call on any model, not the class attribute alone: a subclass inside a torch.jit.script-ed model is
+# copied by torch's own RecursiveScriptModule.__deepcopy__, which no attribute of the user's class reaches
+# (the class attribute too: code that bound copy's deepcopy before, as a scenario module does, reaches it)
+apply_workaround = routed("__deepcopy__", "copy.deepcopy")
 CANDIDATES = (
     Candidate(
         "workaround",
