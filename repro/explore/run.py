@@ -103,8 +103,9 @@ class Exploration:
 
     def space(self) -> str:
         """What the verdict held on, in the words the ledger's proofs use."""
+        replayed = f" ({self.replayed} of them replayed from a database of earlier departures)" if self.replayed else ""
         return (
-            f"{self.cases} generated models of depth <=3 in the reach of {self.within}, seed {self.seed}, "
+            f"{self.cases} generated models of depth <=3 in the reach of {self.within}{replayed}, seed {self.seed}, "
             f"budget {self.budget:.0f} s"
         )
 
@@ -303,8 +304,17 @@ def _shrunk(
         )
     except (NoSuchExample, _Spent):
         return None
+    except Exception as err:  # Hypothesis groups an example found with the budget's end while shrinking it
+        if spent_in(err):
+            return None
+        raise
     finding = compare(case, *workers.run(case), explains)
     return (case, finding) if finding is not None and finding.signature == found.finding.signature else None
+
+
+def spent_in(error: BaseException) -> bool:
+    """Whether the budget's end is this error, or one of the errors it groups (a group nests)."""
+    return isinstance(error, _Spent) or any(spent_in(e) for e in getattr(error, "exceptions", ()))
 
 
 def reductions(case: Case) -> st.SearchStrategy[Case]:
