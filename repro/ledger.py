@@ -240,11 +240,7 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
             raise bad(f"a release {version} that is not an object with a 'bugs' object")
         if not _cells(entry.get("support_legacy", {})):
             raise bad(f"support cells in {version} that are not API names mapped to strings of {MAX_CELL} at most")
-        support = entry.get("support", {})
-        if not isinstance(support, dict) or not all(
-            isinstance(device, str) and DEVICE.fullmatch(device) and valid_column(column)
-            for device, column in support.items()
-        ):
+        if not _per_device(entry.get("support", {}), valid_column):
             raise bad(f"a support table in {version} that is not one column per device of rows with codes")
         for bug_id, verdicts in entry.get("bugs", {}).items():
             if not BUG_ID.fullmatch(bug_id):
@@ -264,15 +260,19 @@ def validate(path: Path, data: dict[str, Any]) -> dict[str, Any]:
                 raise bad(f"a workaround proof for {bug_id} in {version} that is not {', '.join(PROOF_KEYS)}")
             if "explored" in verdicts and not valid_explored(verdicts["explored"]):
                 raise bad(f"a workaround's record on generated models for {bug_id} in {version} that is not one")
-        explored = entry.get("explore", {})
-        if not isinstance(explored, dict) or not all(
-            isinstance(device, str) and DEVICE.fullmatch(device) and valid_exploration(record)
-            for device, record in explored.items()
-        ):
+        if not _per_device(entry.get("explore", {}), valid_exploration):
             raise bad(f"an explorer record in {version} that is not one per device of what it ran and found")
     if not isinstance(data.get("upstream_issues", {}), dict):
         raise bad("'upstream_issues' that is not an object")
     return data
+
+
+def _per_device(records: Any, valid: Callable[[Any], bool]) -> bool:
+    """One record per device (``cpu``, ``cuda``...), each one ``valid`` accepts."""
+    return isinstance(records, dict) and all(
+        isinstance(device, str) and bool(DEVICE.fullmatch(device)) and valid(record)
+        for device, record in records.items()
+    )
 
 
 def _cells(cells: Any) -> bool:
