@@ -183,7 +183,9 @@ def shows_error_text(bug: Bug, err: BaseException) -> bool:
                 verdict=Verdict.RAISES,
                 detail=f"{type(e).__name__}: {e}",
                 style=bug.styles[0],
-                scenario=SimpleNamespace(apis=set(bug.apis), model=None, name="", traits=None),  # the text decides
+                scenario=SimpleNamespace(  # the text decides
+                    api=bug.apis[0], apis=set(bug.apis), model=None, name="", traits=None
+                ),
                 scripted=None,
                 eager=None,
             )

@@ -22,6 +22,7 @@ import torch
 
 from helpers import A_BUG, ROOT, run, write_fixed_ledger, write_ledger
 from repro import expect
+from repro.catalogue import BUGS
 from repro.catalogue.full_backward_hook_flag import SIGNATURE
 from repro.ledger import release_key
 
@@ -448,3 +449,12 @@ def test_a_misspelt_id_under_pytest_is_one_line_naming_the_closest_id(tmp_path):
     close = "unknown bug id; did you mean 'full-backward-hook-flag'?"
     assert said == [f"test_marker: {close}", f"known_upstream_bug: {close}"], proc.stdout
     assert all(len(line) <= 100 for line in said) and "Traceback" not in proc.stdout
+
+
+@pytest.mark.parametrize("bug_id", list(BUGS))
+def test_asking_any_bugs_recogniser_about_an_error_text_reads_only_fields_it_is_given(bug_id):
+    """shows_error_text hands each recogniser a stand-in result: a recogniser that reads a field the
+    stand-in lacks (the scenario's own API) raised AttributeError inside users' tied tests."""
+    from repro.expect import shows_error_text
+
+    assert shows_error_text(BUGS[bug_id], RuntimeError("an error no bug raises")) is False
