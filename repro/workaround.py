@@ -24,6 +24,7 @@ hooks by design.
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -143,7 +144,7 @@ def deepcopy(module: torch.nn.Module, memo: dict[int, Any] | None = None) -> tor
         clone = copy.deepcopy(module, memo)
         if isinstance(clone, torch.jit.RecursiveScriptModule):  # torch.jit.script's: its children too
             _kept_subclass_children(module, clone, memo)
-    _made_leaves(clone)
+    _made_parameters(clone)
     return clone
 
 
@@ -171,13 +172,20 @@ def _kept_subclass_children(module: torch.nn.Module, compiled: torch.nn.Module, 
             _kept_subclass_children(child, getattr(compiled, name), memo)
 
 
-def _made_leaves(module: torch.nn.Module) -> None:
+def _made_parameters(module: torch.nn.Module) -> None:
     """A compiled module's copy clones its tensors with their autograd history (``grad_fn``
-    CloneBackward0): its parameters are not leaves, so backward through the copy would fill the
-    original's gradients. Each is made a leaf in place, so that one two names share stays shared."""
-    for _, param in module.named_parameters(remove_duplicate=False):
-        if not param.is_leaf:
-            param.detach_().requires_grad_(True)
+    CloneBackward0) and as plain tensors: its parameters are not leaves, so backward through the copy
+    would fill the original's gradients, and not ``nn.Parameter``, which ``torch.export`` refuses. Each
+    becomes a parameter of the copy's own, as ``nn.Parameter.__deepcopy__`` makes; one that two names
+    share stays shared."""
+    made: dict[int, tuple[torch.Tensor, torch.nn.Parameter]] = {}  # the copy's tensor kept: its id stays its own
+    for qualified, param in module.named_parameters(remove_duplicate=False):
+        if isinstance(param, torch.nn.Parameter) and param.is_leaf:
+            continue
+        if id(param) not in made:
+            made[id(param)] = (param, torch.nn.Parameter(param.detach(), requires_grad=param.requires_grad))
+        *path, name = qualified.split(".")
+        setattr(functools.reduce(getattr, path, module), name, made[id(param)][1])  # no get_submodule on compiled
 
 
 def shallow_copy(module: torch.nn.Module) -> torch.nn.Module:

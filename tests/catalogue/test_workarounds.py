@@ -428,16 +428,32 @@ def test_deepcopy_keeps_a_subclass_child_with_its_hooks():
 
 
 @pytest.mark.parametrize("route", [False, True], ids=["called", "routed"])
-def test_deepcopy_of_a_scripted_module_has_leaves_and_keeps_shared_parameters_shared(route):
-    model, standard = torch.jit.script(Tied()), copy.deepcopy
+def test_deepcopy_of_a_scripted_module_has_parameters_of_its_own_and_keeps_shared_ones_shared(route):
+    """Each of the copy's parameters is an ``nn.Parameter`` leaf of its own, frozen where the original's
+    is, as eager's copy makes them (the C++ copy makes plain tensors: ``torch.export`` refuses them)."""
+    tied = Tied()
+    tied.b.bias.requires_grad_(False)
+    model, standard = torch.jit.script(tied), copy.deepcopy
     with workaround.routed("copy.deepcopy") if route else contextlib.nullcontext():
         clone = copy.deepcopy(model) if route else workaround.deepcopy(model)
         assert copy.deepcopy({"a": 1}) == {"a": 1}  # what is not a module is copied as ever
     assert type(clone) is type(model) and clone.a.weight is clone.b.weight
+    copied = dict(clone.named_parameters())
+    assert {name: (type(p), p.requires_grad) for name, p in copied.items()} == {
+        name: (type(p), p.requires_grad) for name, p in copy.deepcopy(tied).named_parameters()
+    }
     clone(torch.ones(1, 2)).sum().backward()
-    assert all(p.is_leaf and p.grad is not None for p in clone.parameters())
+    assert all(p.is_leaf and (p.grad is not None) == p.requires_grad for p in copied.values())
     assert all(p.grad is None for p in model.parameters())
     assert copy.deepcopy is standard  # the route is undone
+
+
+def test_deepcopy_of_an_eager_model_holding_a_scripted_child_exports():
+    """``torch.export`` refuses a state dict entry of a parameter that is not an ``nn.Parameter``: what
+    the explorer met after the workaround's copy (deepcopy-drops-subclass, torch 2.13.0)."""
+    clone = workaround.deepcopy(torch.nn.Sequential(torch.jit.script(Tied())))
+    exported = torch.export.export(clone, (torch.ones(1, 2),))
+    assert torch.equal(exported.module()(torch.ones(1, 2)), clone(torch.ones(1, 2)))
 
 
 @pytest.mark.parametrize("bug_id", WITH)

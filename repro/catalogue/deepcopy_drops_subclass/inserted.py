@@ -23,10 +23,18 @@ class ScriptModule(torch.nn.Module):
             if "_actual_script_module" in child.__dict__:
                 memo[id(child.__dict__["_actual_script_module"])] = getattr(compiled, name)
                 compiled._modules[name] = copy.deepcopy(child, memo)
-        # the compiled module's copy clones its tensors with their history: its parameters
-        # must be leaves again (in place: one two names share stays shared), or backward
-        # through the copy leaves them without gradients
-        for _, param in clone.named_parameters(remove_duplicate=False):
-            if not param.is_leaf:
-                param.detach_().requires_grad_(True)
+        # the compiled module's copy clones its tensors with their history and as plain tensors:
+        # its parameters must be leaves and nn.Parameters again (one per copied tensor: one two
+        # names share stays shared), or backward through the copy leaves them without gradients
+        made = {}
+        for qualified, param in list(clone.named_parameters(remove_duplicate=False)):
+            if isinstance(param, torch.nn.Parameter) and param.is_leaf:
+                continue
+            if id(param) not in made:
+                made[id(param)] = (param, torch.nn.Parameter(param.detach(), param.requires_grad))
+            *path, name = qualified.split(".")
+            owner = clone
+            for part in path:
+                owner = getattr(owner, part)
+            setattr(owner, name, made[id(param)][1])
         return clone

@@ -69,15 +69,16 @@ def root_cause(evidence: list[str]) -> list[str]:
     ]
 
 
-# --- fixing it: the copy's parameters that came out of the C++ copy with a history become leaves in place
-# (sharing between names kept), as eager's copies are.
+# --- fixing it: the copy's parameters that came out of the C++ copy with a history, as plain tensors, become
+# nn.Parameter leaves of their own (sharing between names kept), as eager's copies are.
 
 LEAVES_MADE = inserted(__name__, "leaves")
 MARKER = "the copy's parameters are leaves"  # in the inserted comment
 
 
 def make_leaves(sources: Sources) -> dict[str, str]:
-    """``RecursiveScriptModule.__deepcopy__``'s return replaced by the copy, its parameters made leaves."""
+    """``RecursiveScriptModule.__deepcopy__``'s return replaced by the copy, its parameters made leaves
+    (``nn.Parameter``s)."""
     text, tree = edits.opened(sources, SCRIPT_PY)
     edits.unpatched(SCRIPT_PY, text, MARKER, "already makes a deep copy's parameters leaves")
     deepcopy = edits.required(

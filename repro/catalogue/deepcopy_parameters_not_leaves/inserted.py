@@ -9,9 +9,17 @@ import torch
 
 def leaves(self, memo):
     clone = torch.jit._recursive.wrap_cpp_module(copy.deepcopy(self._c, memo))
-    # the C++ copy clones each tensor with its history: the copy's parameters are leaves
-    # of their own (in place: one two names share stays shared), as eager's are
-    for _, param in clone.named_parameters(remove_duplicate=False):
-        if not param.is_leaf:
-            param.detach_().requires_grad_(True)
+    # the C++ copy clones each tensor with its history and as a plain tensor: the copy's parameters are leaves
+    # and nn.Parameters of their own, as eager's are (one per copied tensor: one two names share stays shared)
+    made = {}
+    for qualified, param in list(clone.named_parameters(remove_duplicate=False)):
+        if isinstance(param, torch.nn.Parameter) and param.is_leaf:
+            continue
+        if id(param) not in made:
+            made[id(param)] = (param, torch.nn.Parameter(param.detach(), param.requires_grad))
+        *path, name = qualified.split(".")
+        owner = clone
+        for part in path:
+            owner = getattr(owner, part)
+        setattr(owner, name, made[id(param)][1])
     return clone

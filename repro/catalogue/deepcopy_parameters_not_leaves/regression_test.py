@@ -11,8 +11,12 @@ from repro.catalogue.pieces import Parent
 class TestScriptModuleDeepcopyLeaves(TestCase):
     def test_deepcopy_parameters_are_leaves_of_the_copy(self):
         model = torch.jit.script(torch.nn.Linear(2, 2))
+        model.bias.requires_grad_(False)
         clone = copy.deepcopy(model)
         self.assertTrue(all(p.is_leaf for p in clone.parameters()))
+        # nn.Parameters, as eager's copy holds (torch.export refuses a parameter that is a plain tensor)
+        self.assertTrue(all(type(p) is torch.nn.Parameter for p in clone.parameters()))
+        self.assertEqual([p.requires_grad for p in clone.parameters()], [True, False])
         clone(torch.ones(1, 2)).sum().backward()
         self.assertIsNotNone(clone.weight.grad)
         self.assertIsNone(model.weight.grad)
@@ -39,6 +43,7 @@ class TestScriptModuleDeepcopyLeaves(TestCase):
         clone = copy.deepcopy(torch.jit.script(Tied()))
         self.assertIs(clone.a.weight, clone.b.weight)
         self.assertTrue(clone.a.weight.is_leaf)
+        self.assertIs(type(clone.a.weight), torch.nn.Parameter)
 
 
 if __name__ == "__main__":
