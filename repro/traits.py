@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 # A module's style: a ScriptModule subclass's two forwards, an eager module compiled by
 # torch.jit.script, or an eager module.
 SCRIPT_METHOD, PLAIN_FORWARD, SCRIPTED, EAGER = "script_method", "plain_forward", "torch.jit.script", "eager"
+GENERATED = "generated"  # the shape (Scenario.model) of the explorer's models: they have no name
 
 
 @dataclass(frozen=True)

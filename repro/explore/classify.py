@@ -21,6 +21,7 @@ from repro.engine.scenarios import Scenario
 from repro.explore.case import Case, Twin
 from repro.explore.generate import STYLE
 from repro.explore.steps import Call, Hook, api_of, describe, is_workaround
+from repro.traits import GENERATED
 from repro.vocabulary import Verdict
 
 
@@ -108,7 +109,7 @@ def _judged(
     explains: Explains,
 ) -> Finding | None:
     apis = tuple(dict.fromkeys([api, *apis_of(case, number)]))
-    scenario = Scenario(api, what, _nothing, apis, model="generated", traits=case.spec.traits())
+    scenario = Scenario(api, what, _nothing, apis, model=GENERATED, traits=case.spec.traits())
     result = judged(scenario, style, instance, mine, theirs, explains=explains)
     if result.verdict == Verdict.MATCH:
         return None

@@ -261,6 +261,36 @@ def test_a_copy_departing_after_a_call_under_no_grad_is_not_the_grad_mode_bugs()
     assert found is not None and found.step == 2 and found.cause != "optimized-graph-ignores-grad-mode"
 
 
+# a torch.jit.script-ed root whose compiled __init__ hook doubles its output (``x * 2``), one Linear
+HOOKED_SCRIPTED = ModelSpec(Level(Base.SCRIPTED_EAGER, 0, (), (None,), (), (0,), hooked=True), 2, 2)
+JVP_BACKWARD = Call(Mode.JVP, backward=True, negative=False)
+
+
+@pytest.mark.parametrize("calls_before", [0, 1, 2])
+def test_jvp_through_a_compiled_multiply_by_a_number_is_not_the_optimized_graphs(calls_before):
+    """Under jvp, the compiled ``x * 2`` (aten::mul.Scalar) gives a tangent without eager's
+    zero-gradient path to the Linear's bias, on every call, nothing optimized or not (the open finding
+    jvp-tangent-of-compiled-multiply-by-number). optimized-graph-ignores-grad-mode claimed it, so
+    that its workaround, with which it departs the same, read "silently wrong"."""
+    case = _case(*[PLAIN] * calls_before, JVP_BACKWARD, spec=HOOKED_SCRIPTED)
+    assert HOOKED_SCRIPTED.traits().compiled_ops  # in the bug's reach
+    found = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    assert found is not None and found.step == len(case.steps) and found.kind is Kind.SILENT
+    assert "gradients['c0.bias']" in found.detail and found.explanation is Explanation.UNEXPLAINED
+
+
+@pytest.mark.needs_bug("optimized-graph-ignores-grad-mode")
+def test_a_tangent_the_optimized_graph_leaves_without_autograd_is_the_bugs():
+    """What the bug does under jvp once its forward is optimized (the third call here): a tangent that
+    does not require grad where eager's does; the first two calls match."""
+    busy = Level(Base.SCRIPT_METHOD, 1, (True,), (), (Op.ADD_PARAMETER, Op.TANH), ())
+    spec = ModelSpec(Level(Base.SCRIPT_METHOD, 0, (), (busy, None), (), (0, 1)), 2, 2)
+    case = _case(PLAIN, JVP_BACKWARD, JVP_BACKWARD, spec=spec)
+    found = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    assert found is not None and found.step == 3 and "output['requires_grad']" in found.detail
+    assert (found.explanation, found.cause) == (Explanation.BUG, "optimized-graph-ignores-grad-mode")
+
+
 def test_a_departure_at_a_workaround_step_is_the_workarounds_even_where_a_bug_explains_it():
     """The same observations at torch's copy.deepcopy are deepcopy-drops-subclass's; at
     repro.workaround.deepcopy, which claims to behave as eager's, they are unexplained (a workaround

@@ -13,7 +13,7 @@ import torch
 
 from helpers import ROOT
 
-FINDINGS = sorted((ROOT / "docs" / "findings").glob("*.py"))  # none today: 2.13.0's are catalogued
+FINDINGS = sorted((ROOT / "docs" / "findings").glob("*.py"))  # found on 2.13.0 (docs/explorer.md)
 FOUND_ON = "2.13.0"  # the release the findings were found on (docs/explorer.md)
 A_FINDING = '''"""Backward through the copy departs from eager's: the copy's gradients stay None.
 
