@@ -87,16 +87,26 @@ class Exploration:
     def unexplained(self) -> list[Found]:
         return [f for f in self.found.values() if f.unexplained]
 
+    def against_workaround(self) -> list[Found]:
+        """With a workaround in force, the departures that are its (judged as a proof judges one): one
+        its bug still explains, or one nothing explains; not what another bug explains, or TorchScript
+        refuses, nor an unexplained one its case shows without the workaround too (an open finding
+        the workaround does not touch)."""
+        if not self.workaround:
+            return []
+        return [f for f in self.found.values() if (f.unexplained and not f.without) or f.finding.cause == self.within]
+
+    def shown(self) -> list[Found]:
+        """The departures a report shows as scripts (shrunk first): each unexplained one, and each the
+        workaround in force answers for, in the order found."""
+        return sorted(
+            {id(f): f for f in [*self.unexplained(), *self.against_workaround()]}.values(), key=lambda f: f.first
+        )
+
     def workaround_verdict(self) -> WorkaroundVerdict:
-        """The workaround's verdict, judged as a proof judges one: a departure its bug still explains,
-        or one nothing explains, is the workaround's (silent ones first); what another bug explains,
-        or TorchScript refuses, is not, nor an unexplained one its case shows without the workaround
-        too (an open finding the workaround does not touch)."""
-        failing = [
-            f.finding
-            for f in self.found.values()
-            if (f.unexplained and not f.without) or f.finding.cause == self.within
-        ]
+        """The workaround's verdict: silently wrong where a departure it answers for is silent, loud
+        where each is loud, else it holds."""
+        failing = [f.finding for f in self.against_workaround()]
         if any(finding.kind is Kind.SILENT for finding in failing):
             return WorkaroundVerdict.SILENTLY_WRONG
         return WorkaroundVerdict.LOUD if failing else WorkaroundVerdict.HOLDS
@@ -200,12 +210,13 @@ def explore(
     workaround: tuple[str, Apply] = ("", contextlib.nullcontext),
     database: Path | None = None,
 ) -> Exploration:
-    """Cases drawn from ``seed`` for ``budget`` seconds, each compared twin by twin; each unexplained
-    departure then shrunk (within ``SHRINK_EXAMPLES`` reductions). ``within`` names a predicate over
-    a model's traits (a bug's reach, handed in) that every case's model, shrunk ones too, holds;
-    ``workaround`` names the workaround put in force around every twin's run (its bug's). With a
-    ``database`` folder, the cases it keeps (``repro.explore.corpus``) run first, and it then keeps
-    one case per departure found (the shrunk one where there is one)."""
+    """Cases drawn from ``seed`` for ``budget`` seconds, each compared twin by twin; each departure a
+    report shows as a script (``Exploration.shown``) then shrunk (within ``SHRINK_EXAMPLES``
+    reductions). ``within`` names a predicate over a model's traits (a bug's reach, handed in) that
+    every case's model, shrunk ones too, holds; ``workaround`` names the workaround put in force around
+    every twin's run (its bug's). With a ``database`` folder, the cases it keeps
+    (``repro.explore.corpus``) run first, and it then keeps one case per departure found (the shrunk one
+    where there is one)."""
     exploration = Exploration(seed, budget, within=within[0], workaround=workaround[0])
     kept = within[1]
     loading.use(Path(tempfile.mkdtemp(prefix="repro-explore-")))  # the workers inherit it
@@ -263,7 +274,7 @@ def explore(
         exploration.seconds = time.monotonic() - started
         if shrink:
             ends = started + budget
-            for found in exploration.unexplained():
+            for found in exploration.shown():
                 found.shrunk = _shrunk(found, workers, explains, seed, ends, kept)
     finally:
         workers.close()

@@ -91,7 +91,8 @@ def render_proofs(environment: Environment, proofs: list[Proof]) -> str:
 
 
 def render_exploration(environment: Environment, exploration: Exploration) -> str:
-    """``--explore --json``: what ran and every departure found, with the script of each unexplained one."""
+    """``--explore --json``: what ran and every departure found, with the script of each unexplained one
+    (and, with a workaround in force, of each its bug still explains)."""
     return json.dumps(
         {"schema": EXPLORATION_SCHEMA, **_environment(environment), **_exploration(exploration)}, indent=2
     )
@@ -124,6 +125,8 @@ def _environment(environment: Environment) -> dict[str, Any]:
 def _exploration(exploration: Exploration) -> dict[str, Any]:
     from repro.explore.script import script  # --explore only: it needs Hypothesis
 
+    scripted = {id(found) for found in exploration.shown()}
+
     def entry(found: Found) -> dict[str, Any]:
         case, finding = found.example()
         return {
@@ -138,7 +141,7 @@ def _exploration(exploration: Exploration) -> dict[str, Any]:
             "shrunk": found.shrunk is not None,
             "without_workaround_too": found.without if exploration.workaround else None,
             "traits": case.spec.traits().as_dict(),
-            "script": script(case, finding.step, finding.what) if found.unexplained else None,
+            "script": script(case, finding.step, finding.what) if id(found) in scripted else None,
         }
 
     return {

@@ -353,8 +353,9 @@ def render_candidates(bug: Bug, torch_version: str, device: str, results: list[C
 
 
 def render_exploration(torch_version: str, exploration: Exploration) -> str:
-    """``--explore``: what ran, each departure by what explains it, and every unexplained one as the
-    script of its smallest case. Prose wraps at 100 columns; a script is code, written to fit."""
+    """``--explore``: what ran, each departure by what explains it, and every unexplained one (and,
+    with a workaround in force, each its bug still explains) as the script of its smallest case.
+    Prose wraps at 100 columns; a script is code, written to fit."""
     from repro.explore.classify import Explanation  # --explore only: it needs Hypothesis
     from repro.explore.script import script
 
@@ -385,13 +386,15 @@ def render_exploration(torch_version: str, exploration: Exploration) -> str:
             prose += [f"  {who}{f.finding.kind.value} at {f.finding.what} (first at case {f.first}, x{f.count})"]
             prose += [f"      {f.finding.detail}"]
     parts = [fit("\n".join(prose))]
-    for number, f in enumerate(unexplained, start=1):
+    shown = exploration.shown()
+    for number, f in enumerate(shown, start=1):
         case, finding = f.example()
         shrunk = "shrunk by Hypothesis" if f.shrunk else "not shrunk within the budget"
         too = "; the same without the workaround, so not its doing" if f.without else ""
+        what = "Unexplained" if f.unexplained else f"Still {finding.cause}'s, with its workaround in force,"
         heading = [
             "",
-            f"Unexplained {number} of {len(unexplained)}: {finding.kind.value} at {finding.what} "
+            f"{what} ({number} of {len(shown)}): {finding.kind.value} at {finding.what} "
             f"(first at case {f.first}, x{f.count}; {shrunk}{too}): {finding.detail}",
             "Its script (needs only torch; exits 1 while the departure is there):",
             "",

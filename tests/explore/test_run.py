@@ -177,6 +177,8 @@ def test_a_workaround_under_the_explorer_is_judged_by_what_still_departs(found, 
     exploration = Exploration(7, 30.0, cases=12, within="deepcopy-drops-subclass", workaround="w")
     exploration.found = {str(n): f for n, f in enumerate(found)}
     assert exploration.workaround_verdict().value == verdict
+    assert bool(exploration.against_workaround()) is (verdict != "holds")  # each shown as a script
+    assert set(map(id, exploration.against_workaround())) <= set(map(id, exploration.shown()))
     assert exploration.space() == (
         "12 generated models of depth <=3 in the reach of deepcopy-drops-subclass, seed 7, budget 30 s"
     )
@@ -218,6 +220,9 @@ def test_the_text_of_workarounds_on_generated_models_says_each_verdict_why_other
     assert "- deepcopy-drops-subclass: repro.workaround.deepcopy silently wrong on 4 generated models" in flat
     assert "Not tried, as the workaround is none: module-compile-noop, quantize-dynamic-skips-subclass." in flat
     assert flat.count("Explained by a catalogued bug") == 1 and "deepcopy-drops-subclass: silent at" in flat
+    # what the workaround answers for comes with its script, as an unexplained departure does
+    assert "Still deepcopy-drops-subclass's, with its workaround in force, (1 of 1): silent at" in flat
+    assert flat.count("Its script") == 1 and text.count("sys.exit(1 if subclass != eager else 0)") == 1
     assert all(len(line) <= 100 for line in text.splitlines())
 
 
