@@ -67,8 +67,16 @@ def get(bug_id: str) -> Bug:
 def explain(result: ScenarioResult) -> tuple[str | None, str | None]:
     """What the oracle stores on a departure when it judges it (``cause_of``, ``refused_by_patch``),
     read from every bug's recogniser and loud patch's refusal: once per run. A bug explains a run in
-    its scope only: a named shape of ``Bug.scope``, or a generated model its ``Bug.reach`` holds on."""
-    cause = next((bug.id for bug in BUGS.values() if bug.covers(result) and bug.recognise(result)), None)
+    its scope only: a named shape of ``Bug.scope``, or a generated model its ``Bug.reach`` holds on; and
+    not where its workaround's switches were all on (``Bug.worked_around``): that is the workaround's."""
+    cause = next(
+        (
+            bug.id
+            for bug in BUGS.values()
+            if bug.covers(result) and bug.recognise(result) and not bug.worked_around(result)
+        ),
+        None,
+    )
     return cause, next((bug.id for bug in BUGS.values() if bug.refuses(result)), None)
 
 

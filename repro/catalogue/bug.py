@@ -173,6 +173,10 @@ class Workaround:
     # (shape, style) pairs of the scope where it does not work, measured by the proof, and why
     limits: tuple[tuple[str, str], ...] = ()
     limits_why: str = ""
+    # the documented switches that together are the workaround, as the explorer's steps name them
+    # (``repro.explore.steps.Switching.api``): a departure the bug would explain with all of them on is
+    # the workaround's, not the bug's
+    switches: tuple[str, ...] = ()
 
 
 def always_applies(trees: Trees) -> str | None:
@@ -247,6 +251,12 @@ class Bug:
             and bool(result.scenario.apis & set(self.apis))
             and (not self.cases or name in self.cases)
         )
+
+    def worked_around(self, result: ScenarioResult) -> bool:
+        """Did the run have every switch of the bug's workaround on (a generated case's steps switch
+        them on)? Then what the bug would explain there is the workaround's failure, not the bug."""
+        switches = self.workaround.switches if self.workaround else ()
+        return bool(switches) and set(switches) <= set(result.scenario.apis)
 
     def refuses(self, result: ScenarioResult) -> bool:
         """Does this run raise the bug's loud upstream patch's refusal? On a torch that merged the patch,

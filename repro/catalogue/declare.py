@@ -84,7 +84,8 @@ def _named(code: dict[str, Any], name: str) -> Any:
 def _workaround(words: dict[str, Any], code: dict[str, Any]) -> Workaround:
     apply = _named(code, words.pop("apply")) if "apply" in words else None
     tried, limits = tuple(words.pop("tried", ())), tuple(tuple(pair) for pair in words.pop("limits", ()))
-    return Workaround(**words, apply=apply, tried=tried, limits=limits)
+    switches = tuple(words.pop("switches", ()))
+    return Workaround(**words, apply=apply, tried=tried, limits=limits, switches=switches)
 
 
 def _patch(package: str, words: dict[str, Any], code: dict[str, Any]) -> UpstreamPatch:

@@ -1,8 +1,9 @@
 """One generated case, run on both twins: the model's two texts imported afresh, the steps done on
 each, every step's observation (and error) recorded apart, and the first step where the twins part.
 
-A case restores what is process-wide (global hooks, the RNG seed it sets) so that cases do not leak
-into each other: the same case gives the same observations whatever ran before it.
+A case restores what is process-wide (global hooks, the switches its steps put on, the RNG seed it
+sets) so that cases do not leak into each other: the same case gives the same observations whatever
+ran before it.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ def run_twin(case: Case, scripted: bool) -> Twin:
 
 
 def _steps(case: Case, scripted: bool, module: Any) -> Twin:
-    """Build the twin from ``module``, do each step; afterwards, global hooks removed, the seed reset
-    and the module forgotten."""
+    """Build the twin from ``module``, do each step; afterwards, global hooks removed, switches off,
+    the seed reset and the module forgotten."""
     import torch
 
     from repro.engine.oracle import describe_error
@@ -73,6 +74,8 @@ def _steps(case: Case, scripted: bool, module: Any) -> Twin:
     finally:
         for handle in state.handles if state else ():
             handle.remove()
+        if state:
+            state.switches.close()
         torch.manual_seed(0)
         if "torch._dynamo" in sys.modules:  # what dynamo cached for this case must not serve the next
             sys.modules["torch._dynamo"].reset()

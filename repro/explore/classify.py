@@ -20,7 +20,7 @@ from repro.engine.oracle import Explains, Side, judged
 from repro.engine.scenarios import Scenario
 from repro.explore.case import Case, Twin
 from repro.explore.generate import STYLE
-from repro.explore.steps import Call, Hook, api_of, describe, is_workaround
+from repro.explore.steps import Call, Hook, api_of, describe, is_workaround, switched_too_late
 from repro.traits import GENERATED
 from repro.vocabulary import Verdict
 
@@ -135,7 +135,9 @@ def apis_of(case: Case, steps: int | None = None) -> tuple[str, ...]:
     # a hook a workaround registered is that hook API's, for the departures of the calls after it
     # (a compiled parent bypassing it); a copy a workaround made is not copy.copy's
     stands_for = [step.kind.stands_for for step in done if isinstance(step, Hook) and step.kind.is_workaround]
-    return tuple(dict.fromkeys([*built_with, *called, *(api_of(step) for step in done), *stands_for]))
+    # a switch is among them only where it is in force: on before the first call, where it must be
+    exercised = [api_of(step) for index, step in enumerate(done) if not switched_too_late(done, index)]
+    return tuple(dict.fromkeys([*built_with, *called, *exercised, *stands_for]))
 
 
 def _caught(error: str | None) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from repro.explore.case import Case
 from repro.explore.generate import Base, Level, ModelSpec, Op, consistent
-from repro.explore.steps import Assign, Assignment, Call, Hand, Handing, Hook, HookKind, Mode, Step
+from repro.explore.steps import Assign, Assignment, Call, Hand, Handing, Hook, HookKind, Mode, Step, Switch, Switching
 
 KEY = b"repro.explore.departures.v1"
 MAX_BYTES = 64 * 1024  # of one case's JSON: a depth-3 model of three children each with 8 steps is ~6 KB
@@ -108,6 +108,8 @@ def _step_json(step: Step) -> dict[str, Any]:
         return {"call": step.mode.name, "backward": step.backward, "negative": step.negative}
     if isinstance(step, Hand):
         return {"hand": step.to.name}
+    if isinstance(step, Switch):
+        return {"switch": step.to.name}
     return {"assign": step.what.name, "where": step.where}
 
 
@@ -147,6 +149,8 @@ def _step(raw: Any) -> Step:
         return Call(_member(Mode, found["call"]), _flag(found["backward"]), _flag(found["negative"]))
     if "hand" in raw:
         return Hand(_member(Handing, _object(raw, {"hand"})["hand"]))
+    if "switch" in raw:
+        return Switch(_member(Switching, _object(raw, {"switch"})["switch"]))
     found = _object(raw, {"assign", "where"})
     return Assign(_member(Assignment, found["assign"]), _number(found["where"], 0, 15))
 

@@ -22,8 +22,8 @@ from repro.explore.steps import (
     Hook,
     HookKind,
     Step,
+    Switch,
     describe,
-    is_workaround,
 )
 
 HELPERS = '''
@@ -101,6 +101,9 @@ for key in sorted(set(subclass) | set(eager)):
 sys.exit(1 if subclass != eager else 0)
 """
 
+SEEN = "    seen, handles, observed = [], [], {}\n"  # HELPERS' run(): where a switch's stack starts
+REMOVED = "            handle.remove()\n"  # ENDING's finally: where it is closed
+
 CHANGES = {  # a changing hook's helper in the script, by the hooks that return it
     **dict.fromkeys((HookKind.FORWARD, HookKind.FORWARD_ALWAYS, HookKind.GLOBAL_FORWARD), "doubled"),
     HookKind.FORWARD_KWARGS: "doubled",
@@ -126,9 +129,11 @@ def script(case: Case, step: int, what: str) -> str:
     )
     said = textwrap.fill(f"A generated model whose ScriptModule twin departs from its eager twin at: {what}.", 96)
     head = f'"""{said}\n"""\n\n'
-    ours = any(is_workaround(s) for s in case.steps[:step])
-    return (
+    ours = any("repro.workaround." in line for line in lines)
+    switching = any(isinstance(s, Switch) for s in case.steps[:step])
+    text = (
         head
+        + ("import contextlib\n" if switching else "")
         + "import copy\nimport io\nimport sys\n"
         + ("from typing import Tuple\n" if hooked else "")
         + "\nimport torch\nimport torch.ao.quantization\nimport torch.utils.checkpoint\n"
@@ -143,6 +148,11 @@ def script(case: Case, step: int, what: str) -> str:
         + ENDING.format(later=later, script=script_root, what=what).rstrip("\n").removeprefix("\n")
         + "\n"
     )
+    if switching:  # what a step switched on, switched off after each twin's run
+        text = text.replace(SEEN, SEEN + "    switches = contextlib.ExitStack()\n").replace(
+            REMOVED, REMOVED + "        switches.close()\n"
+        )
+    return text
 
 
 def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
@@ -194,6 +204,8 @@ def _code(step: Step, case: Case, number: int, last: bool) -> list[str]:
         if last:
             lines.append('observed["training"] = [s.training for s in m.modules()]')
         return [line for line in lines if line]
+    if isinstance(step, Switch):
+        return [step.to.value]
     assert isinstance(step, Assign)
     lines = [f"t = {_at(paths[step.where % len(paths)])}", step.what.value.replace("FEATURES", str(case.spec.features))]
     if last:

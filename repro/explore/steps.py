@@ -10,9 +10,9 @@ text and these lines.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Union
 
@@ -130,6 +130,27 @@ class Assignment(Enum):
     TRAINING = "t.training = False"
 
 
+class Switching(Enum):
+    """A switch a workaround documents, on from its step until the case ends (the case switches it off
+    again: it is process-wide); the text is the script's line (``switches`` is its ``ExitStack``)."""
+
+    UNOPTIMIZED = "switches.enter_context(torch.jit.optimized_execution(False))"
+    NO_EARLY_STOP = "switches.enter_context(torch.utils.checkpoint.set_checkpoint_early_stop(False))"
+    GLOBAL_BACKWARD_HOOKS_ALLOWED = "switches.enter_context(repro.workaround.allow_global_backward_hooks())"
+
+    @property
+    def api(self) -> str:
+        """What is switched, as APIs are named (no arguments): ``torch.jit.optimized_execution``."""
+        return self.value.removeprefix("switches.enter_context(").split("(")[0]
+
+    @property
+    def before_calls(self) -> bool:
+        """Whether it works only when on before the model's first call: TorchScript's executor
+        optimizes a compiled forward on its first calls and keeps what it built (measured on torch
+        2.13.0: switched on after three calls, no_grad's output still requires grad)."""
+        return self is Switching.UNOPTIMIZED
+
+
 @dataclass(frozen=True)
 class Hook:
     kind: HookKind
@@ -155,7 +176,12 @@ class Assign:
     where: int
 
 
-Step = Union[Hook, Call, Hand, Assign]
+@dataclass(frozen=True)
+class Switch:
+    to: Switching
+
+
+Step = Union[Hook, Call, Hand, Assign, Switch]
 
 
 def steps() -> st.SearchStrategy[tuple[Step, ...]]:
@@ -167,7 +193,10 @@ def steps() -> st.SearchStrategy[tuple[Step, ...]]:
         st.builds(Hook, st.sampled_from(HookKind), st.integers(0, 15), st.booleans()),
         call,
         st.builds(Hand, st.sampled_from([h for h in Handing if h not in SLOW_HANDINGS] * 10 + list(SLOW_HANDINGS))),
-        st.builds(Assign, st.sampled_from(Assignment), st.integers(0, 15)),
+        st.one_of(  # a switch as often as one kind of assignment
+            st.builds(Assign, st.sampled_from(Assignment), st.integers(0, 15)),
+            st.builds(Switch, st.sampled_from(Switching)),
+        ),
     )
     return st.tuples(st.lists(step, max_size=7), call, st.integers(0, 7)).map(
         lambda drawn: tuple(drawn[0][: drawn[2]]) + (drawn[1],) + tuple(drawn[0][drawn[2] :])
@@ -206,14 +235,30 @@ def api_of(step: Step) -> str:
             Handing.WORKAROUND_COPY: "repro.workaround.shallow_copy",
             Handing.WORKAROUND_DEEPCOPY: "repro.workaround.deepcopy",
         }[step.to]
+    if isinstance(step, Switch):
+        return step.to.api
     return "setattr" if step.what is not Assignment.BUFFER else "register_buffer"
 
 
 def is_workaround(step: Step) -> bool:
-    """Whether the step is a function of ``repro.workaround`` in place of torch's own."""
-    return (isinstance(step, Hook) and step.kind.is_workaround) or (
-        isinstance(step, Hand) and step.to in (Handing.WORKAROUND_COPY, Handing.WORKAROUND_DEEPCOPY)
+    """Whether the step is a function of ``repro.workaround`` in place of torch's own, or a switch a
+    workaround documents."""
+    return (
+        (isinstance(step, Hook) and step.kind.is_workaround)
+        or (isinstance(step, Hand) and step.to in (Handing.WORKAROUND_COPY, Handing.WORKAROUND_DEEPCOPY))
+        or isinstance(step, Switch)
     )
+
+
+def calls_model(step: Step) -> bool:
+    """Whether the step runs the model's forward (a call, or a handing run as written)."""
+    return isinstance(step, Call) or (isinstance(step, Hand) and step.to in RUN_AS_WRITTEN)
+
+
+def switched_too_late(steps: Sequence[Step], index: int) -> bool:
+    """Whether ``steps[index]`` switches on what works only before the model's first call, after one."""
+    step = steps[index]
+    return isinstance(step, Switch) and step.to.before_calls and any(calls_model(s) for s in steps[:index])
 
 
 def describe(step: Step, paths: list[str]) -> str:
@@ -226,6 +271,8 @@ def describe(step: Step, paths: list[str]) -> str:
         return f"call ({step.mode.name.lower()}){inputs}" + (", then backward" if step.backward else "")
     if isinstance(step, Hand):
         return HANDED.get(step.to, step.to.value)
+    if isinstance(step, Switch):
+        return f"{step.to.value.removeprefix('switches.enter_context(')[:-1]} from here on"
     return f"{step.what.value} on {_where(paths, step.where) or 'the root'}"
 
 
@@ -239,8 +286,8 @@ def _where(paths: list[str], index: int) -> str:
 @dataclass
 class State:
     """One twin while its steps run: the model (a copy replaces it; ``original`` is what it copied),
-    the recorder, the calls made so far, the global hooks' handles (removed when the case ends: they
-    are process-wide)."""
+    the recorder, the calls made so far, the global hooks' handles and the switches on (removed and
+    switched off when the case ends: they are process-wide)."""
 
     model: Any
     rec: Any  # repro.engine.recorder.Recorder
@@ -249,6 +296,7 @@ class State:
     handles: list[Any]
     original: Any = None
     calls: int = 0
+    switches: ExitStack = field(default_factory=ExitStack)
 
 
 def module_at(model: Any, path: str) -> Any:
@@ -305,6 +353,10 @@ def perform(step: Step, state: State, paths: list[str]) -> None:
                 state.rec.note("original training", state.original.training)
         state.rec.model = state.model
         state.rec.note("training", [m.training for m in state.model.modules()])
+    elif isinstance(step, Switch):
+        import torch.utils.checkpoint
+
+        exec(step.to.value, {"switches": state.switches, "torch": torch, "repro": repro})  # our own fixed text
     else:
         target = module_at(state.model, _where(paths, step.where))
         namespace = {"t": target, "torch": torch, "FEATURES": state.features}

@@ -20,7 +20,19 @@ from repro.explore.generate import Base, Level, ModelSpec, Op
 from repro.explore.run import cases
 from repro.explore.script import script
 from repro.explore.steps import TRANSFORMS as TRANSFORM_MODES
-from repro.explore.steps import Assign, Assignment, Call, Hand, Handing, Hook, HookKind, Mode, describe
+from repro.explore.steps import (
+    Assign,
+    Assignment,
+    Call,
+    Hand,
+    Handing,
+    Hook,
+    HookKind,
+    Mode,
+    Switch,
+    Switching,
+    describe,
+)
 
 CHILD = Level(Base.EAGER, 1, (True,), (), (Op.MUL_BUFFER, Op.TANH), ())
 ROOT = Level(Base.SCRIPT_METHOD, 1, (True,), (CHILD, None), (Op.ADD_PARAMETER,), (1, 0))
@@ -289,6 +301,104 @@ def test_a_tangent_the_optimized_graph_leaves_without_autograd_is_the_bugs():
     found = compare(case, run_twin(case, True), run_twin(case, False), explain)
     assert found is not None and found.step == 3 and "output['requires_grad']" in found.detail
     assert (found.explanation, found.cause) == (Explanation.BUG, "optimized-graph-ignores-grad-mode")
+
+
+BUSY = ModelSpec(  # the grad-mode bug's reach: a compiled forward calling a subclass child of two ops
+    Level(
+        Base.SCRIPT_METHOD,
+        0,
+        (),
+        (Level(Base.SCRIPT_METHOD, 1, (True,), (), (Op.ADD_PARAMETER, Op.TANH), ()), None),
+        (),
+        (0, 1),
+    ),
+    2,
+    2,
+)
+UNOPTIMIZED = Switch(Switching.UNOPTIMIZED)
+
+
+def _switched(first: bool) -> tuple:
+    """Three plain calls, then one under no_grad, with the switch on before them or only before the
+    last: no optimized graph, or one the plain calls built."""
+    calls = (PLAIN, PLAIN, PLAIN)
+    no_grad = Call(Mode.NO_GRAD, backward=False, negative=False)
+    return (UNOPTIMIZED, *calls, no_grad) if first else (*calls, UNOPTIMIZED, no_grad)
+
+
+def test_every_switch_a_case_puts_on_is_off_once_it_ends():
+    """The documented switches are process-wide: a case that left one on would change every later case."""
+    import torch.utils.checkpoint
+
+    before = torch._C._get_graph_executor_optimize(), torch.jit.RecursiveScriptModule._get_backward_hooks
+    on = _case(*(Switch(switching) for switching in Switching), PLAIN, spec=BUSY)
+    run_twin(on, True), run_twin(on, False)
+    after = torch._C._get_graph_executor_optimize(), torch.jit.RecursiveScriptModule._get_backward_hooks
+    assert before == after and torch.utils.checkpoint._enable_checkpoint_early_stop is None
+
+
+@pytest.mark.needs_bug("optimized-graph-ignores-grad-mode")
+@pytest.mark.parametrize("first", [True, False], ids=["on before the first call", "on after it"])
+def test_a_switch_on_where_its_workaround_says_works_and_one_on_too_late_leaves_the_bug(first):
+    """torch.jit.optimized_execution(False) from the first call on keeps the optimized graph from being
+    built (the twins agree); switched on once the forward is optimized (three calls), it changes
+    nothing: no_grad's output requires grad, the bug's, as without it (its workaround says: from the
+    first call)."""
+    case = _case(*_switched(first), spec=BUSY)
+    found = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    if first:
+        assert found is None
+    else:
+        assert found is not None and (found.step, found.cause) == (5, "optimized-graph-ignores-grad-mode")
+
+
+def test_what_a_bug_would_explain_with_its_workarounds_switches_on_is_the_workarounds():
+    """A departure the bug's recogniser takes, in a run with every switch of its workaround on (the
+    explorer's steps switched them), is not explained by the bug: the workaround failed there."""
+    from dataclasses import replace as replaced
+
+    from results import departed
+
+    from repro.catalogue import BUGS
+
+    switched = [bug for bug in BUGS.values() if bug.workaround and bug.workaround.switches]
+    assert switched
+    for bug in switched:
+        assert bug.workaround is not None
+        for departure in bug.departures:
+            result = departed(departure)
+            assert explain(result)[0] == bug.id, (bug.id, departure.scenario)
+            scenario = result.scenario
+            on = replaced(result, scenario=replaced(scenario, needs=(*scenario.needs, *bug.workaround.switches)))
+            assert explain(on)[0] != bug.id, (bug.id, departure.scenario)
+            *some, _ = bug.workaround.switches
+            partly = replaced(result, scenario=replaced(scenario, needs=(*scenario.needs, *some)))
+            assert explain(partly)[0] == bug.id or not some  # all of them, or it is not the workaround
+
+
+def test_the_switches_the_explorer_draws_are_those_the_workarounds_document():
+    """Each switch step is one a catalogued workaround is made of (its usage shows it), and each
+    switch a workaround names is drawn: a name that drifts on either side would never match."""
+    from repro.catalogue import BUGS
+
+    named = {bug.id: bug.workaround.switches for bug in BUGS.values() if bug.workaround and bug.workaround.switches}
+    assert {switch for switches in named.values() for switch in switches} == {s.api for s in Switching}
+    for bug_id, switches in named.items():
+        usage = BUGS[bug_id].workaround.usage  # type: ignore[union-attr]
+        assert all(switch.rsplit(".", 1)[-1] + "(" in usage for switch in switches), bug_id
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("first", [True, False], ids=["on before the first call", "on after it"])
+def test_the_script_of_a_case_with_a_switch_switches_it_and_agrees_with_the_explorer(tmp_path, first):
+    steps = _switched(first)
+    path = tmp_path / "switched.py"
+    path.write_text(script(_case(*steps, spec=BUSY), len(steps), "call (no_grad)"))
+    text = path.read_text()
+    assert "switches.enter_context(torch.jit.optimized_execution(False))" in text and "switches.close()" in text
+    assert "import repro" not in text  # a switch of torch's needs only torch
+    shown = subprocess.run([sys.executable, "-I", str(path)], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == (0 if first else 1), shown.stdout + shown.stderr
 
 
 def test_a_departure_at_a_workaround_step_is_the_workarounds_even_where_a_bug_explains_it():
