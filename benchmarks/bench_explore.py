@@ -5,8 +5,9 @@
 It runs ``python -m repro --explore --json`` as a user does (a fresh interpreter, the workers it
 forks) and prints what that run measured: generated cases per second of search on this machine
 (floor: 10, each case a fresh pair of classes and its drawn steps, with at least one call), the
-largest resident memory of any process the command ran (its own included: a worker's alone is not
-measured apart yet), how often each kind of step was drawn, and
+share of the twins' time TorchScript adds (the twin under test's time beyond its eager twin's:
+compiling its classes and running compiled code), the largest resident memory a worker reached and
+that of any process the command ran (its own included), how often each kind of step was drawn, and
 **rediscovery**: which catalogued bugs the run found and attributed with no hint, each with the
 index of the first case that found it (floor: 16 of the catalogue's bugs in a 600-second run from
 one seed, on two cores). A bug it does not rediscover marks a blind spot of the generator.
@@ -63,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         f"  cases: {report['cases']} in {report['seconds']:.0f} s of search: {rate:.1f} a second "
         f"(floor {CASES_PER_SECOND:.0f})"
     )
+    costs = report["costs"]
+    print(
+        f"  time in TorchScript: {costs['torchscript_share']:.0%} of the twins' time (the twins under test took "
+        f"{costs['scripted_twins_s']:.0f} s, their eager twins {costs['eager_twins_s']:.0f} s)"
+    )
+    print(f"  largest resident memory of a worker: {costs['worker_peak_rss_mb']:.0f} MB")
     print(f"  largest resident memory of a process the command ran (its own, with torch, included): {rss_mb:.0f} MB")
     print(f"  steps drawn: {', '.join(f'{k} {v}' for k, v in sorted(report['steps_drawn'].items()))}")
     print(f"  departures: {len(report['departures'])} distinct, {report['unexplained']} unexplained")

@@ -12,9 +12,9 @@ what was tried.
 ``self._is_full_backward_hook = True`` is forwarded to the scripted module. The two
 registration functions do what that method does, but store the flag on the Python wrapper, where
 ``Module._get_backward_hooks`` reads it. On any other module they call the method itself.
-``compile`` does the same for ``Module.compile``'s ``_compiled_call_impl``; ``deepcopy`` copies
-the wrapper with its hooks; ``allow_global_backward_hooks`` gives scripted modules the three
-methods ``Module._call_impl`` needs when a global backward hook is registered.
+``deepcopy`` copies the wrapper with its hooks, its parameters the copy's own; ``shallow_copy``
+gives the copy its own training mode; ``allow_global_backward_hooks`` gives scripted modules the
+three methods ``Module._call_impl`` needs when a global backward hook is registered.
 
 Limits: state kept on the Python wrapper is not in ``torch.jit.save`` output (Python hooks are not
 kept there anyway); ``torch.jit.script(module)`` results (``RecursiveScriptModule``) still refuse

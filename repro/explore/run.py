@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import resource
 import signal
 import tempfile
 import time
@@ -51,6 +52,28 @@ def cases() -> st.SearchStrategy[Case]:
 
 
 @dataclass
+class Costs:
+    """What the cases a worker answered cost: seconds running each twin (building it, where TorchScript
+    compiles the twin under test, and its steps), and the largest resident memory a worker reached."""
+
+    scripted_s: float = 0.0
+    eager_s: float = 0.0
+    worker_rss_mb: float = 0.0  # the largest of any worker (each is replaced every REPLACE_EVERY cases)
+
+    def add(self, other: Costs) -> None:
+        self.scripted_s += other.scripted_s
+        self.eager_s += other.eager_s
+        self.worker_rss_mb = max(self.worker_rss_mb, other.worker_rss_mb)
+
+    @property
+    def torchscript_share(self) -> float:
+        """The twin under test's time beyond its eager twin's, as a share of both twins' time: what
+        TorchScript (compiling the classes, running compiled code) adds to a case."""
+        both = self.scripted_s + self.eager_s
+        return max(self.scripted_s - self.eager_s, 0.0) / both if both else 0.0
+
+
+@dataclass
 class Found:
     """One departure (by ``Finding.signature``): the first case that showed it, its index, how often."""
 
@@ -79,6 +102,7 @@ class Exploration:
     found: dict[str, Found] = field(default_factory=dict)
     drawn: dict[str, int] = field(default_factory=dict)  # how often each kind of step was drawn
     fallbacks: int = 0  # cases run in this process because a worker hung or died
+    costs: Costs = field(default_factory=Costs)  # what the cases cost, as the workers measured
     within: str = ""  # what the models were kept to (a bug's reach, by its id), or "" for every model
     workaround: str = ""  # the workaround of that bug in force around every twin's run, or ""
     covered: dict[str, int] = field(default_factory=dict)  # per API (as the support table names it), cases
@@ -120,12 +144,16 @@ class Exploration:
         )
 
 
-def _both(case: Case, apply: Apply = contextlib.nullcontext) -> tuple[Twin, Twin]:
-    """Both twins, each run with ``apply``'s workaround in force (as a proof runs each side)."""
+def _both(case: Case, apply: Apply = contextlib.nullcontext) -> tuple[Twin, Twin, Costs]:
+    """Both twins, each run with ``apply``'s workaround in force (as a proof runs each side), and what
+    each took; the memory is the caller's to read (a worker's own)."""
+    started = time.perf_counter()
     with apply():
         scripted = run_twin(case, True)
+    middle = time.perf_counter()
     with apply():
-        return scripted, run_twin(case, False)
+        eager = run_twin(case, False)
+    return scripted, eager, Costs(middle - started, time.perf_counter() - middle)
 
 
 class Workers:
@@ -141,6 +169,7 @@ class Workers:
         self.connection: Any = None
         self.done = 0
         self.fallbacks = 0  # cases run here because a worker hung or died
+        self.costs = Costs()  # of the cases the workers answered
 
     def run(self, case: Case) -> tuple[Twin, Twin]:
         if self.process is None or self.done >= REPLACE_EVERY:
@@ -148,14 +177,15 @@ class Workers:
         try:
             self.connection.send(case)
             if self.connection.poll(self.patience):
-                answer: tuple[Twin, Twin] = self.connection.recv()
+                scripted, eager, costs = self.connection.recv()
                 self.done += 1
-                return answer
+                self.costs.add(costs)
+                return scripted, eager
         except (EOFError, OSError):
             pass
         self.close()
         self.fallbacks += 1
-        return _both(case, self.apply)
+        return _both(case, self.apply)[:2]
 
     def _replace(self) -> None:
         self.close()
@@ -193,7 +223,9 @@ def _serve(connection: Any, apply: Apply = contextlib.nullcontext) -> None:
             case = connection.recv()
         except EOFError:
             return
-        connection.send(_both(case, apply))
+        scripted, eager, costs = _both(case, apply)
+        costs.worker_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
+        connection.send((scripted, eager, costs))
 
 
 class _Spent(Exception):
@@ -280,6 +312,7 @@ def explore(
         workers.close()
         baseline.close()
         exploration.fallbacks = workers.fallbacks + baseline.fallbacks
+        exploration.costs = workers.costs
         loading.release()
     if database:  # what did not get its turn this time stays for the next
         found_now = [found.example()[0] for found in exploration.found.values()]

@@ -193,14 +193,21 @@ def steps() -> st.SearchStrategy[tuple[Step, ...]]:
         st.builds(Hook, st.sampled_from(HookKind), st.integers(0, 15), st.booleans()),
         call,
         st.builds(Hand, st.sampled_from([h for h in Handing if h not in SLOW_HANDINGS] * 10 + list(SLOW_HANDINGS))),
-        st.one_of(  # a switch as often as one kind of assignment
-            st.builds(Assign, st.sampled_from(Assignment), st.integers(0, 15)),
-            st.builds(Switch, st.sampled_from(Switching)),
-        ),
+        st.sampled_from([*Assignment, *Switching]).flatmap(_assigned_or_switched),  # each as often
     )
     return st.tuples(st.lists(step, max_size=7), call, st.integers(0, 7)).map(
         lambda drawn: tuple(drawn[0][: drawn[2]]) + (drawn[1],) + tuple(drawn[0][drawn[2] :])
     )
+
+
+def _assigned_or_switched(what: Assignment | Switching) -> st.SearchStrategy[Step]:
+    """An assignment of that kind on a drawn module, or that switch: each kind of switch is drawn as
+    often as each kind of assignment."""
+    from hypothesis import strategies as st
+
+    if isinstance(what, Switching):
+        return st.just(Switch(what))
+    return st.builds(Assign, st.just(what), st.integers(0, 15))
 
 
 def api_of(step: Step) -> str:

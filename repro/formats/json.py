@@ -163,6 +163,12 @@ def _exploration(exploration: Exploration) -> dict[str, Any]:
         "steps_drawn": exploration.drawn,
         "apis_covered": exploration.covered,
         "fallbacks": exploration.fallbacks,
+        "costs": {
+            "scripted_twins_s": round(exploration.costs.scripted_s, 3),
+            "eager_twins_s": round(exploration.costs.eager_s, 3),
+            "torchscript_share": round(exploration.costs.torchscript_share, 3),
+            "worker_peak_rss_mb": round(exploration.costs.worker_rss_mb, 1),
+        },
         "departures": [entry(f) for f in sorted(exploration.found.values(), key=lambda f: f.first)],
         "unexplained": len(exploration.unexplained()),
     }

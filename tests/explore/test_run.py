@@ -103,6 +103,21 @@ def test_a_bounded_exploration_from_the_command_line():
     record = read_exploration(proc.stdout, proc.stderr, proc.returncode)  # what the tracker keeps of it
     assert record["cases"] == report["cases"] and record["apis"]["forward"] == report["cases"]  # each case calls
     assert len(record["unexplained"]) == report["unexplained"] and set(record["bugs"]) <= set(BUGS)
+    # what the benchmark reports: each twin's time, measured in the workers, and a worker's memory
+    costs = report["costs"]
+    assert costs["scripted_twins_s"] > 0 and costs["eager_twins_s"] > 0 and 0 <= costs["torchscript_share"] < 1
+    assert costs["worker_peak_rss_mb"] > 100  # a process that imported torch
+
+
+def test_the_share_torchscript_adds_is_the_twin_under_tests_time_beyond_eagers():
+    from repro.explore.run import Costs
+
+    costs = Costs()
+    costs.add(Costs(3.0, 1.0, 400.0))
+    costs.add(Costs(3.0, 1.0, 350.0))  # a later worker, smaller
+    assert (costs.scripted_s, costs.eager_s, costs.worker_rss_mb) == (6.0, 2.0, 400.0)
+    assert costs.torchscript_share == 0.5 and Costs().torchscript_share == 0.0
+    assert Costs(1.0, 2.0).torchscript_share == 0.0  # faster than eager: it adds nothing
 
 
 def test_explore_options_are_one_sentence_and_exit_2():
