@@ -1,18 +1,18 @@
-"""torch.func.jvp through a torch.jit.script-ed module that multiplies by a Python number departs from
-eager's: backward from the tangent leaves a parameter's gradient None where eager's is zeros.
+"""torch.func.jvp through a torch.jit.script-ed module that multiplies by a Python number departs
+from eager's: backward from the tangent leaves a parameter's gradient None where eager's is zeros.
 
 TorchScript compiles `x * 2` to aten::mul.Scalar (the number a constant); eager Python calls
 aten::mul.Tensor with the number wrapped in a tensor. Their forward-mode formulas differ:
-mul.Tensor's tangent (self_t * other + other_t * self, the number's tangent zeros) keeps an
-autograd path through the primal to every parameter before it, mul.Scalar's (self_t * other) does
-not. Here the compiled multiply is the root's forward hook (torch.jit.script compiles a module's
-hooks); a forward that says `* 2` itself departs the same. The values agree; the gradient's
-presence does not, and optimizers skip a parameter whose gradient is None where they step one of
-zeros (the docs of torch.optim.Optimizer.zero_grad). On every call, first or optimized: not
+mul.Tensor's tangent (self_t * other + other_t * self, the number's tangent zeros) keeps an autograd
+path through the primal to every parameter before it, mul.Scalar's (self_t * other) does not. Here
+the compiled multiply is the root's forward hook (torch.jit.script compiles a module's hooks); a
+forward that says `* 2` itself departs the same. The values agree; the gradient's presence does not,
+and optimizers skip a parameter whose gradient is None where they step one of zeros (the docs of
+torch.optim.Optimizer.zero_grad). On every call, first or optimized: not
 optimized-graph-ignores-grad-mode, whose recogniser claimed it until 2026-12-06, and which
 torch.jit.optimized_execution(False) does not change. No upstream report of it found (related:
-pytorch/pytorch#73972, forward AD through a scripted function going wrong on its second call,
-open). Found on torch 2.13.0 (2026-12-06) by `python -m repro --explore --workarounds --bug
+pytorch/pytorch#73972, forward AD through a scripted function going wrong on its second call, open).
+Found on torch 2.13.0 (2026-12-06) by `python -m repro --explore --workarounds --bug
 optimized-graph-ignores-grad-mode --budget 60 --seed 3` after earlier runs had filled its
 --database; the case is one call. It needs only torch, prints both twins' results and exits 1 while
 the departure is there.

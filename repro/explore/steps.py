@@ -108,6 +108,7 @@ COPIES = (Handing.COPY, Handing.DEEPCOPY, Handing.WORKAROUND_COPY, Handing.WORKA
 
 
 RUN_AS_WRITTEN = (Handing.TORCH_COMPILE, Handing.EXPORT, Handing.JIT_SAVE, Handing.QUANTIZE, Handing.DOUBLE)
+CALLING = (Handing.TORCH_COMPILE, Handing.DOUBLE)  # of those, the ones that call the model's own forward
 HANDED = {  # one line for those whose code is longer
     Handing.TORCH_COMPILE: "torch.compile(m), called once",
     Handing.EXPORT: "torch.export.export(m), its module called once",
@@ -139,9 +140,14 @@ class Switching(Enum):
     GLOBAL_BACKWARD_HOOKS_ALLOWED = "switches.enter_context(repro.workaround.allow_global_backward_hooks())"
 
     @property
+    def switched(self) -> str:
+        """The call that switches it: ``torch.jit.optimized_execution(False)``."""
+        return self.value.removeprefix("switches.enter_context(")[:-1]
+
+    @property
     def api(self) -> str:
         """What is switched, as APIs are named (no arguments): ``torch.jit.optimized_execution``."""
-        return self.value.removeprefix("switches.enter_context(").split("(")[0]
+        return self.switched.split("(")[0]
 
     @property
     def before_calls(self) -> bool:
@@ -258,8 +264,9 @@ def is_workaround(step: Step) -> bool:
 
 
 def calls_model(step: Step) -> bool:
-    """Whether the step runs the model's forward (a call, or a handing run as written)."""
-    return isinstance(step, Call) or (isinstance(step, Hand) and step.to in RUN_AS_WRITTEN)
+    """Whether the step runs the model's own forward (a call, or a handing that calls it): a compiled
+    forward's first calls are profiled, and a later one runs the optimized graph."""
+    return isinstance(step, Call) or (isinstance(step, Hand) and step.to in CALLING)
 
 
 def switched_too_late(steps: Sequence[Step], index: int) -> bool:
@@ -279,7 +286,7 @@ def describe(step: Step, paths: list[str]) -> str:
     if isinstance(step, Hand):
         return HANDED.get(step.to, step.to.value)
     if isinstance(step, Switch):
-        return f"{step.to.value.removeprefix('switches.enter_context(')[:-1]} from here on"
+        return f"{step.to.switched} from here on"
     return f"{step.what.value} on {_where(paths, step.where) or 'the root'}"
 
 
@@ -462,6 +469,7 @@ def _run_as_written(handing: Handing, state: State) -> None:
         return graph.forward
 
     x = state.rec.input(inputs(Size(state.batch, state.features)))
+    state.calls += handing in CALLING  # a later call's output is noted as not the first's
     namespace = {"m": state.model, "x": x, "torch": torch, "io": io, "counting": counting}
     exec(handing.value, namespace)
     if "y" in namespace:

@@ -376,6 +376,17 @@ def test_what_a_bug_would_explain_with_its_workarounds_switches_on_is_the_workar
             assert explain(partly)[0] == bug.id or not some  # all of them, or it is not the workaround
 
 
+@pytest.mark.needs_bug("optimized-graph-ignores-grad-mode")
+def test_a_handing_that_calls_the_model_counts_as_its_first_call():
+    """m.double() and one call on a float64 input call the compiled forward: the call under no_grad
+    after it is the model's second, where the bug shows (noted as the first call's, it read as one
+    with nothing optimized: unexplained in the 600 s benchmark)."""
+    case = _case(Hand(Handing.DOUBLE), Call(Mode.NO_GRAD, backward=False, negative=False), spec=BUSY)
+    found = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    assert found is not None and found.detail.startswith("call 2: output['requires_grad']")
+    assert (found.explanation, found.cause) == (Explanation.BUG, "optimized-graph-ignores-grad-mode")
+
+
 def test_the_switches_the_explorer_draws_are_those_the_workarounds_document():
     """Each switch step is one a catalogued workaround is made of (its usage shows it), and each
     switch a workaround names is drawn: a name that drifts on either side would never match."""
