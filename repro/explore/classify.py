@@ -20,7 +20,7 @@ from repro.engine.oracle import Explains, Side, judged
 from repro.engine.scenarios import Scenario
 from repro.explore.case import Case, Twin
 from repro.explore.generate import STYLE
-from repro.explore.steps import Call, Hook, api_of, describe, is_workaround, switched_too_late
+from repro.explore.steps import Call, Hand, Handing, Hook, api_of, describe, is_workaround, switched_too_late
 from repro.traits import GENERATED
 from repro.vocabulary import Verdict
 
@@ -137,7 +137,8 @@ def apis_of(case: Case, steps: int | None = None) -> tuple[str, ...]:
     stands_for = [step.kind.stands_for for step in done if isinstance(step, Hook) and step.kind.is_workaround]
     # a switch is among them only where it is in force: on before the first call, where it must be
     exercised = [api_of(step) for index, step in enumerate(done) if not switched_too_late(done, index)]
-    return tuple(dict.fromkeys([*built_with, *called, *exercised, *stands_for]))
+    undone = ["float" for step in done if isinstance(step, Hand) and step.to is Handing.DOUBLE]  # m.float() after
+    return tuple(dict.fromkeys([*built_with, *called, *exercised, *undone, *stands_for]))
 
 
 def _caught(error: str | None) -> str | None:

@@ -387,6 +387,19 @@ def test_a_handing_that_calls_the_model_counts_as_its_first_call():
     assert (found.explanation, found.cause) == (Explanation.BUG, "optimized-graph-ignores-grad-mode")
 
 
+def test_the_apis_a_case_exercises_are_each_steps_and_a_switch_only_where_it_is_on():
+    """What the support table's coverage counts: ``float`` with ``double`` (the step calls both), a
+    workaround's hook as its torch API too, and optimized_execution only where it is on."""
+    from repro.explore.classify import apis_of
+
+    doubled = _case(Hand(Handing.DOUBLE), PLAIN)
+    assert {"double", "float", "forward"} <= set(apis_of(doubled))
+    late = _case(PLAIN, UNOPTIMIZED, Hook(HookKind.WORKAROUND_FULL_BACKWARD, 0, False))
+    assert "torch.jit.optimized_execution" not in apis_of(late)
+    assert {"repro.workaround.register_full_backward_hook", "register_full_backward_hook"} <= set(apis_of(late))
+    assert "torch.jit.optimized_execution" in apis_of(_case(UNOPTIMIZED, PLAIN))
+
+
 def test_the_switches_the_explorer_draws_are_those_the_workarounds_document():
     """Each switch step is one a catalogued workaround is made of (its usage shows it), and each
     switch a workaround names is drawn: a name that drifts on either side would never match."""
