@@ -23,15 +23,17 @@ class ScriptModule(torch.nn.Module):
             if "_actual_script_module" in child.__dict__:
                 memo[id(child.__dict__["_actual_script_module"])] = getattr(compiled, name)
                 compiled._modules[name] = copy.deepcopy(child, memo)
-        # the compiled module's copy clones its tensors with their history and as plain tensors:
-        # its parameters must be leaves and nn.Parameters again (one per copied tensor: one two
-        # names share stays shared), or backward through the copy leaves them without gradients
+        # the compiled module's copy clones its tensors with their history, as plain
+        # tensors: its parameters must be nn.Parameter leaves again (one per copied tensor:
+        # a shared one stays shared), or backward through the copy leaves them without
+        # gradients
         made = {}
         for qualified, param in list(clone.named_parameters(remove_duplicate=False)):
             if isinstance(param, torch.nn.Parameter) and param.is_leaf:
                 continue
             if id(param) not in made:
-                made[id(param)] = (param, torch.nn.Parameter(param.detach(), param.requires_grad))
+                own = torch.nn.Parameter(param.detach(), param.requires_grad)
+                made[id(param)] = (param, own)
             *path, name = qualified.split(".")
             owner = clone
             for part in path:

@@ -35,7 +35,7 @@ class TestScriptModuleDeepcopy(TestCase):
         self.assertIsNotNone(clone.linear.weight.grad)
         self.assertIsNone(model.linear.weight.grad)
         self.assertIsNot(clone.linear.weight, model.linear.weight)
-        # nn.Parameters, as eager's copy holds (torch.export refuses a parameter that is a plain tensor)
+        # nn.Parameters, as eager's copy holds (torch.export refuses plain tensors)
         self.assertTrue(all(type(p) is torch.nn.Parameter for p in clone.parameters()))
 
 

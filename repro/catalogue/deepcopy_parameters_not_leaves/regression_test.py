@@ -14,7 +14,7 @@ class TestScriptModuleDeepcopyLeaves(TestCase):
         model.bias.requires_grad_(False)
         clone = copy.deepcopy(model)
         self.assertTrue(all(p.is_leaf for p in clone.parameters()))
-        # nn.Parameters, as eager's copy holds (torch.export refuses a parameter that is a plain tensor)
+        # nn.Parameters, as eager's copy holds (torch.export refuses plain tensors)
         self.assertTrue(all(type(p) is torch.nn.Parameter for p in clone.parameters()))
         self.assertEqual([p.requires_grad for p in clone.parameters()], [True, False])
         clone(torch.ones(1, 2)).sum().backward()
