@@ -617,3 +617,31 @@ def test_a_departure_of_a_known_mechanism_is_attributed_not_unexplained(root, st
     assert finding is not None, "no departure"
     got = finding.cause if isinstance(expected, str) else finding.explanation
     assert got == expected, finding
+
+
+@pytest.mark.needs_bug("autocast-compiled-float32")
+def test_gradient_values_alone_differing_under_autocast_are_the_autocast_bugs_with_none_on_both_sides():
+    """A generated model's buffers have no gradient in either twin: the recogniser took an entry None
+    on both sides for a difference of more than values, and left such a departure unexplained (met
+    on a depth-3 model by the deepcopy workaround's run, 2026-12-06)."""
+    from repro.engine.oracle import ScenarioResult, Side
+    from repro.engine.scenarios import Scenario
+    from repro.traits import GENERATED
+    from repro.vocabulary import Verdict
+
+    def grads(bias: float) -> dict:
+        tensor = {"class": "Tensor", "dtype": "torch.float32", "shape": [1], "requires_grad": False}
+        return {"gradients": {"c0.bias": {**tensor, "values": [bias]}, "b0": None}, "hook calls": []}
+
+    scenario = Scenario(
+        "torch.autocast",
+        "call (autocast), then backward",
+        lambda m, rec: None,
+        ("torch.autocast", "forward"),
+        model=GENERATED,
+        traits=BUSY.traits(),
+    )
+    result = ScenarioResult(
+        scenario, "script_method", Verdict.DIFFERS, "", Side(grads(0.0586), None), Side(grads(0.0591), None)
+    )
+    assert explain(result)[0] == "autocast-compiled-float32"
