@@ -256,7 +256,8 @@ class Bug:
         """Did the run have every switch of the bug's workaround on (a generated case's steps switch
         them on)? Then what the bug would explain there is the workaround's failure, not the bug."""
         switches = self.workaround.switches if self.workaround else ()
-        return bool(switches) and set(switches) <= set(result.scenario.apis)
+        generated = result.scenario.traits is not None  # a named scenario that calls one switches nothing off
+        return generated and bool(switches) and set(switches) <= set(result.scenario.apis)
 
     def refuses(self, result: ScenarioResult) -> bool:
         """Does this run raise the bug's loud upstream patch's refusal? On a torch that merged the patch,

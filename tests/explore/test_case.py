@@ -360,13 +360,17 @@ def test_what_a_bug_would_explain_with_its_workarounds_switches_on_is_the_workar
     from results import departed
 
     from repro.catalogue import BUGS
+    from repro.traits import EAGER, PLAIN_FORWARD, SCRIPT_METHOD, SCRIPTED, Traits
 
+    # a generated model with every trait: each bug's reach holds on it
+    everything = Traits(SCRIPT_METHOD, (EAGER, PLAIN_FORWARD, SCRIPT_METHOD, SCRIPTED), 3, *[True] * 10)
     switched = [bug for bug in BUGS.values() if bug.workaround and bug.workaround.switches]
     assert switched
     for bug in switched:
         assert bug.workaround is not None
         for departure in bug.departures:
-            result = departed(departure)
+            named = departed(departure)
+            result = replaced(named, scenario=replaced(named.scenario, traits=everything))
             assert explain(result)[0] == bug.id, (bug.id, departure.scenario)
             scenario = result.scenario
             on = replaced(result, scenario=replaced(scenario, needs=(*scenario.needs, *bug.workaround.switches)))
@@ -374,6 +378,11 @@ def test_what_a_bug_would_explain_with_its_workarounds_switches_on_is_the_workar
             *some, _ = bug.workaround.switches
             partly = replaced(result, scenario=replaced(scenario, needs=(*scenario.needs, *some)))
             assert explain(partly)[0] == bug.id or not some  # all of them, or it is not the workaround
+            # a named scenario that calls a switch's API (with early stop, say) switches nothing off
+            called = replaced(
+                named, scenario=replaced(named.scenario, needs=(*scenario.needs, *bug.workaround.switches))
+            )
+            assert explain(called)[0] == bug.id, (bug.id, departure.scenario)
 
 
 @pytest.mark.needs_bug("optimized-graph-ignores-grad-mode")
