@@ -1,9 +1,9 @@
 """One generated case, run on both twins: the model's two texts imported afresh, the steps done on
 each, every step's observation (and error) recorded apart, and the first step where the twins part.
 
-A case restores what is process-wide (global hooks, the switches its steps put on, the RNG seed it
-sets) so that cases do not leak into each other: the same case gives the same observations whatever
-ran before it.
+A case restores what is process-wide (global hooks and the full/legacy mode they set, the switches
+its steps put on, the RNG seed it sets) so that cases do not leak into each other: the same case
+gives the same observations whatever ran before it.
 """
 
 from __future__ import annotations
@@ -45,13 +45,16 @@ def run_twin(case: Case, scripted: bool) -> Twin:
 
 
 def _steps(case: Case, scripted: bool, module: Any) -> Twin:
-    """Build the twin from ``module``, do each step; afterwards, global hooks removed, switches off,
-    the seed reset and the module forgotten."""
+    """Build the twin from ``module``, do each step; afterwards, global hooks removed (with the
+    full/legacy mode the first one set, which removing it leaves), switches off, the seed reset and the
+    module forgotten."""
     import torch
+    from torch.nn.modules import module as nn_module
 
     from repro.engine.oracle import describe_error
     from repro.engine.recorder import Recorder
 
+    mode = getattr(nn_module, "_global_is_full_backward_hook", None)
     state = None
     try:
         try:
@@ -74,6 +77,8 @@ def _steps(case: Case, scripted: bool, module: Any) -> Twin:
     finally:
         for handle in state.handles if state else ():
             handle.remove()
+        if hasattr(nn_module, "_global_is_full_backward_hook"):
+            nn_module._global_is_full_backward_hook = mode
         if state:
             state.switches.close()
         torch.manual_seed(0)

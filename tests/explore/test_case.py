@@ -55,6 +55,21 @@ def test_the_same_case_gives_the_same_observations_whatever_ran_before():
     assert run_twin(hooked, False) == run_twin(hooked, False)
 
 
+def test_a_global_backward_hook_of_a_case_leaves_a_legacy_one_registrable():
+    """Removing a global full backward hook leaves torch's process-wide full/legacy mode set, and a
+    legacy global hook raised after the case (the engine's scenario of it failed after the explorer's
+    case, in one process); a case restores the mode as a fresh process has it."""
+    from torch.nn.modules import module
+
+    hooked = _case(Hook(HookKind.GLOBAL_FULL_BACKWARD, 0, changes=False), PLAIN)
+    before = module._global_is_full_backward_hook
+    run_twin(hooked, True), run_twin(hooked, False)
+    try:
+        module.register_module_backward_hook(lambda *args: None).remove()
+    finally:
+        module._global_is_full_backward_hook = before
+
+
 def test_twins_that_never_part_are_no_finding():
     case = _case(PLAIN, Hand(Handing.STATE_DICT), PLAIN)
     scripted, eager = run_twin(case, True), run_twin(case, False)
