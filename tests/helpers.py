@@ -18,7 +18,7 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +219,15 @@ def proof_of(bug_id: str) -> Any:
     return proof
 
 
-HEAVY_PROOF_RUNS = 80  # (scenario, style) pairs: above, a proof takes several seconds
+HEAVY_PROOF_RUNS = 5  # (scenario, style) pairs: above, a proof takes seconds (the quick suite's 60 s)
+
+
+def first_quick(params: Iterable[Any]) -> list[Any]:
+    """``params`` (values, tuples of several argnames' values, or ``pytest.param``s), all but the first
+    in the slow tier: for a check that costs about half a second per case, the quick suite keeps one
+    case (its 60 s floor) and CI runs every one."""
+    sets = [p if hasattr(p, "marks") else pytest.param(*p) if isinstance(p, tuple) else pytest.param(p) for p in params]
+    return sets[:1] + [pytest.param(*p.values, marks=[*p.marks, pytest.mark.slow], id=p.id) for p in sets[1:]]
 
 
 def proof_params(bug_ids: list[str]) -> list[Any]:

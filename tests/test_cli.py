@@ -22,6 +22,7 @@ from helpers import (
     SLOW_BUGS,
     expected,
     fake_broken_npu,
+    first_quick,
     run,
     run_here,
     run_json,
@@ -235,11 +236,13 @@ def test_silenced_error_is_still_the_bug(repro_main, ledger):
 
 @pytest.mark.parametrize(
     ("ledger_text", "message"),
-    [
-        ("{not json", "is not valid JSON"),
-        ('{"schema": 1, "fixed_in": "2.x", "releases": {}}', "invalid fixed_in"),
-        ("[]", "is not a JSON object"),
-    ],
+    first_quick(
+        [
+            ("{not json", "is not valid JSON"),
+            ('{"schema": 1, "fixed_in": "2.x", "releases": {}}', "invalid fixed_in"),
+            ("[]", "is not a JSON object"),
+        ]
+    ),
 )
 def test_bad_ledger_is_one_sentence_exit_2(tmp_path, ledger_text, message):
     bad = tmp_path / "ledger.json"

@@ -94,6 +94,7 @@ def test_the_patch_note_fits_100_columns(repro_main):
     assert max(len(line) for line in err.splitlines()) <= 100
 
 
+@pytest.mark.slow  # proofs through the CLI (1.6 s)
 @pytest.mark.needs_bug("autocast-compiled-float32")  # a workaround broken where the bug is gone still works
 def test_workarounds_proves_each_one_and_fails_when_one_does_not_work(repro_main, monkeypatch):
     import dataclasses

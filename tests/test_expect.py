@@ -395,6 +395,7 @@ def test_unittest_runners_keep_only_the_bugs_failure_expected(tmp_path, args, su
 # --- the plugin in every session of the environment ---------------------------------------------------------
 
 
+@pytest.mark.slow  # a nested pytest
 def test_plugin_costs_a_header_in_a_session_that_does_not_use_it(tmp_path):
     _write(
         tmp_path,
@@ -419,6 +420,7 @@ def test_plugin_costs_a_header_in_a_session_that_does_not_use_it(tmp_path):
     assert "upstream bugs: tests whose expectation" not in proc.stdout  # the summary: only when tied tests ran
 
 
+@pytest.mark.slow  # nested pytest runs
 @pytest.mark.parametrize("how", ["option", "REPRO_LEDGER"])
 def test_bad_ledger_is_one_line(tmp_path, how):
     bad = tmp_path / "ledger.json"
@@ -432,6 +434,7 @@ def test_bad_ledger_is_one_line(tmp_path, how):
     ]
 
 
+@pytest.mark.slow  # a nested pytest that imports torch
 def test_a_misspelt_id_under_pytest_is_one_line_naming_the_closest_id(tmp_path):
     """Issue 46: the marker listed all 18 ids on one 300-column line, and a decorated TestCase method
     failed with a traceback; both now say the closest id in one line within 100 columns."""

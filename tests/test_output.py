@@ -34,12 +34,15 @@ def _to_full(args: list[str]) -> subprocess.CompletedProcess:
         )
 
 
+TORCH = pytest.mark.slow  # a fresh interpreter that imports torch: 2-3 s
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize(
     ("args", "prefix"),
     [
-        (["-m", "repro", "--list-bugs"], "python -m repro"),
-        (["-m", "repro", "--bug", "init-hooks-break-plain-forward"], "python -m repro"),
+        pytest.param(["-m", "repro", "--list-bugs"], "python -m repro", marks=TORCH),
+        pytest.param(["-m", "repro", "--bug", "init-hooks-break-plain-forward"], "python -m repro", marks=TORCH),
         (
             # a release that cannot be installed (nothing listens on port 9): an error to report, no drift
             ["-m", "tracker.check_upstream", "--ledger", "{tmp}/ledger.json", "--init", "--dry-run"]

@@ -47,6 +47,7 @@ def pytest_in(tmp_path, source: str, *args: str, env: dict[str, str] | None = No
     return run(["-m", "pytest", "-p", "no:cacheprovider", "-rs", *args, "test_tied.py"], cwd=tmp_path, env=env)
 
 
+@pytest.mark.slow  # a nested pytest that imports torch
 @pytest.mark.parametrize("case", TIED_TWICE, ids=TIED_TWICE.keys())
 def test_a_test_tied_to_two_bugs_is_refused_at_collection_naming_it(tmp_path, case):
     source, nodeid = TIED_TWICE[case]
@@ -81,6 +82,7 @@ NO_TORCH = textwrap.dedent("""\
     """)
 
 
+@pytest.mark.slow  # a nested pytest run (over a second)
 def test_without_torch_tied_tests_skip_saying_so(tmp_path):
     (tmp_path / "hide").mkdir()
     (tmp_path / "hide" / "sitecustomize.py").write_text(NO_TORCH)

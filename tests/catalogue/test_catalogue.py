@@ -11,7 +11,7 @@ import pytest
 import torch
 from results import DEPARTURES, result
 
-from helpers import ROOT, run, run_here
+from helpers import ROOT, first_quick, run, run_here
 from repro.catalogue import BUGS, UnknownBug, across_scope, cause_of, get, select
 from repro.engine.by_design import BY_DESIGN, CPP, refusal_line
 from repro.engine.scenarios import SCENARIOS
@@ -159,7 +159,7 @@ def test_by_design_refusals_cite_the_line_that_raises():
     assert refusal_line(cpp) == "torch._C, raised in C++"
 
 
-@pytest.mark.parametrize("bug_id", [pytest.param(b, marks=pytest.mark.needs_bug(b)) for b in BUGS])
+@pytest.mark.parametrize("bug_id", first_quick(pytest.param(b, marks=pytest.mark.needs_bug(b)) for b in BUGS))
 def test_each_bisect_script_exits_1_while_the_bug_is_present(bug_id):
     """Run here, where torch is imported; the paste-ready scripts run in fresh interpreters in
     tests/filing/test_filing.py, where the issue body shows their output."""
@@ -194,7 +194,7 @@ def _script_keeping_non_persistent_buffers(script: Any) -> Any:
     return compiled
 
 
-@pytest.mark.parametrize("bug_id", list(BUGS))
+@pytest.mark.parametrize("bug_id", first_quick(BUGS))
 def test_each_bisect_script_exits_0_where_scriptmodule_behaves_like_eager(monkeypatch, bug_id):
     monkeypatch.setattr(torch.jit, "ScriptModule", Eager)
     monkeypatch.setattr(torch.jit, "script_method", lambda fn: fn)

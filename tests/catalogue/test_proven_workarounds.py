@@ -42,7 +42,7 @@ def _unrunnable(bug_id: str) -> Proof:
 @pytest.mark.parametrize(
     ("make", "status"),
     [
-        (lambda: proof_of("copy-shares-training"), "works"),
+        (lambda: proof_of("jit-error-replaces-exception"), "works"),
         pytest.param(lambda: proof_of("global-hooks-root-only"), "works-with-limits", marks=pytest.mark.slow),
         pytest.param(  # nothing in force departs only where the bug shows
             lambda: _broken("jit-error-replaces-exception", apply=contextlib.nullcontext, style=""),
@@ -55,8 +55,8 @@ def _unrunnable(bug_id: str) -> Proof:
         pytest.param(  # a limit undeclared departs
             lambda: _broken("global-hooks-root-only", limits=()), "does-not-work", marks=pytest.mark.slow
         ),
-        (lambda: _unrunnable("copy-shares-training"), "not-measured"),
-        (lambda: proof_of("quantize-dynamic-skips-subclass"), "none"),
+        (lambda: _unrunnable("jit-error-replaces-exception"), "not-measured"),
+        pytest.param(lambda: proof_of("quantize-dynamic-skips-subclass"), "none", marks=pytest.mark.slow),  # 1 s
     ],
     ids=["works", "with-limits", "nothing-in-force", "style-dropped", "limits-dropped", "unrunnable", "none"],
 )
@@ -83,6 +83,7 @@ def test_a_workaround_this_torch_cannot_apply_is_not_measured_never_an_error():
     assert ledger_io.valid_proof({k: recorded[k] for k in PROOF_KEYS})
 
 
+@pytest.mark.slow  # a proof of 63 runs
 def test_a_difference_only_by_design_counts_as_observed_but_a_refusal_does_not():
     """Global backward hooks on shapes with compiled children: every run differs from eager only in
     the child's class (cited), which shows the hooks ran as eager's; a refused call shows nothing."""
@@ -118,6 +119,7 @@ def test_a_proof_observes_each_scenarios_eager_twin_once_per_size_for_all_its_ru
     assert proof.works and sorted(observed) == sorted(set(runs)) and len(runs) > len(observed)
 
 
+@pytest.mark.slow  # two proofs through the CLI (1.6 s)
 def test_the_tracker_records_each_proof_with_its_scenario_table_and_device(capsys, tmp_path):
     stdout = _proofs_report(capsys, "jit-error-replaces-exception", "quantize-dynamic-skips-subclass")
     proofs = read_workarounds(stdout, "")

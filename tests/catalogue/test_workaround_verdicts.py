@@ -253,7 +253,7 @@ def test_two_proofs_give_the_same_calls_in_either_order_and_leave_the_process_as
 
 
 def test_a_proof_runs_every_call_at_every_size_on_both_instances():
-    proof = proof_of("copy-shares-training")
+    proof = proof_of("jit-error-replaces-exception")
     runs = {(r.scenario.key, r.style, r.instance, r.size, r.call) for r in proof.results}
     assert {size for *_, size, _ in runs} == set(SIZES)
     assert {call for *_, call in runs} == {1, 2, 3}

@@ -370,9 +370,15 @@ SHOWS_ALSO = {
 }
 
 
-@pytest.mark.parametrize(
-    "start", [pytest.param(s, marks=pytest.mark.needs_bug(TRIED[s][0], *SHOWS_ALSO.get(s, ()))) for s in TRIED]
-)
+SLOW_TRIED = ("torch._C._jit_set_autocast_mode(False)",)  # trains under autocast: 2 s
+
+
+def _tried(start: str) -> Any:
+    marks = [pytest.mark.needs_bug(TRIED[start][0], *SHOWS_ALSO.get(start, ()))]
+    return pytest.param(start, marks=[*marks, pytest.mark.slow] if start in SLOW_TRIED else marks)
+
+
+@pytest.mark.parametrize("start", [_tried(s) for s in TRIED])
 def test_what_each_bug_says_was_tried_does_what_it_says(start):
     bug_id, attempt, shows = TRIED[start]
     try:
@@ -448,6 +454,7 @@ def test_deepcopy_of_a_scripted_module_has_parameters_of_its_own_and_keeps_share
     assert copy.deepcopy is standard  # the route is undone
 
 
+@pytest.mark.slow  # torch.export traces the model (seconds)
 def test_deepcopy_of_an_eager_model_holding_a_scripted_child_exports():
     """``torch.export`` refuses a state dict entry of a parameter that is not an ``nn.Parameter``: what
     the explorer met after the workaround's copy (deepcopy-drops-subclass, torch 2.13.0)."""
@@ -499,6 +506,7 @@ print(type(shallow).__name__, shallow.linear is model.linear, type(deep).__name_
 """
 
 
+@pytest.mark.slow  # a fresh interpreter that imports torch
 def test_the_copy_functions_as_a_class_s_copy_methods_work_without_torchscript():
     """Under ``PYTORCH_JIT=0`` ``ScriptModule`` is an ``nn.Module``: what docs/downstream.md recommends
     recursed until ``RecursionError`` there."""

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from helpers import first_quick
 from repro.engine import forked
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
@@ -35,12 +36,14 @@ def test_each_copy_does_a_share_and_calls_its_setup_first():
 
 @pytest.mark.parametrize(
     "misbehave",
-    [
-        lambda: os._exit(3),  # a crash
-        lambda: os.kill(os.getpid(), 9),  # killed
-        lambda: [][0],  # raises: the copy exits non-zero
-        lambda: time.sleep(60),  # hangs: past its deadline
-    ],
+    first_quick(
+        [
+            lambda: os._exit(3),  # a crash
+            lambda: os.kill(os.getpid(), 9),  # killed
+            lambda: [][0],  # raises: the copy exits non-zero
+            lambda: time.sleep(60),  # hangs: past its deadline
+        ]
+    ),
     ids=["exits", "killed", "raises", "hangs"],
 )
 def test_a_copy_that_fails_has_its_share_done_here(monkeypatch, misbehave):

@@ -217,6 +217,7 @@ def _read(run):
     return [(r.scenario.key, r.style, r.instance, r.verdict, r.detail, r.scripted, r.eager) for r in run.results]
 
 
+@pytest.mark.slow  # forks and runs every scenario (2 s)
 @pytest.mark.parametrize("processes", [2, 3])
 def test_a_run_shared_by_processes_reads_run_for_run_as_in_one(processes):
     default = [s for s in SCENARIOS if s.tier == "default"]

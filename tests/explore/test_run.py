@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, find, settings
 
 from helpers import run
 from repro.catalogue import BUGS, explain
+from repro.cli import main
 from repro.explore.case import Case
 from repro.explore.classify import Explanation, Finding, Kind
 from repro.explore.generate import Base, Level, ModelSpec
@@ -44,6 +45,7 @@ def test_a_seed_draws_the_same_cases():
     assert early(first) == early(second)
 
 
+@pytest.mark.slow  # a second exploration (2.5 s): the quick suite keeps the CLI's
 def test_an_exploration_within_a_reach_draws_and_shrinks_only_models_it_holds_on():
     """``--bug ID``: the bug's reach keeps every model, the shrunk ones too (a reduction that drops the
     raise would leave the reach)."""
@@ -80,6 +82,7 @@ def test_a_reduction_keeps_the_module_a_step_acts_on_or_drops_the_step():
     assert [type(s) for s in _reduced(CASE, gone, (True, True, True), (1, 1), False).steps] == [Call, Hook]
 
 
+@pytest.mark.slow  # 200 examples of shrinking (seconds)
 def test_hypothesis_shrinks_a_reduction_to_what_the_predicate_needs():
     smallest = find(
         reductions(CASE),
@@ -120,8 +123,9 @@ def test_the_share_torchscript_adds_is_the_twin_under_tests_time_beyond_eagers()
     assert Costs(1.0, 2.0).torchscript_share == 0.0  # faster than eager: it adds nothing
 
 
-def test_explore_options_are_one_sentence_and_exit_2():
-    for argv, said in (
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
         (["--budget", "5"], "--budget, --seed and --database are for --explore"),
         (["--database", "/tmp"], "--budget, --seed and --database are for --explore"),
         (["--explore", "--database", "/proc/version"], "is not a folder this user can write"),
@@ -132,9 +136,16 @@ def test_explore_options_are_one_sentence_and_exit_2():
         (["--explore", "--seed", "-1"], "a whole number from 0"),
         (["--explore", "--workarounds", "--bug", "nonpersistent-buffers-in-state-dict"], "workaround is none"),
         (["--explore", "--workarounds", "--bug", "child-hooks-bypassed"], "changes the model's forward"),
-    ):
-        proc = run(["-m", "repro", *argv])
-        assert proc.returncode == 2 and said in proc.stderr and proc.stdout == "", (argv, proc.stderr)
+    ],
+)
+def test_explore_options_are_one_sentence_and_exit_2(capsys, argv, said):
+    code: object
+    try:
+        code = main(argv)
+    except SystemExit as exit:  # argparse's own errors, after its usage lines
+        code = exit.code
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and said in err.splitlines()[-1], err
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ import cmarkgfm
 import pytest
 import torch
 
-from helpers import A_BUG, ROOT, fake_broken_npu, run, run_json, write_ledger
+from helpers import A_BUG, ROOT, fake_broken_npu, first_quick, run, run_json, write_ledger
 from repro import workaround
 from repro.catalogue import BUGS, select
 from repro.catalogue.fixes import Candidate, PatchError
@@ -230,6 +230,7 @@ def _refusing_where_nested():
             yield
 
 
+@pytest.mark.slow  # a candidate judged by whole runs (2 s)
 def test_a_candidate_refusing_some_runs_as_design_would_is_not_a_fix():
     """Judged for real, in this process: it matches eager wherever it registers, and its other runs
     raise a refusal the by-design table knows. Torch as installed raised the bug's error there, so the
@@ -552,7 +553,7 @@ def test_a_cause_this_torch_will_not_measure_is_a_step_not_a_traceback():
     )
 
 
-@pytest.mark.parametrize("bug_id", [pytest.param(b, marks=pytest.mark.needs_bug(A_BUG, b)) for b in BUGS])
+@pytest.mark.parametrize("bug_id", first_quick(pytest.param(b, marks=pytest.mark.needs_bug(A_BUG, b)) for b in BUGS))
 def test_explain_gives_each_bugs_cause_as_numbered_steps_with_file_and_line(bug_id):
     """Every catalogued bug: its steps, measured here; each Python piece cited where it is in the
     installed torch, each C++ one by path and upstream commit; the workaround last; no markup."""
@@ -579,7 +580,7 @@ WITH_FIXES = list(BUGS)  # every bug has an upstream patch (Bug.fixes is require
 
 
 @pytest.mark.needs_bug(A_BUG)
-@pytest.mark.parametrize("bug_id", WITH_FIXES)
+@pytest.mark.parametrize("bug_id", first_quick(WITH_FIXES))  # a git repository each
 def test_each_patch_applies_to_a_checkout_with_its_test_registered(checkout, bug_id):
     patch = BUGS[bug_id].fixes.patch
     proc = run(["-m", "repro", "--patch", "--bug", bug_id, "--against", str(checkout)])
@@ -654,7 +655,7 @@ def test_patch_against_something_else_is_one_sentence(tmp_path, layout):
     assert ("is not a folder" if layout == "missing" else "is not a PyTorch checkout") in proc.stderr
 
 
-@pytest.mark.parametrize("bug_id", WITH_FIXES)
+@pytest.mark.parametrize("bug_id", first_quick(WITH_FIXES))
 def test_each_patch_refuses_sources_it_already_patched(bug_id):
     patch = BUGS[bug_id].fixes.patch
     once = patch.edit(InstalledSources())

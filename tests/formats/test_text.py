@@ -65,7 +65,7 @@ def _named(text: str, instances: set[str]) -> set[tuple[str, str, str]]:
     return {(shape, style, i) for shape in shapes.split("; ") for style in named_styles for i in only}
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=100, deadline=None, derandomize=True)
 @given(
     ran=st.sets(st.tuples(st.sampled_from(SHAPES), st.sampled_from(STYLES), st.sampled_from(INSTANCES)), min_size=1),
     data=st.data(),

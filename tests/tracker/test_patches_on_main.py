@@ -15,7 +15,7 @@ import pytest
 import yaml
 from markdown_render import live, table_widths, tags
 
-from helpers import A_BUG, ROOT, run
+from helpers import A_BUG, ROOT, first_quick, run
 from repro.catalogue import BUGS
 from tracker.patches_on_main import BEGIN, END, MainCheck, PatchRow, docs_text, summary
 
@@ -93,6 +93,7 @@ def run_workflow(upstream: Path, work: Path, stub_gh: Path, open_issues: list[di
     }
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps (over a second)
 @pytest.mark.needs_bug(A_BUG)  # every patch applies to the installed release's files while the bug is there
 def test_the_workflow_checks_every_patch_in_a_sparse_checkout_of_main(upstream, tmp_path, stub_gh):
     commit = git("rev-parse", "HEAD", cwd=upstream).strip()
@@ -106,6 +107,7 @@ def test_the_workflow_checks_every_patch_in_a_sparse_checkout_of_main(upstream, 
     assert [call[:2] for call in done["gh"]] == [["issue", "list"]]  # nothing refused, no issue open: quiet
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps (over a second)
 @pytest.mark.needs_bug(A_BUG)
 def test_a_patch_main_refuses_fails_the_check_and_opens_the_one_issue(upstream, tmp_path, stub_gh):
     test_path = BUGS[ONE_BUG].fixes.patch.test.path  # upstream now has a file where the patch adds one
@@ -148,18 +150,24 @@ SECOND = list(BUGS)[1]
 
 @pytest.mark.parametrize(
     ("refused", "open_issues", "calls"),
-    [
-        ((ONE_BUG,), [], [["issue", "list"], ["issue", "create", "--title"]]),
-        ((ONE_BUG,), [kept_issue(ONE_BUG)], [["issue", "list"], ["issue", "edit", "9"]]),  # no new comment
-        (
-            (ONE_BUG, SECOND),
-            [kept_issue(ONE_BUG)],
-            [["issue", "list"], ["issue", "edit", "9"], ["issue", "comment", "9"]],
-        ),
-        ((), [kept_issue(ONE_BUG)], [["issue", "list"], ["issue", "comment", "9"], ["issue", "close", "9"]]),
-        ((), [], [["issue", "list"]]),
-        ((ONE_BUG,), [{"number": 4, "body": "same title, someone else's"}], [["issue", "list"], ["issue", "create"]]),
-    ],
+    first_quick(
+        [
+            ((ONE_BUG,), [], [["issue", "list"], ["issue", "create", "--title"]]),
+            ((ONE_BUG,), [kept_issue(ONE_BUG)], [["issue", "list"], ["issue", "edit", "9"]]),  # no new comment
+            (
+                (ONE_BUG, SECOND),
+                [kept_issue(ONE_BUG)],
+                [["issue", "list"], ["issue", "edit", "9"], ["issue", "comment", "9"]],
+            ),
+            ((), [kept_issue(ONE_BUG)], [["issue", "list"], ["issue", "comment", "9"], ["issue", "close", "9"]]),
+            ((), [], [["issue", "list"]]),
+            (
+                (ONE_BUG,),
+                [{"number": 4, "body": "same title, someone else's"}],
+                [["issue", "list"], ["issue", "create"]],
+            ),
+        ]
+    ),
     ids=["opened", "same-refusals-edited", "new-refusal-commented", "all-apply-closed", "quiet", "not-ours"],
 )
 def test_one_rolling_issue_is_opened_edited_commented_once_and_closed(tmp_path, stub_gh, refused, open_issues, calls):
@@ -198,6 +206,7 @@ def test_docs_filing_says_not_yet_checked_until_a_check_reports():
     assert max(map(len, between.split("\n"))) <= 100
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps (over a second)
 def test_docs_take_only_a_report_that_names_a_measured_commit(tmp_path):
     docs = tmp_path / "filing.md"
     docs.write_text(f"# Filing\n\n{BEGIN}\n{docs_text(None)}\n{END}\n\nmore\n")

@@ -19,7 +19,7 @@ from index_server import BUGGY, Faults, build_wheel, shape
 from packaging.version import Version
 from tracker_helpers import check_upstream_cli
 
-from helpers import flag, run, write_ledger
+from helpers import first_quick, flag, run, write_ledger
 from tracker.index import Release, WheelFile, discover
 from tracker.probe import fetch_sources
 from tracker.remote import TAIL, FetchError, Limits, RangeFile, Traffic, check_url, get, make_session, redact
@@ -337,7 +337,7 @@ ESCAPES = "\x1b[2J\x1b[32mall good\x1b[8m hidden\x9b31m"
 
 @pytest.mark.parametrize(
     "program",
-    [["tracker.check_upstream"], ["tracker.matrix", "plan", "--torch", "newest", "--python", "3.11"]],
+    first_quick([["tracker.check_upstream"], ["tracker.matrix", "plan", "--torch", "newest", "--python", "3.11"]]),
     ids=["check_upstream", "matrix-plan"],
 )
 def test_a_content_type_with_escapes_is_printed_inert(server, tmp_path, program):

@@ -130,7 +130,11 @@ def test_the_tracker_runs_by_path_from_any_folder_as_the_docs_say(tmp_path):
     assert "python /path/to/clone/tracker/check_upstream.py" in (ROOT / "docs" / "tracker.md").read_text()
 
 
-@pytest.mark.parametrize("module", ["device_report", "support_doc", "check_upstream", "catalogue_docs", "matrix"])
+@pytest.mark.parametrize(
+    "module",
+    [pytest.param("device_report", marks=pytest.mark.slow), "support_doc", "check_upstream", "catalogue_docs"]
+    + ["matrix"],
+)  # device_report imports torch before it parses its options (2 s)
 def test_each_tracker_tools_usage_errors_and_its_own_errors_share_one_prefix(module, tmp_path):
     """Issue 46: device_report's argparse said "python -m tracker.device_report: error:" and its own
     errors "device_report: error:"."""

@@ -12,7 +12,7 @@ import pytest
 from index_server import BUGGY, FIXED_IGNORED, IndexServer, build_wheel
 from tracker_helpers import check, check_upstream_cli, verdicts, wheel_name
 
-from helpers import write_ledger
+from helpers import first_quick, write_ledger
 from repro.ledger import load
 from tracker.remote import make_session
 from tracker.upstream_issue import issue_state
@@ -155,7 +155,7 @@ def test_errors_alone_are_still_exit_1(index, tmp_path):
 # 17. An unwritable step summary is a one-line warning; the exit code stands.
 
 
-@pytest.mark.parametrize("where", ["directory", "missing-folder"])
+@pytest.mark.parametrize("where", first_quick(["directory", "missing-folder"]))
 def test_unwritable_step_summary_warns_and_keeps_the_exit_code(index, tmp_path, where):
     index.wheels[wheel_name("2.12.0")] = build_wheel(BUGGY, padding=1024)
     index.wheels[WHEEL] = build_wheel(FIXED_IGNORED, padding=1024)

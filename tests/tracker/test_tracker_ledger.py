@@ -167,6 +167,7 @@ def test_stored_cannot_test_from_a_failed_install_reads_as_an_error(tmp_path, de
     assert sweep.select([Release(Version("2.16.0"), ())], data["releases"], sweep.Options(ledger=path))
 
 
+@pytest.mark.slow  # builds wheels and runs the check in a fresh interpreter (1.5 s)
 @pytest.mark.parametrize("api", ["", "/simple/"], ids=["json-api", "simple"])
 def test_local_builds_are_one_release_under_its_public_key(index, tmp_path, api):
     """``2.13.0+cpu`` and ``2.13.0+cu126`` are wheels of 2.13.0 (beside the plain one the fixture serves):
@@ -225,6 +226,7 @@ def test_versions_naming_one_release_twice_install_it_once():
     assert parse_args(["--versions", "2.13,2.13.0,2.14"]).versions == [Version("2.13"), Version("2.14")]
 
 
+@pytest.mark.slow  # two checks over a 4 MB index (seconds)
 def test_a_4_mb_url_in_the_index_leaves_a_ledger_both_programs_read(index, tmp_path):
     """Text from the index is stored capped (``TEXT_CAP``), so one hostile entry cannot make the ledger
     too large to read back; ``python -m repro`` and the next check both read it."""

@@ -63,6 +63,7 @@ OLD_TAGS = {  # what PyPI has for the releases before 1.8: no wheel for the runn
 }
 
 
+@pytest.mark.slow  # a check over every release (seconds)
 def test_the_daily_check_over_every_release_with_the_committed_ledger_changes_no_status(index, tmp_path):
     """The first run with the committed ledger: the releases before 1.8 are new to it and lack the API of
     the original four bugs (not-applicable, no status change: the workflow's first run cried wolf before).
@@ -214,6 +215,7 @@ def new_release(version: str):
     return change
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps (over a second)
 def test_one_branch_rebuilt_from_main_and_one_pull_request_edited_in_place(repo):
     edit_ledger(repo, new_release("2.16.0"))
     first = rolling_pr(repo, {"releases": [{"version": "2.16.0", "bugs": {}}], "changes": []})
@@ -307,6 +309,7 @@ NEXT_REPORT = {
     ],
     ids=["maintainer-commit", "check-commit-recommitted", "impostor-email"],
 )
+@pytest.mark.slow  # a git repository and two workflow runs each (1.5 s)
 def test_a_branch_others_pushed_to_is_left_and_the_pull_request_told_once(repo, tmp_path, identity, amend):
     edit_ledger(repo, new_release("2.16.0"))
     assert rolling_pr(repo, FIRST_REPORT).returncode == 0
@@ -329,6 +332,7 @@ def test_a_branch_others_pushed_to_is_left_and_the_pull_request_told_once(repo, 
     assert len([call for call in gh_calls(repo) if call[:2] == ["pr", "comment"]]) == 1
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps (over a second)
 def test_no_open_pull_request_no_comment_and_the_branch_still_kept(repo, tmp_path):
     edit_ledger(repo, new_release("2.16.0"))
     assert rolling_pr(repo, FIRST_REPORT).returncode == 0
@@ -340,6 +344,7 @@ def test_no_open_pull_request_no_comment_and_the_branch_still_kept(repo, tmp_pat
     assert not [call for call in gh_calls(repo) if call[:2] == ["pr", "comment"]]
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps (over a second)
 def test_a_step_summary_nobody_reads_is_a_warning_not_a_hang(repo, tmp_path):
     """A FIFO without a reader as $GITHUB_STEP_SUMMARY: the old open() blocked for ever."""
     import os
@@ -355,6 +360,7 @@ def test_a_step_summary_nobody_reads_is_a_warning_not_a_hang(repo, tmp_path):
     assert proc.stderr.strip().splitlines()[-1].startswith("rolling_pr: warning: GITHUB_STEP_SUMMARY cannot be")
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps (over a second)
 def test_a_shallow_checkout_rebuilds_its_own_branch_after_main_moved_on(repo, tmp_path):
     """The workflow's checkout has one commit of main only: the branch's base (yesterday's main, by
     someone else) must be seen as main's, not as a stranger's commit."""
@@ -387,6 +393,7 @@ def test_a_shallow_checkout_rebuilds_its_own_branch_after_main_moved_on(repo, tm
     assert history[1:] == ["main moves on", "ledger"]  # rebuilt on today's main, yesterday's commit replaced
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps (over a second)
 def test_a_forks_pull_request_with_the_same_branch_name_is_never_edited(repo):
     edit_ledger(repo, new_release("2.16.0"))
     proc = rolling_pr(repo, FIRST_REPORT, [open_pr(9, owner="stranger")])
@@ -398,6 +405,7 @@ def test_a_forks_pull_request_with_the_same_branch_name_is_never_edited(repo):
     assert [call for call in calls if "9" in call] == []
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps (over a second)
 def test_a_ledger_path_starting_with_a_dash_is_a_path(repo):
     (repo.path / "-ledger.json").write_bytes(LEDGER.read_bytes())
     repo.git("add", "--", "-ledger.json")
@@ -454,8 +462,8 @@ def test_a_report_whose_changes_are_not_records_is_one_sentence(changes, said):
     "count, change, errors",
     [
         (1, "u" * 20_000, 0),  # one status change with a 20,000-character URL in it
-        (400, "present -> fixed", 0),  # a history sweep
-        (400, "present -> fixed", 500),  # and every release failed once as well
+        pytest.param(400, "present -> fixed", 0, marks=pytest.mark.slow),  # a history sweep (1 s)
+        pytest.param(400, "present -> fixed", 500, marks=pytest.mark.slow),  # and every release failed once as well
         (120, "\n".join(["line"] * 2000), 0),  # a change that is many lines
     ],
     ids=["long-change", "400-releases", "400-releases-and-errors", "multi-line-change"],
