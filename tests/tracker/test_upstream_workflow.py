@@ -239,6 +239,7 @@ def test_one_branch_rebuilt_from_main_and_one_pull_request_edited_in_place(repo)
     assert "2.16.1" in pushed["releases"] and "2.16.0" not in pushed["releases"]  # yesterday's: re-checked
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps
 def test_timestamps_alone_propose_nothing(repo):
     def restamp(data: dict) -> None:
         for entry in data["releases"].values():
@@ -250,6 +251,7 @@ def test_timestamps_alone_propose_nothing(repo):
     assert gh_calls(repo) == [] and BRANCH not in repo.git("branch", "--list", where=repo.remote)
 
 
+@pytest.mark.slow  # a git repository and the workflow's steps
 def test_a_failing_gh_is_one_line_exit_1(repo):
     edit_ledger(repo, new_release("2.16.0"))
     repo.gh.write_text("#!/bin/sh\necho 'gh: authentication required' >&2\nexit 4\n")
