@@ -226,7 +226,7 @@ def first_quick(params: Iterable[Any]) -> list[Any]:
     """``params`` (values, tuples of several argnames' values, or ``pytest.param``s), all but the first
     in the slow tier: for a check that costs about half a second per case, the quick suite keeps one
     case (its 60 s floor) and CI runs every one."""
-    sets = [p if hasattr(p, "marks") else pytest.param(*p) if isinstance(p, tuple) else pytest.param(p) for p in params]
+    sets = [p if hasattr(p, "marks") else pytest.param(*(p if isinstance(p, tuple) else (p,))) for p in params]
     return sets[:1] + [pytest.param(*p.values, marks=[*p.marks, pytest.mark.slow], id=p.id) for p in sets[1:]]
 
 

@@ -37,24 +37,24 @@ class Twin:
 
 def run_twin(case: Case, scripted: bool) -> Twin:
     """The case's steps on one twin, each observed apart; a step that raises does not stop the rest."""
+    from repro.engine.scenarios.hooks import global_backward_mode_kept
+
     module = loaded(source(case.spec, scripted), "scripted" if scripted else "eager")
-    # what torch warns of is not an observation; a Ctrl-C never is, even one TorchScript made an error
-    with warnings.catch_warnings(), ctrl_c.kept():
+    # what torch warns of is not an observation; a Ctrl-C never is, even one TorchScript made an error;
+    # removing a case's global hooks leaves torch's full/legacy mode of them, put back here
+    with warnings.catch_warnings(), ctrl_c.kept(), global_backward_mode_kept():
         warnings.simplefilter("ignore")
         return _steps(case, scripted, module)
 
 
 def _steps(case: Case, scripted: bool, module: Any) -> Twin:
-    """Build the twin from ``module``, do each step; afterwards, global hooks removed (with the
-    full/legacy mode the first one set, which removing it leaves), switches off, the seed reset and the
-    module forgotten."""
+    """Build the twin from ``module``, do each step; afterwards, global hooks removed, switches off,
+    the seed reset and the module forgotten."""
     import torch
-    from torch.nn.modules import module as nn_module
 
     from repro.engine.oracle import describe_error
     from repro.engine.recorder import Recorder
 
-    mode = getattr(nn_module, "_global_is_full_backward_hook", None)
     state = None
     try:
         try:
@@ -77,8 +77,6 @@ def _steps(case: Case, scripted: bool, module: Any) -> Twin:
     finally:
         for handle in state.handles if state else ():
             handle.remove()
-        if hasattr(nn_module, "_global_is_full_backward_hook"):
-            nn_module._global_is_full_backward_hook = mode
         if state:
             state.switches.close()
         torch.manual_seed(0)

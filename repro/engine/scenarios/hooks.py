@@ -508,19 +508,31 @@ def _(m: Any, rec: Recorder) -> None:
 
 
 @contextmanager
+def global_backward_mode_kept() -> Iterator[None]:
+    """Put back torch's process-wide full/legacy mode of global backward hooks on exit: removing a
+    global hook leaves the mode its registration set, and a later hook of the other kind raises."""
+    from torch.nn.modules import module
+
+    mode = getattr(module, "_global_is_full_backward_hook", None)
+    try:
+        yield
+    finally:
+        if hasattr(module, "_global_is_full_backward_hook"):
+            module._global_is_full_backward_hook = mode
+
+
+@contextmanager
 def _global_hook(register_name: str, hook: Callable) -> Iterator[None]:
     """Register a global module hook for one scenario, then remove it and the process-wide
     full/legacy mode it set, so later scenarios start as a fresh process would."""
     from torch.nn.modules import module
 
-    mode = getattr(module, "_global_is_full_backward_hook", None)
-    handle = getattr(module, register_name)(hook)
-    try:
-        yield
-    finally:
-        handle.remove()
-        if hasattr(module, "_global_is_full_backward_hook"):
-            module._global_is_full_backward_hook = mode
+    with global_backward_mode_kept():
+        handle = getattr(module, register_name)(hook)
+        try:
+            yield
+        finally:
+            handle.remove()
 
 
 def _global_scenario(register_name: str, label: str, name: str, model: str, tier: Tier = Tier.DEFAULT) -> None:
