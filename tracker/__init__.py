@@ -10,8 +10,6 @@ import signal
 import sys
 from types import FrameType
 
-from repro.requirements import unmet
-
 
 def _tool() -> str:
     """The tool's name, as its usage and errors say it (each prog is its module's): the module run with
@@ -19,12 +17,6 @@ def _tool() -> str:
     argv = list(getattr(sys, "orig_argv", []))
     after = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
     return after.rpartition(".")[2] if after.startswith("tracker.") else "tracker"
-
-
-_missing = unmet(("packaging", "requests"), "pip install packaging requests")  # urllib3 comes with requests
-if _missing:
-    print(f"{_tool()}: error: {_missing}", file=sys.stderr)
-    raise SystemExit(2)
 
 
 def _interrupted_while_loading(signum: int, frame: FrameType | None) -> None:
@@ -36,3 +28,11 @@ if sys.argv[:1] == ["-m"]:  # run as python -m tracker.NAME, and its modules sti
     # line, exit 130, not the traceback of an import it cut short; each tool's main puts Python's
     # KeyboardInterrupt back (tracker.check_upstream's does, to end what it started)
     signal.signal(signal.SIGINT, _interrupted_while_loading)
+
+# the handler comes before this import: it loads importlib.metadata, 30-40 ms of the window
+from repro.requirements import unmet  # noqa: E402
+
+_missing = unmet(("packaging", "requests"), "pip install packaging requests")  # urllib3 comes with requests
+if _missing:
+    print(f"{_tool()}: error: {_missing}", file=sys.stderr)
+    raise SystemExit(2)
