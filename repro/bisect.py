@@ -24,6 +24,7 @@ import traceback
 import warnings
 from typing import Any
 
+from repro import ctrl_c
 from repro.catalogue import BUGS, UnknownBug, get
 from repro.catalogue.bug import Bug
 from repro.sanitise import for_terminal
@@ -59,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
 def judge(bug: Bug) -> tuple[int, str]:
     """(exit code, one line saying why) for ``bug`` on the torch this process imports."""
     try:
-        import torch
+        with ctrl_c.kept():  # torch swallows a Ctrl-C while it loads numpy
+            import torch
     except KeyboardInterrupt:
         raise
     except BaseException as err:  # a device backend that fails to autoload; a torch that exits

@@ -15,6 +15,8 @@ import warnings
 from dataclasses import dataclass
 from types import ModuleType
 
+from repro import ctrl_c
+
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "npu")
 
 
@@ -36,7 +38,7 @@ def import_torch() -> ModuleType:
     """Import torch with device-backend autoload off; raise EnvironmentProblem if it fails."""
     os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
     try:
-        with warnings.catch_warnings():
+        with ctrl_c.kept(), warnings.catch_warnings():  # torch swallows a Ctrl-C while numpy loads
             warnings.simplefilter("ignore")  # e.g. "Failed to initialize NumPy"
             import torch
     except Exception as err:  # any failure of a third-party import is an environment fact

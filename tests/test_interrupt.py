@@ -103,6 +103,22 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_no_process(args, group):
     assert _left() == set()
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["-m", "repro", "--slow"], "python -m repro: interrupted"),
+        (["-m", "repro.bisect", "full-backward-hook-flag"], "interrupted"),
+    ],
+    ids=["repro", "bisect"],
+)
+def test_ctrl_c_while_torch_loads_numpy_stops_the_run(args, said):
+    """torch imports numpy from C++ and makes any error of it, KeyboardInterrupt too, a warning: the run
+    went on without numpy and ended 0 (bisect: 1, "BUG"), saying nothing of the Ctrl-C."""
+    proc = _interrupted(["-X", "importtime", *args], after=0, group=True, until="numpy.lib")
+    lines = [line for line in proc.stderr.strip().splitlines() if not line.startswith("import time:")]
+    assert (proc.returncode, lines[-1:], proc.stdout) == (130, [said], ""), proc.stderr[-2000:]
+
+
 def _silent_index() -> tuple[socket.socket, str]:
     """A loopback 'index' that accepts connections and never answers: pip waits on it."""
     server = socket.socket()

@@ -20,7 +20,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from repro.engine import ctrl_c, forked
+from repro import ctrl_c
+from repro.engine import forked
 from repro.engine.models import (
     INSTANCES,
     MODELS,

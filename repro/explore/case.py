@@ -13,7 +13,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from repro.engine import ctrl_c
+from repro import ctrl_c
 from repro.explore.generate import Base, ModelSpec, source
 from repro.explore.loading import forget, loaded
 from repro.explore.steps import State, Step, perform
