@@ -500,6 +500,8 @@ def _in_force(bug: Bug) -> tuple[str, Callable[[], Any]] | str:
         return "is none"
     if workaround.style:
         return "changes the model's forward"
+    if workaround.instead:
+        return "changes where the model's code does it"
     return (workaround.name, workaround.apply)
 
 

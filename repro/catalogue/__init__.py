@@ -161,18 +161,30 @@ def scope_runs(bug: Bug) -> list[tuple[Scenario, str]]:
 
 def proof_runs(bug: Bug) -> list[tuple[Scenario, str]]:
     """Where the bug's workaround is proven: every scenario of its APIs, its ``cases`` or not (a
-    workaround changes more than the case it is for), on each (shape, style) of its scope."""
+    workaround changes more than the case it is for), on each (shape, style) of its scope; where the
+    workaround writes the cases another way (``Workaround.instead``), that scenario in their place."""
     from repro.engine.models import styles_of
     from repro.engine.scenarios import SCENARIOS
 
     pairs = {(shape, style) for shape, style, _ in bug.scope}
-    return [
+    instead = bug.workaround.instead if bug.workaround else ""
+    runs = [
         (scenario.on(shape), style)
         for scenario in SCENARIOS
-        if scenario.apis & set(bug.apis)
+        if scenario.apis & set(bug.apis) and not (instead and scenario.name in bug.cases)
         for shape in scenario.shapes
         for style in styles_of(shape)
         if (shape, style) in pairs
+    ]
+    written = [scenario for scenario in SCENARIOS if instead and scenario.key == instead]
+    if instead and not written:
+        raise ValueError(f"{bug.id}: its workaround's scenario {instead!r} is not in the table")
+    return runs + [
+        (scenario.on(shape), style)
+        for scenario in written
+        for shape in scenario.shapes
+        for style in styles_of(shape)
+        if style in bug.styles
     ]
 
 

@@ -168,6 +168,9 @@ class Workaround:
     usage: str  # a few lines of code or one sentence, as docs/downstream.md and --explain show it
     apply: Callable[[], AbstractContextManager[Any]] | None  # puts it in force for the oracle's scenarios
     style: str = ""  # the forward the change writes ("plain_forward" or "script_method"); the scope runs in it
+    # the scenario (its key) that does what the bug's ``cases`` do the workaround's way (hooks registered in
+    # __init__, not after construction): the proof runs it, on its own shapes in the bug's styles, in their place
+    instead: str = ""
     tried: tuple[str, ...] = ()  # what else was tried on the installed torch, and how it failed
     in_torch_terms: str = ""  # the same for an issue body, whose readers lack this project: torch's names only
     # (shape, style) pairs of the scope where it does not work, measured by the proof, and why

@@ -267,27 +267,28 @@ class EagerParent(nn.Module):
 
 # The hooks a model registers in its own ``__init__``: typed so that TorchScript compiles them with a
 # ``script_method`` forward (torch.jit.script compiles the hooks a module has when it is compiled),
-# and seen through the output they change, since a hook registered there cannot reach a recorder.
-def _shift_input(module: nn.Module, args: tuple[torch.Tensor]) -> tuple[torch.Tensor]:
+# and seen through the output they change, since a hook registered there cannot reach a recorder;
+# torch.jit.save's scenarios register them after construction too.
+def shift_input(module: nn.Module, args: tuple[torch.Tensor]) -> tuple[torch.Tensor]:
     return (args[0] + 1.0,)
 
 
-def _double_output(module: nn.Module, args: tuple[torch.Tensor], output: torch.Tensor) -> torch.Tensor:
+def double_output(module: nn.Module, args: tuple[torch.Tensor], output: torch.Tensor) -> torch.Tensor:
     return output * 2.0
 
 
 def _hooks_before_children(module: nn.Module, features: int) -> None:
     """A forward hook and pre-hook registered in ``__init__`` before the child is set."""
-    module.register_forward_pre_hook(_shift_input)
-    module.register_forward_hook(_double_output)
+    module.register_forward_pre_hook(shift_input)
+    module.register_forward_hook(double_output)
     _child_layer(module, features)
 
 
 def _hooks_after_children(module: nn.Module, features: int) -> None:
     """The same hooks, registered in ``__init__`` after the child is set."""
     _child_layer(module, features)
-    module.register_forward_pre_hook(_shift_input)
-    module.register_forward_hook(_double_output)
+    module.register_forward_pre_hook(shift_input)
+    module.register_forward_hook(double_output)
 
 
 class HookedBeforeChildren(WithChild):

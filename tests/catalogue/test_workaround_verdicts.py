@@ -259,3 +259,34 @@ def test_a_proof_runs_every_call_at_every_size_on_both_instances():
     assert {call for *_, call in runs} == {1, 2, 3}
     assert {instance for _, _, instance, _, _ in runs} == {"first", "later"}
     assert "calls 1-3" in proof.space() and "2x2, 3x2, 1x1" in proof.space() and torch.__version__ in proof.space()
+
+
+SAVED = "jit-save-drops-subclass-hooks"  # its workaround registers the hooks in __init__: another scenario
+
+
+@pytest.mark.needs_bug(SAVED)
+def test_a_workaround_written_another_way_is_proven_by_that_scenario_in_place_of_the_cases():
+    from repro.catalogue import proof_runs
+
+    bug = BUGS[SAVED]
+    assert bug.workaround and bug.workaround.instead and bug.cases
+    runs = proof_runs(bug)
+    names = {scenario.name for scenario, _ in runs}
+    assert not names & set(bug.cases)
+    written = [(scenario, style) for scenario, style in runs if scenario.name in bug.workaround.instead]
+    assert written and {style for _, style in written} == set(bug.styles)
+    with pytest.raises(ValueError, match="is not in the table"):
+        proof_runs(replace(bug, workaround=replace(bug.workaround, instead="torch.jit.save: no such scenario")))
+
+
+@pytest.mark.slow  # 11 shapes, each saved and loaded on every call: 10 s
+@pytest.mark.needs_bug(SAVED)
+def test_a_workaround_whose_other_way_still_departs_is_silently_wrong():
+    """The hooks registered after construction, as the bug's own case does, in place of ``__init__``."""
+    from repro.engine.scenarios import SCENARIOS
+
+    bug = BUGS[SAVED]
+    assert bug.workaround and bug.workaround.apply
+    case = next(scenario.key for scenario in SCENARIOS if scenario.name in bug.cases)
+    proof = _proved(SAVED, bug.workaround.apply, instead=case)
+    assert proof.verdict is WorkaroundVerdict.SILENTLY_WRONG

@@ -173,6 +173,20 @@ def _script_then_save(model: Any) -> str:
     )
 
 
+def _hook_compiled_after_construction(model: Any) -> str:
+    """The hook compiled onto the model's class (a later instance's: its class was compiled before)."""
+    from torch.jit._recursive import create_hooks_from_stubs, make_stub
+
+    from repro.engine.models import double_output
+
+    create_hooks_from_stubs(model._concrete_type, [make_stub(double_output, "double_output")], [])
+    buffer = io.BytesIO()
+    torch.jit.save(model, buffer)
+    buffer.seek(0)
+    saved = [hook.name for hook in torch.jit.load(buffer)._c._get_forward_hooks()]
+    return f"saved: {saved}; a new instance's: {[hook.name for hook in type(model)()._c._get_forward_hooks()]}"
+
+
 def _quantize_in_place(model: Any) -> str:
     try:
         torch.ao.quantization.quantize_dynamic(_child(), {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
@@ -316,6 +330,11 @@ TRIED: dict[str, tuple[str, Callable[[Any], str], str]] = {
         "jit-save-drops-plain-forward",
         _script_then_save,
         "same model: True; loaded forward: False",
+    ),
+    "compiling the hook after construction": (
+        "jit-save-drops-subclass-hooks",
+        _hook_compiled_after_construction,
+        "saved: ['double_output']; a new instance's: ['double_output']",
     ),
     "quantize_dynamic(..., inplace=True)": ("quantize-dynamic-skips-subclass", _quantize_in_place, "qconfig"),
     "torch.jit.optimized_execution(False)": (

@@ -91,6 +91,41 @@ def test_a_silent_departure_is_silent():
     assert finding is not None and finding.kind is Kind.SILENT and finding.cause == "deepcopy-drops-subclass"
 
 
+IN_EAGER_ROOT = ModelSpec(Level(Base.EAGER, 1, (True,), (ROOT,), (Op.TANH,), (0,)), 2, 3)
+
+
+@pytest.mark.needs_bug("jit-save-drops-subclass-hooks")
+@pytest.mark.parametrize(
+    "spec, steps",
+    [
+        (SPEC, (Hook(HookKind.FORWARD, 0, changes=True), Hand(Handing.JIT_SAVE))),
+        (SPEC, (PLAIN, Hook(HookKind.FORWARD_PRE, 0, changes=False), Hand(Handing.JIT_SAVE))),
+        (IN_EAGER_ROOT, (Hook(HookKind.FORWARD, 1, changes=True), Hand(Handing.JIT_SAVE))),  # on the subclass
+    ],
+    ids=["on the root", "after a call", "on a subclass child of an eager root"],
+)
+def test_a_hook_registered_after_construction_then_saved_is_the_bugs_silent_departure(spec, steps):
+    """The subclass saves without it; eager's torch.jit.script compiles it, or refuses an untyped one."""
+    case = _case(*steps, spec=spec)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    assert finding is not None and finding.step == len(steps) and finding.kind is Kind.SILENT
+    assert finding.cause == "jit-save-drops-subclass-hooks"
+
+
+@pytest.mark.needs_bug("jit-save-drops-plain-forward")
+def test_a_plain_forward_subclass_saved_with_a_hook_is_the_plain_forward_bugs():
+    """Its loaded module has no forward at all: the hook's loss is not the departure."""
+    spec = ModelSpec(replace(ROOT, base=Base.PLAIN_FORWARD), 2, 3)
+    case = _case(Hook(HookKind.FORWARD, 0, changes=True), Hand(Handing.JIT_SAVE), spec=spec)
+    finding = compare(case, run_twin(case, True), run_twin(case, False), explain)
+    assert finding is not None and finding.cause == "jit-save-drops-plain-forward"
+
+
+def test_a_subclass_hooked_in_its_init_saves_its_hooks_as_eager():
+    case = _case(Hand(Handing.JIT_SAVE), PLAIN, spec=ModelSpec(replace(ROOT, hooked=True), 2, 3))
+    assert compare(case, run_twin(case, True), run_twin(case, False), explain) is None
+
+
 def test_a_refusal_torchscript_cites_is_design_and_one_it_does_not_is_undocumented():
     cited = _case(PLAIN, Assign(Assignment.CHILD, 0))  # a module added to a ScriptModule
     found = compare(cited, run_twin(cited, True), run_twin(cited, False), explain)

@@ -15,7 +15,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from repro.catalogue import edits
-from repro.catalogue.bug import ROOTS, raised, scope
+from repro.catalogue.bug import ROOTS, raised_instead, scope
 from repro.catalogue.declare import declare
 from repro.catalogue.texts import inserted
 from repro.source_checks import find
@@ -51,8 +51,9 @@ def root_cause(evidence: list[str]) -> list[str]:
 
 
 def recognise(result: ScenarioResult) -> bool:
-    """Calling the loaded module raises: the saved module has no forward."""
-    return raised(result, NO_FORWARD) and "torch.jit.save" in result.scenario.apis
+    """Calling the loaded module raises: the saved module has no forward (also where eager's save
+    raised another error first: its torch.jit.script refusing a hook it cannot compile)."""
+    return raised_instead(result, NO_FORWARD) and "torch.jit.save" in result.scenario.apis
 
 
 # --- fixing it: what TorchScript compiles of a class is decided when it is built (C++), so the patch makes

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from repro.engine.models import double_output, shift_input
 from repro.engine.recorder import Recorder
 from repro.engine.scenarios.table import scenario
 from repro.vocabulary import Tier
@@ -100,6 +101,45 @@ def _(m: Any, rec: Recorder) -> None:
         rec.note(f"{call}: output", loaded(rec.input()))
         rec.facts[f"{call}: training"] = loaded.training
         rec.facts[f"{call}: parameters"] = {name: rec.summary(p) for name, p in loaded.named_parameters()}
+
+
+@scenario(
+    "torch.jit.save",
+    "keeps a forward hook and pre-hook registered after construction: the loaded module runs them",
+    "torch.jit.load",
+    "register_forward_hook",
+    "register_forward_pre_hook",
+    tier=Tier.VARIANT,
+    where="registered after construction, then saved",
+    requires=("x only",),
+)
+def _(m: Any, rec: Recorder) -> None:
+    m.register_forward_pre_hook(shift_input)  # typed: eager's torch.jit.script compiles them
+    m.register_forward_hook(double_output)
+    _hooks_saved(m, rec)
+
+
+@scenario(
+    "torch.jit.save",
+    "keeps a forward hook and pre-hook registered in __init__: the loaded module runs them",
+    "torch.jit.load",
+    "register_forward_hook",
+    "register_forward_pre_hook",
+    tier=Tier.VARIANT,
+    where="registered in __init__, then saved",
+    model="hooked in __init__, after children",
+    requires=("hooked in __init__",),
+)
+def _hooks_saved(m: Any, rec: Recorder) -> None:
+    scripted = m if isinstance(m, torch.jit.ScriptModule) else torch.jit.script(m)  # eager: compiles the hooks
+    rec.note("output", m(rec.input()))
+    for call in CALLS:
+        buffer = io.BytesIO()
+        torch.jit.save(scripted, buffer)
+        buffer.seek(0)
+        output = torch.jit.load(buffer)(rec.input())
+        output.sum().backward()
+        rec.note(f"{call}: output of the loaded module", output)
 
 
 @scenario(
