@@ -6,8 +6,9 @@ into the Python wrapper's hook dicts only, where ``nn.Module.__call__`` runs it:
 as eager's in the process that registered it. ``torch.jit.save`` writes the compiled module, which
 never had the hook, and says nothing; the loaded module computes something else, possibly on another
 machine. Eager's way to the same file, ``torch.jit.script(model)`` after registering the hooks, compiles
-them (or refuses one TorchScript cannot compile). Related upstream: pytorch/pytorch#34329 (hook
-support in TorchScript).
+them (or refuses one TorchScript cannot compile). A subclass inside an eager parent loses them the
+same way when ``torch.jit.script`` compiles the parent for saving. Related upstream:
+pytorch/pytorch#34329 (hook support in TorchScript).
 """
 
 from __future__ import annotations
